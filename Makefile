@@ -1,0 +1,40 @@
+# The two commands of the README:
+#   make demo   set up .venv from scratch (pinned), build and install the package, run the demo
+#   make test   same set-up, then the whole test suite
+PYTHON ?= python3
+VENV   ?= .venv
+PY      = $(VENV)/bin/python
+PIP     = $(PY) -m pip --disable-pip-version-check
+PYTEST_ARGS ?=
+
+.PHONY: all demo test install venv bench lock clean
+all: test
+
+$(VENV)/.deps: requirements/dev.lock
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q pip==26.3 setuptools==84.2.1 wheel==0.48.0
+	$(PIP) install -q -r requirements/dev.lock
+	touch $@
+
+venv: $(VENV)/.deps
+
+# Built against the venv's TensorFlow, as a user's `pip install .` would be.
+install: venv
+	$(PIP) install -q --no-deps --force-reinstall --no-build-isolation .
+
+demo: install
+	$(PY) examples/demo.py
+
+test: install
+	$(VENV)/bin/vermin --no-tips --violations --target=3.7- tf_ge_custom
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+bench: install
+	$(PY) benchmarks/bench_add_custom.py
+
+lock: venv
+	{ head -2 requirements/dev.lock; $(PIP) freeze --exclude-editable | grep -v '^tf-ge-custom'; } > requirements/dev.lock.new
+	mv requirements/dev.lock.new requirements/dev.lock
+
+clean:
+	rm -rf build dist *.egg-info tf_ge_custom/_lib tf_ge_custom/opp tf_ge_custom/build_info.json

@@ -1,0 +1,72 @@
+"""Build and install tf-ge-custom.
+
+``pip install .`` (with or without build isolation) and ``pip wheel .`` both work: the op
+library is compiled against the TensorFlow of the interpreter that runs pip, which the
+build asks directly (see tf_ge_custom/_build/tensorflow_info.py). The build steps live in
+tf_ge_custom/_build/, one module each.
+"""
+import builtins
+import os
+import re
+import sys
+
+from setuptools import Distribution, setup
+from setuptools.command.build_py import build_py
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# Importing tf_ge_custom here must not import TensorFlow or load the op library.
+builtins.__TF_GE_CUSTOM_SETUP__ = True
+sys.path.insert(0, HERE)
+from tf_ge_custom import _build  # noqa: E402
+from tf_ge_custom._build import op_library  # noqa: E402
+
+
+def _version():
+    with open(os.path.join(HERE, "tf_ge_custom", "_version.py")) as f:
+        return re.search(r'__version__ = "([^"]+)"', f.read()).group(1)
+
+
+class BuildPyWithNative(build_py):
+    """build_py, then the native build steps into the package being built."""
+
+    def run(self):
+        super().run()
+        if getattr(self, "editable_mode", False):
+            package_dir = os.path.join(HERE, "tf_ge_custom")
+        else:
+            package_dir = os.path.join(self.build_lib, "tf_ge_custom")
+        build_temp = os.path.join(HERE, "build", "temp-tf-ge-custom")
+        ctx = _build.BuildContext(HERE, package_dir, build_temp, verbose=self.verbose > 1)
+        try:
+            _build.run_steps(ctx, [op_library])
+        except _build.BuildError as e:
+            sys.stderr.write("\ntf-ge-custom build failed:\n%s\n" % e)
+            raise SystemExit(1)
+
+
+class BinaryDistribution(Distribution):
+    """The wheel carries native libraries: tag it for this platform."""
+
+    def has_ext_modules(self):
+        return True
+
+
+with open(os.path.join(HERE, "README.md")) as f:
+    long_description = f.read()
+
+setup(
+    name="tf-ge-custom",
+    version=_version(),
+    description="AddCustom: a Triton add kernel as a TensorFlow op on Ascend NPUs (TF Adapter + GE)",
+    long_description=long_description,
+    long_description_content_type="text/markdown",
+    python_requires=">=3.7",
+    packages=["tf_ge_custom", "tf_ge_custom._build"],
+    # TensorFlow is not a requirement on purpose: Ascend hosts bring their own build
+    # (1.15 or 2.6.5 with TF Adapter), and the op library is built against it.
+    install_requires=[],
+    entry_points={"console_scripts": ["tf-ge-custom = tf_ge_custom.cli:main"]},
+    cmdclass={"build_py": BuildPyWithNative},
+    distclass=BinaryDistribution,
+    zip_safe=False,
+)

@@ -1,0 +1,44 @@
+"""tf-ge-custom: the Triton-written ``AddCustom`` op for TensorFlow on Ascend NPUs.
+
+``import tf_ge_custom`` registers the ``AddCustom`` op with TensorFlow (so SavedModels and
+GraphDefs holding it load) and makes the package's OPP root visible to TF Adapter, GE and
+ATC. ``tf_ge_custom.add_custom(x, y)`` is the op's Python function.
+
+Without TensorFlow installed the package still imports, so that its pure-Python tools
+(the kernel builder, the manifest reader) run in a toolchain-only environment;
+``add_custom`` then raises :class:`OpLibraryError`.
+"""
+import builtins as _builtins
+
+from . import errors, op_def
+from ._library import library_path
+from ._version import __version__
+from .errors import (DTypeError, InputError, OpLibraryError, ShapeError,
+                     TfGeCustomError)
+
+__all__ = [
+    "__version__", "add_custom", "library_path", "op_def", "errors",
+    "TfGeCustomError", "OpLibraryError", "DTypeError", "ShapeError", "InputError",
+]
+
+# setup.py imports the pure build modules through this package: no TensorFlow then.
+if not getattr(_builtins, "__TF_GE_CUSTOM_SETUP__", False):
+    try:
+        import tensorflow as _tf  # noqa: F401
+    except ImportError as _e:
+        _tf_import_error = _e
+
+        def add_custom(x, y, name=None):
+            raise OpLibraryError(
+                "tf_ge_custom.add_custom needs TensorFlow, which cannot be imported here "
+                "(%s). Install TensorFlow, then rebuild this package against it." % _tf_import_error)
+    else:
+        from .ops import add_custom
+
+
+def __getattr__(name):  # PEP 562 (Python 3.7+): import optional parts on first use
+    if name == "layers":
+        import importlib
+
+        return importlib.import_module(".layers", __name__)
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))

@@ -1,0 +1,53 @@
+"""Build steps that ``setup.py`` runs, one module each (pure Python, no TensorFlow import).
+
+A step is a module with ``run(ctx)``: it reads sources under ``ctx.source_root``, writes
+into ``ctx.package_dir`` (the ``tf_ge_custom`` folder being built) and records what it
+built, or why it skipped, under its own key of ``ctx.build_info``. ``setup.py`` writes
+``build_info`` to ``tf_ge_custom/build_info.json``, which the package and ``doctor`` read.
+"""
+import json
+import os
+import sys
+
+BUILD_INFO_NAME = "build_info.json"
+
+
+class BuildError(Exception):
+    """A build step failed; the message says what to install or change."""
+
+
+class BuildContext(object):
+    def __init__(self, source_root, package_dir, build_temp, jobs=None, verbose=False):
+        self.source_root = os.path.abspath(source_root)
+        self.package_dir = os.path.abspath(package_dir)
+        self.build_temp = os.path.abspath(build_temp)
+        self.jobs = jobs or os.cpu_count() or 1
+        self.verbose = verbose
+        self.build_info = {}
+
+    @property
+    def opp_root(self):
+        """The OPP root inside the package being built."""
+        return os.path.join(self.package_dir, "opp")
+
+    def log(self, message):
+        sys.stderr.write("tf-ge-custom build: %s\n" % message)
+        sys.stderr.flush()
+
+    def write_build_info(self):
+        path = os.path.join(self.package_dir, BUILD_INFO_NAME)
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.build_info, f, indent=2, sort_keys=True)
+            f.write("\n")
+        os.replace(tmp, path)
+        return path
+
+
+def run_steps(ctx, steps):
+    """Run ``steps`` (modules with ``run(ctx)``) in order, then write build_info.json."""
+    os.makedirs(ctx.package_dir, exist_ok=True)
+    os.makedirs(ctx.build_temp, exist_ok=True)
+    for step in steps:
+        step.run(ctx)
+    return ctx.write_build_info()

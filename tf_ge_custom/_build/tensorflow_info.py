@@ -1,0 +1,66 @@
+"""Ask the target environment's TensorFlow for its version and compile/link flags.
+
+The op library must be compiled against the very TensorFlow that will load it. Under
+pip's build isolation that TensorFlow is hidden from the build process, so we ask the
+target interpreter itself (``sys.executable``, or ``TF_GE_CUSTOM_PYTHON``) in a child
+process with pip's isolation overlay removed from its environment. The same path runs
+without isolation, so there is one way the flags are obtained.
+"""
+import json
+import os
+import subprocess
+import sys
+
+from . import BuildError
+
+_QUERY = r"""
+import json, sys
+import tensorflow as tf
+info = {
+    "version": tf.__version__,
+    "compile_flags": list(tf.sysconfig.get_compile_flags()),
+    "link_flags": list(tf.sysconfig.get_link_flags()),
+    "include": tf.sysconfig.get_include(),
+    "lib": tf.sysconfig.get_lib(),
+    "cxx11_abi": getattr(tf.sysconfig, "CXX11_ABI_FLAG", None),
+    "python": sys.version.split()[0],
+}
+sys.stdout.write("\nTF_GE_CUSTOM_TF_INFO " + json.dumps(info) + "\n")
+"""
+_MARK = "TF_GE_CUSTOM_TF_INFO "
+
+
+def _target_environment():
+    env = dict(os.environ)
+    # pip's isolated build puts an overlay (pip-build-env-*) on PYTHONPATH that hides the
+    # target site-packages and sets PYTHONNOUSERSITE; undo both for the child.
+    entries = [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+               if p and "pip-build-env" not in p]
+    if entries:
+        env["PYTHONPATH"] = os.pathsep.join(entries)
+    else:
+        env.pop("PYTHONPATH", None)
+    if "PIP_BUILD_TRACKER" in env or "PIP_REQ_TRACKER" in env:
+        env.pop("PYTHONNOUSERSITE", None)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    return env
+
+
+def query(python=None):
+    """Return a dict: version, compile_flags, link_flags, include, lib, cxx11_abi, python."""
+    python = python or os.environ.get("TF_GE_CUSTOM_PYTHON") or sys.executable
+    try:
+        proc = subprocess.run(
+            [python, "-c", _QUERY], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=_target_environment(), universal_newlines=True, timeout=600)
+    except OSError as e:
+        raise BuildError("cannot run %s to ask for TensorFlow: %s" % (python, e))
+    for line in proc.stdout.splitlines():
+        if line.startswith(_MARK):
+            return json.loads(line[len(_MARK):])
+    raise BuildError(
+        "TensorFlow is needed to build the op library, but %s could not import it "
+        "(exit %d):\n%s\nInstall TensorFlow into that environment first "
+        "(e.g. pip install tensorflow-cpu), or set TF_GE_CUSTOM_PYTHON to the "
+        "interpreter whose TensorFlow should be used."
+        % (python, proc.returncode, proc.stderr.strip()[-2000:]))

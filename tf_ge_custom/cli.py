@@ -1,0 +1,39 @@
+"""``tf-ge-custom`` (also ``python -m tf_ge_custom``): the package's command line.
+
+Each sub-command lives in its own module, which defines ``add_arguments(parser)`` and
+``run(args) -> int`` (the exit status).
+"""
+import argparse
+import importlib
+import sys
+
+# (name, module, one-line help). Modules are imported only when their command runs.
+COMMANDS = (
+)
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="tf-ge-custom",
+        description="Tools of the tf-ge-custom package (AddCustom for TensorFlow on Ascend).")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module, help_text in COMMANDS:
+        sub.add_parser(name, help=help_text, add_help=False).set_defaults(_module=module)
+    return parser
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
+    args, rest = parser.parse_known_args(argv)
+    if not getattr(args, "_module", None):
+        parser.print_help()
+        return 2
+    module = importlib.import_module(args._module)
+    command = argparse.ArgumentParser(prog="tf-ge-custom " + args.command)
+    module.add_arguments(command)
+    return int(module.run(command.parse_args(rest)) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
