@@ -13,8 +13,12 @@ from . import _library
 from .errors import DTypeError, InputError, OpLibraryError, ShapeError
 from .op_def import ADD_CUSTOM
 
-_SUPPORTED = tuple(tf.as_dtype(name) for name in ADD_CUSTOM.dtypes)
+_SUPPORTED = frozenset(tf.as_dtype(name) for name in ADD_CUSTOM.dtypes)
 _SUPPORTED_NAMES = ", ".join(ADD_CUSTOM.dtypes)
+try:  # the concrete class of eager tensors, for the per-call fast path (TF 1.15 and 2.x)
+    from tensorflow.python.framework.ops import EagerTensor as _EagerTensor
+except ImportError:  # pragma: no cover - a TensorFlow without it just skips the fast path
+    _EagerTensor = None
 
 try:
     _raw_add_custom = getattr(_library.load(), ADD_CUSTOM.python_name)
@@ -90,6 +94,12 @@ def add_custom(x, y, name=None):
     """
     if _raw_add_custom is None:
         raise _load_error
+    # Fast path, eager only: two tensors that need no conversion, check or broadcast go
+    # straight to the op (names are meaningless in eager mode, so no name scope either).
+    if type(x) is _EagerTensor and type(y) is _EagerTensor:
+        dtype = x.dtype
+        if dtype == y.dtype and dtype in _SUPPORTED and x.shape == y.shape:
+            return _raw_add_custom(x, y)
     with tf.compat.v1.name_scope(name, ADD_CUSTOM.type_name, [x, y]) as scope:
         x = _convert(x, "x")
         y = _convert(y, "y", dtype_hint=x.dtype.base_dtype)

@@ -1,0 +1,121 @@
+"""Throughput of tf_ge_custom.add_custom against tf.math.add, beside numpy, in one run.
+
+For float32 vectors of 2^10 ... 2^24 elements, eager and inside tf.function, the three
+implementations are timed interleaved (round-robin, in a shuffled order each round) so that
+machine noise hits them alike. Each sample times a batch of calls sized to take ~20 ms;
+the reported time per call is the median over the rounds. Bandwidth counts 3 x n x 4 bytes
+(read x and y, write z).
+
+Goals (issue 2): add_custom / tf.math.add throughput ratio >= 0.95 at every size, and from
+2^22 elements add_custom within 10% of the best bandwidth measured at that size.
+
+    python benchmarks/bench_add_custom.py [--rounds 15] [--json out.json]
+"""
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+
+import numpy as np
+import tensorflow as tf
+
+import tf_ge_custom
+
+SIZES = [2 ** k for k in range(10, 25)]
+BATCH_SECONDS = 0.02
+
+
+def _calls_per_batch(fn):
+    fn()
+    t0 = time.perf_counter()
+    calls = 0
+    while time.perf_counter() - t0 < BATCH_SECONDS / 4:
+        fn()
+        calls += 1
+    return max(1, calls * 4)
+
+
+def _time_batch(fn, calls):
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - t0) / calls
+
+
+def measure(size, rounds, rng):
+    x_np = np.random.RandomState(0).standard_normal(size).astype(np.float32)
+    y_np = np.random.RandomState(1).standard_normal(size).astype(np.float32)
+    x, y = tf.constant(x_np), tf.constant(y_np)
+    f_ours = tf.function(tf_ge_custom.add_custom)
+    f_ref = tf.function(tf.math.add)
+    # correctness first: a fast wrong answer is not a result
+    np.testing.assert_array_equal(tf_ge_custom.add_custom(x, y).numpy(), x_np + y_np)
+    np.testing.assert_array_equal(f_ours(x, y).numpy(), x_np + y_np)
+    impls = {
+        ("eager", "add_custom"): lambda: tf_ge_custom.add_custom(x, y),
+        ("eager", "tf.math.add"): lambda: tf.math.add(x, y),
+        ("tf.function", "add_custom"): lambda: f_ours(x, y),
+        ("tf.function", "tf.math.add"): lambda: f_ref(x, y),
+        ("-", "numpy"): lambda: np.add(x_np, y_np),
+    }
+    calls = {k: _calls_per_batch(fn) for k, fn in impls.items()}
+    samples = {k: [] for k in impls}
+    keys = list(impls)
+    for _ in range(rounds):
+        rng.shuffle(keys)
+        for k in keys:
+            samples[k].append(_time_batch(impls[k], calls[k]))
+    seconds = {k: statistics.median(v) for k, v in samples.items()}
+    gbps = {k: 3 * size * 4 / s / 1e9 for k, s in seconds.items()}
+    return seconds, gbps
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--max-log2", type=int, default=24)
+    args = parser.parse_args(argv)
+    rng = random.Random(42)
+    sizes = [s for s in SIZES if s <= 2 ** args.max_log2]
+
+    print("tf-ge-custom %s | TensorFlow %s | numpy %s | %s | %d CPUs | %d rounds"
+          % (tf_ge_custom.__version__, tf.__version__, np.__version__, platform.processor()
+             or platform.machine(), os.cpu_count(), args.rounds))
+    header = ("| n | eager add_custom GB/s | eager tf.math.add GB/s | ratio | "
+              "tf.function add_custom GB/s | tf.function tf.math.add GB/s | ratio | numpy GB/s | "
+              "add_custom / best |")
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
+    results, ok = [], True
+    for size in sizes:
+        seconds, gbps = measure(size, args.rounds, rng)
+        r_eager = gbps[("eager", "add_custom")] / gbps[("eager", "tf.math.add")]
+        r_func = gbps[("tf.function", "add_custom")] / gbps[("tf.function", "tf.math.add")]
+        best = max(gbps.values())
+        ours_best = max(gbps[("eager", "add_custom")], gbps[("tf.function", "add_custom")])
+        of_best = ours_best / best
+        size_ok = min(r_eager, r_func) >= 0.95 and (size < 2 ** 22 or of_best >= 0.90)
+        ok &= size_ok
+        print("| 2^%d | %.2f | %.2f | %.3f | %.2f | %.2f | %.3f | %.2f | %.3f |%s"
+              % (size.bit_length() - 1, gbps[("eager", "add_custom")], gbps[("eager", "tf.math.add")],
+                 r_eager, gbps[("tf.function", "add_custom")], gbps[("tf.function", "tf.math.add")],
+                 r_func, gbps[("-", "numpy")], of_best, "" if size_ok else " <- goal missed"))
+        sys.stdout.flush()
+        results.append({"n": size, "seconds_per_call": {"%s/%s" % k: v for k, v in seconds.items()},
+                        "gbps": {"%s/%s" % k: v for k, v in gbps.items()},
+                        "ratio_eager": r_eager, "ratio_tf_function": r_func,
+                        "add_custom_of_best": of_best, "goal_met": size_ok})
+    print("goals %s" % ("met at every size" if ok else "MISSED somewhere (see marks)"))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"tensorflow": tf.__version__, "rounds": args.rounds, "results": results}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
