@@ -7,8 +7,6 @@ CPU run.
 import importlib.util
 import json
 import os
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -286,26 +284,13 @@ def test_configured_session_runs_add_custom_on_the_cpu():
         np.testing.assert_array_equal(session.run(z, {x: xv, y: yv}), xv + yv)
 
 
-_CHILD = r"""
-import json, warnings
-caught = []
-warnings.simplefilter("always")
-warnings.showwarning = lambda m, c, *a, **k: caught.append((c.__name__, str(m)))
-from tf_ge_custom import npu
-npu.session_config()
-npu.session_config(graph_run_mode=0)
-print(json.dumps([m for c, m in caught if c == "NpuPlacementWarning"]))
-"""
-
-
-@pytest.mark.slow
-def test_without_npu_bridge_one_warning_says_placement_needs_it(tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_")}
-    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
-    proc = subprocess.run([sys.executable, "-c", _CHILD], env=env, cwd=str(tmp_path),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    messages = json.loads(proc.stdout.strip().splitlines()[-1])
+def test_without_npu_bridge_one_warning_says_placement_needs_it(monkeypatch):
+    assert importlib.util.find_spec("npu_bridge") is None  # this machine has no TF Adapter
+    monkeypatch.setattr(session_module, "_warned", set())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        npu.session_config()
+        npu.session_config(graph_run_mode=0)
+    messages = [str(w.message) for w in caught if issubclass(w.category, NpuPlacementWarning)]
     assert len(messages) == 1
     assert "NPU placement needs npu_bridge" in messages[0]
