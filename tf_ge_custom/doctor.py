@@ -45,18 +45,23 @@ def worst(statuses):
     return max(statuses, key=_RANK.__getitem__) if statuses else OK
 
 
+_FROM_PROCESS = object()
+
+
 class Context(object):
     """What the checks look at; tests build one over temporary trees."""
 
-    def __init__(self, root=None, build_info=None, environ=None, shell_custom_opp_path=None,
+    def __init__(self, root=None, build_info=None, environ=None,
+                 shell_custom_opp_path=_FROM_PROCESS,
                  find_spec=None, which=None, arch=None, manifest_reader=None,
                  dlopen_check=None):
         self.root = root or opp.opp_root()
         self.build_info = _library.build_info() if build_info is None else build_info
         self.environ = os.environ if environ is None else environ
-        # ASCEND_CUSTOM_OPP_PATH as the shell exported it (what atc sees).
+        # ASCEND_CUSTOM_OPP_PATH as the shell exported it (what atc sees; None: unset).
         self.shell_custom_opp_path = (environment.original_custom_opp_path()
-                                      if shell_custom_opp_path is None else shell_custom_opp_path)
+                                      if shell_custom_opp_path is _FROM_PROCESS
+                                      else shell_custom_opp_path)
         self._find_spec = find_spec or _find_spec
         self.which = which or shutil.which
         self.arch = arch or opp.host_arch()
