@@ -9,6 +9,8 @@ import sys
 
 # (name, module, one-line help). Modules are imported only when their command runs.
 COMMANDS = (
+    ("doctor", "tf_ge_custom.doctor",
+     "check the installation and the Ascend stack: OK / WARN / FAIL, each with its fix"),
 )
 
 

@@ -24,3 +24,22 @@ class ShapeError(TfGeCustomError, ValueError):
 
 class InputError(TfGeCustomError, TypeError):
     """An argument cannot be converted to a tensor at all (``None``, an arbitrary object)."""
+
+
+# --- NPU session / device configuration and the NPU stack (issue 3) ---
+
+
+class NpuOptionError(TfGeCustomError, ValueError):
+    """An NPU option is unknown, outside its allowed values, or contradicts another option."""
+
+
+class NpuOptionTypeError(TfGeCustomError, TypeError):
+    """An NPU option has the wrong Python type (TF Adapter would silently read a default)."""
+
+
+class NpuStackError(TfGeCustomError, ImportError):
+    """A part of the Ascend NPU stack (``npu_bridge``, ``npu_device``) cannot be imported."""
+
+
+class NpuPlacementWarning(RuntimeWarning):
+    """``AddCustom`` will probably not be placed on the NPU (it runs on the CPU kernel)."""

@@ -1,0 +1,73 @@
+"""TF2 on the NPU: open TF Adapter's device (``npu_device``) with validated options."""
+import importlib
+import warnings
+
+from ..errors import NpuOptionError, NpuPlacementWarning, NpuStackError
+from . import options as _options
+
+HOW_TO_GET_NPU_DEVICE = (
+    "npu_device is TF Adapter for TensorFlow 2 (tf_adapter_2.x in github.com/hicann/tensorflow): "
+    "install the npu_device wheel that matches your CANN and TensorFlow (2.6.5), source "
+    "CANN's set_env.sh, then check the stack with `tf-ge-custom doctor`.")
+
+
+def _tf2_value(key, value):
+    # npu_device's multi_branches_config spells dynamic_node_type as a string ('0').
+    if key == "dynamic_node_type":
+        return str(value)
+    return value
+
+
+def apply_options(global_options, values):
+    """Set each validated option on ``npu_device.global_options()`` (its nested fields)."""
+    for key in sorted(values):
+        path = _options.OPTIONS[key].tf2.split(".")
+        target = global_options
+        for part in path[:-1]:
+            target = getattr(target, part)
+        value = _tf2_value(key, values[key])
+        try:
+            setattr(target, path[-1], value)
+        except (TypeError, ValueError) as e:
+            # npu_device checks its own allowed values (which can be narrower than TF1's).
+            raise NpuOptionError(
+                "open_device: npu_device refused %s=%r (field %s): %s"
+                % (key, value, ".".join(path), e))
+
+
+def open_device(device_id=None, fallback_to_cpu=False, **options):
+    """Open TF Adapter's NPU device with ``options`` and make it the default device.
+
+    Args:
+      device_id: the NPU to open; None lets npu_device choose (``ASCEND_DEVICE_ID`` or 0).
+      fallback_to_cpu: when ``npu_device`` cannot be imported, warn and return None (the
+        program then runs on the CPU, ``add_custom`` on its CPU kernel) instead of raising.
+      **options: the same typed options as :func:`session_config`, named as TF Adapter's
+        keys (``precision_mode_v2="origin"``, ``jit_compile="false"``, ``enable_dump=True,
+        dump_path=...``); each goes to its field of ``npu_device.global_options()``
+        (``dump_path`` -> ``dump_config.dump_path``, ``profiling_mode`` ->
+        ``profiling_config.enable_profiling``). TF1-only keys are refused.
+
+    Returns the device handle of ``npu_device.open(...).as_default()`` (None after a CPU
+    fallback). Options are validated before npu_device is imported, so a bad value raises
+    the same :class:`NpuOptionError` / :class:`NpuOptionTypeError` everywhere.
+
+    Raises:
+      NpuStackError: npu_device cannot be imported and ``fallback_to_cpu`` is false (an
+        ``ImportError``); the message says how to get it.
+    """
+    values = _options.validate(options, _options.TF2)
+    try:
+        npu_device = importlib.import_module("npu_device")
+    except ImportError as e:
+        message = "cannot import npu_device (%s). %s" % (e, HOW_TO_GET_NPU_DEVICE)
+        if not fallback_to_cpu:
+            raise NpuStackError("open_device: " + message)
+        warnings.warn(
+            "open_device(fallback_to_cpu=True): %s Running on the CPU instead: add_custom "
+            "uses its CPU kernel." % message, NpuPlacementWarning, stacklevel=2)
+        return None
+    # npu_device reads global_options() once, inside open(): set them first.
+    apply_options(npu_device.global_options(), values)
+    handle = npu_device.open() if device_id is None else npu_device.open(device_id)
+    return handle.as_default()
