@@ -7,7 +7,13 @@ PY      = $(VENV)/bin/python
 PIP     = $(PY) -m pip --disable-pip-version-check
 PYTEST_ARGS ?=
 
-.PHONY: all demo test install venv bench lock clean
+# Python 3.7: a pyenv install if there is one, else python3.7 on PATH
+PYTHON37 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.7*/bin/python3.7) python3.7)
+# TF Adapter's TensorFlows (requirements/compat-<name>-py3.7.lock): the package is built and
+# tested against each of them too, on Python 3.7.
+COMPAT  = tf1.15 tf2.6
+
+.PHONY: all demo test test-compat install venv bench lock clean
 all: test
 
 $(VENV)/.deps: requirements/dev.lock
@@ -26,8 +32,20 @@ demo: install
 	$(PY) examples/demo.py
 
 test: install
-	$(VENV)/bin/vermin --no-tips --violations --target=3.7- tf_ge_custom
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	$(MAKE) test-compat
+
+.venv-%/.deps: requirements/compat-%-py3.7.lock
+	$(PYTHON37) -m venv .venv-$*
+	.venv-$*/bin/python -m pip install -q --disable-pip-version-check pip==23.3.2 setuptools==68.0.0 wheel==0.42.0
+	.venv-$*/bin/python -m pip install -q --disable-pip-version-check -r $<
+	touch $@
+
+test-compat: $(foreach c,$(COMPAT),.venv-$(c)/.deps)
+	set -e; for c in $(COMPAT); do \
+	  .venv-$$c/bin/python -m pip install -q --disable-pip-version-check --no-deps --force-reinstall --no-build-isolation . ; \
+	  .venv-$$c/bin/pytest tests/compat $(PYTEST_ARGS); \
+	done
 
 bench: install
 	$(PY) benchmarks/bench_add_custom.py
@@ -37,4 +55,4 @@ lock: venv
 	mv requirements/dev.lock.new requirements/dev.lock
 
 clean:
-	rm -rf build dist *.egg-info tf_ge_custom/_lib tf_ge_custom/opp tf_ge_custom/build_info.json
+	rm -rf .venv-tf1.15 .venv-tf2.6 build dist *.egg-info tf_ge_custom/_lib tf_ge_custom/opp tf_ge_custom/build_info.json

@@ -1,0 +1,215 @@
+"""The package on the TensorFlows that TF Adapter ships for: 1.15 and 2.6.5 on Python 3.7.
+
+``make test-compat`` runs this file in two extra virtual environments
+(requirements/compat-*.lock), after building the package there against that TensorFlow; the
+main suite runs it too, on the current TensorFlow. Python 3.7 syntax and APIs that exist in
+TensorFlow 1.15 only (``tf.compat.v1`` for graphs). The oracle is ``tf.math.add``/``tf.add``
+of the same TensorFlow.
+"""
+import json
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tf_ge_custom
+from tf_ge_custom.op_def import ADD_CUSTOM
+
+TF1 = tf.__version__.startswith("1.")
+v1 = tf.compat.v1
+
+SHAPE_PAIRS = [((), ()), ((5,), (5,)), ((2, 3), (3,)), ((2, 1), (1, 4)), ((0, 3), (1, 3)),
+               ((3, 1, 2), (2, 1)), ((1,), (2, 2, 2, 2, 2))]
+SPECIALS = {"float32": [np.nan, np.inf, -np.inf, -0.0, 3.4e38, 1e-45],
+            "float16": [np.nan, np.inf, -0.0, 65504.0, 6e-8],
+            "bfloat16": [np.nan, -np.inf, -0.0, 3.3e38],
+            "int32": [2 ** 31 - 1, -2 ** 31, 0, -1]}
+
+
+def _values(dtype, shape, seed):
+    rng = np.random.RandomState(seed)
+    if dtype == "int32":
+        v = rng.randint(-2 ** 31, 2 ** 31 - 1, size=shape, dtype=np.int64).astype(np.int32)
+    else:
+        v = (rng.standard_normal(shape) * 100).astype(np.float32)
+    flat = v.reshape(-1)
+    for i, s in enumerate(SPECIALS[dtype][: flat.size]):
+        flat[i] = s
+    return v
+
+
+def _equal(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.dtype.kind == "i":
+        return np.array_equal(a, b)
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    same = (a == b) | (np.isnan(a) & np.isnan(b))
+    return bool(np.all(same) and np.array_equal(np.signbit(a), np.signbit(b)))
+
+
+def _registered_op_def():
+    from tensorflow.python.framework import op_def_registry
+
+    if hasattr(op_def_registry, "get"):
+        return op_def_registry.get(ADD_CUSTOM.type_name)
+    return op_def_registry.get_registered_ops().get(ADD_CUSTOM.type_name)  # TF 1.15
+
+
+def test_running_python_and_tensorflow_are_reported():
+    sys.stdout.write("\nPython %s, TensorFlow %s\n" % (sys.version.split()[0], tf.__version__))
+    assert tf_ge_custom._library.build_info()["tensorflow"]["version"] == tf.__version__
+
+
+def test_op_registered_as_defined():
+    op = _registered_op_def()
+    assert op is not None
+    assert [a.name for a in op.input_arg] == list(ADD_CUSTOM.inputs)
+    assert [a.name for a in op.output_arg] == list(ADD_CUSTOM.outputs)
+    allowed = sorted(tf.as_dtype(t).name for t in op.attr[0].allowed_values.list.type)
+    assert allowed == sorted(ADD_CUSTOM.dtypes)
+
+
+@pytest.mark.parametrize("dtype", ADD_CUSTOM.dtypes)
+def test_graph_mode_matches_tf_add_with_broadcasting_and_specials(dtype):
+    graph = tf.Graph()
+    with graph.as_default():
+        cases = []
+        for i, (xs, ys) in enumerate(SHAPE_PAIRS):
+            x = tf.cast(tf.constant(_values(dtype, xs, i)), dtype) if dtype == "bfloat16" else \
+                tf.constant(_values(dtype, xs, i), dtype=dtype)
+            y = tf.cast(tf.constant(_values(dtype, ys, 100 + i)), dtype) if dtype == "bfloat16" else \
+                tf.constant(_values(dtype, ys, 100 + i), dtype=dtype)
+            px = v1.placeholder(dtype, [None] * len(xs))  # dynamic shapes
+            cases.append((tf_ge_custom.add_custom(x, y), tf.add(x, y),
+                          tf_ge_custom.add_custom(px, y), tf.add(px, y), px, x))
+        with v1.Session(graph=graph) as sess:
+            for ours, ref, ours_dyn, ref_dyn, px, x in cases:
+                xv = sess.run(x)
+                got, want, got_dyn, want_dyn = sess.run([ours, ref, ours_dyn, ref_dyn], {px: xv})
+                assert _equal(got, want) and _equal(got_dyn, want_dyn)
+                assert ours.shape.as_list() == ref.shape.as_list()
+
+
+def test_statically_equal_shapes_give_one_node():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [8, 2048])
+        tf_ge_custom.add_custom(x, x)
+    assert [n.op for n in graph.as_graph_def().node] == ["Placeholder", "AddCustom"]
+
+
+def test_v1_gradients_match_tf_add():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [None, 3])
+        y = v1.placeholder(tf.float32, [3])
+        ours = v1.gradients(tf.reduce_sum(tf.sin(tf_ge_custom.add_custom(x, y))), [x, y])
+        ref = v1.gradients(tf.reduce_sum(tf.sin(tf.add(x, y))), [x, y])
+        with v1.Session(graph=graph) as sess:
+            feed = {x: _values("float32", (4, 3), 1), y: _values("float32", (3,), 2)}
+            feed = {k: np.nan_to_num(v, posinf=1.0, neginf=-1.0) % 7 for k, v in feed.items()}
+            got, want = sess.run([ours, ref], feed)
+    for g, w in zip(got, want):
+        assert _equal(g, w)
+
+
+def test_configured_session_runs_add_custom_on_the_cpu():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "NPU placement needs npu_bridge", tested elsewhere
+        config = tf_ge_custom.npu.session_config(precision_mode_v2="origin", graph_run_mode=0)
+    names = [o.name for o in config.graph_options.rewrite_options.custom_optimizers]
+    assert names == ["NpuOptimizer"]
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [4])
+        z = tf_ge_custom.add_custom(x, 1.5)
+        with v1.Session(graph=graph, config=config) as sess:
+            assert sess.run(z, {x: [0.0, 1.0, 2.0, 3.0]}).tolist() == [1.5, 2.5, 3.5, 4.5]
+
+
+def test_bad_dtype_is_a_dtype_error_naming_the_set():
+    with tf.Graph().as_default():
+        with pytest.raises(tf_ge_custom.DTypeError, match="float32, float16, bfloat16, int32"):
+            tf_ge_custom.add_custom(v1.placeholder(tf.float64, [2]), 1.0)
+
+
+@pytest.mark.skipif(TF1, reason="TensorFlow 1.15 has no eager-by-default, tf.function or GradientTape use here")
+def test_eager_function_and_tape_match_tf_add():
+    x = tf.constant(_values("float32", (2, 3), 5))
+    y = tf.constant(_values("float32", (3,), 6))
+    assert _equal(tf_ge_custom.add_custom(x, y).numpy(), tf.math.add(x, y).numpy())
+    f = tf.function(tf_ge_custom.add_custom,
+                    input_signature=[tf.TensorSpec([None, 3]), tf.TensorSpec([None])])
+    assert _equal(f(x, y).numpy(), tf.math.add(x, y).numpy())
+    v = tf.Variable([[1.0, 2.0, 3.0]])
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf_ge_custom.add_custom(v, [[1.0], [2.0]]) ** 2)
+    assert tape.gradient(loss, v).numpy().tolist() == [[10.0, 14.0, 18.0]]
+
+
+def _run(code, tmpdir):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    env.pop("PYTHONPATH", None)
+    return subprocess.run([sys.executable, "-W", "ignore", "-c", code], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, env=env, cwd=str(tmpdir))
+
+
+@pytest.mark.skipif(TF1, reason="TensorFlow 1.15 has no tf.saved_model.save (TF1 exports through freezing)")
+def test_saved_model_reloads_in_a_fresh_process(tmp_path):
+    class Adder(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None]), tf.TensorSpec([None])])
+        def add(self, x, y):
+            return tf_ge_custom.add_custom(x, y)
+
+    path = str(tmp_path / "sm")
+    tf.saved_model.save(Adder(), path)
+    proc = _run("import tensorflow as tf, tf_ge_custom\n"
+                "m = tf.saved_model.load(%r)\n"
+                "print(m.add(tf.constant([1.0, 2.0]), tf.constant([3.0, 4.0])).numpy().tolist())\n" % path,
+                tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip().splitlines()[-1] == "[4.0, 6.0]"
+
+
+@pytest.mark.skipif(TF1, reason="TensorFlow 1.15 has no Keras-3 style save/load here (TF1 exports through freezing)")
+def test_keras_model_saves_and_reloads(tmp_path):
+    from tf_ge_custom.layers import AddCustom
+
+    a, b = tf.keras.Input((4,)), tf.keras.Input((4,))
+    model = tf.keras.Model([a, b], tf.keras.layers.Dense(2)(AddCustom()([a, b])))
+    data = [np.ones((3, 4), np.float32), np.full((3, 4), 2.0, np.float32)]
+    suffix = ".keras" if not tf.__version__.startswith("2.6") else ".h5"
+    path = str(tmp_path / ("m" + suffix))
+    model.save(path)
+    again = tf.keras.models.load_model(path)
+    np.testing.assert_allclose(again.predict(data), model.predict(data), rtol=1e-6)
+
+
+def test_every_module_of_the_package_imports_on_this_python():
+    import pkgutil
+
+    names = [m.name for m in pkgutil.walk_packages(tf_ge_custom.__path__, "tf_ge_custom.")]
+    failed = {}
+    for name in names:
+        if name.endswith("__main__"):
+            continue
+        try:
+            __import__(name)
+        except Exception as e:  # report every failure, not just the first
+            failed[name] = repr(e)
+    assert not failed, failed
+
+
+def test_doctor_runs_and_reports_json(tmp_path):
+    proc = _run("import sys\nfrom tf_ge_custom.cli import main\nsys.exit(main(['doctor', '--json']))",
+                tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    assert report["counts"]["FAIL"] == 0
+    assert {c["name"]: c["status"] for c in report["checks"]}["op library"] == "OK"
