@@ -25,6 +25,14 @@ def data():
     return [rng.standard_normal((16, 6)).astype(np.float32) for _ in range(2)]
 
 
+def _save_inputs(tmp_path, data):
+    """Write the model inputs for a subprocess; return (a.npy, b.npy, out.npy) paths."""
+    paths = [str(tmp_path / n) for n in ("a.npy", "b.npy", "out.npy")]
+    np.save(paths[0], data[0])
+    np.save(paths[1], data[1])
+    return paths
+
+
 def test_layer_output_equals_tf_add(data):
     a, b = data
     np.testing.assert_array_equal(AddCustom()([a, b]).numpy(), tf.math.add(a, b).numpy())
@@ -52,27 +60,24 @@ def test_keras_save_and_reload(tmp_path, data, python_subprocess):
     model.save(path)
     np.testing.assert_array_equal(keras.models.load_model(path).predict(data, verbose=0), expected)
 
-    np.save(str(tmp_path / "a.npy"), data[0])
-    np.save(str(tmp_path / "b.npy"), data[1])
+    a, b, out = _save_inputs(tmp_path, data)
     code = (
         "import numpy as np, tensorflow as tf, tf_ge_custom.layers\n"
         "m = tf.keras.models.load_model(%r)\n"
         "assert any(type(l).__name__ == 'AddCustom' for l in m.layers)\n"
         "np.save(%r, m.predict([np.load(%r), np.load(%r)], verbose=0))\n"
-    ) % (path, str(tmp_path / "out.npy"), str(tmp_path / "a.npy"), str(tmp_path / "b.npy"))
+    ) % (path, out, a, b)
     proc = python_subprocess(code)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    np.testing.assert_array_equal(np.load(str(tmp_path / "out.npy")), expected)
+    np.testing.assert_array_equal(np.load(out), expected)
 
 
 def test_keras_export_to_saved_model_holds_addcustom(tmp_path, data, python_subprocess):
     model = _model()
     expected = model.predict(data, verbose=0)
     path = str(tmp_path / "exported")
-    model.export(path, verbose=False) if "verbose" in model.export.__code__.co_varnames \
-        else model.export(path)
-    np.save(str(tmp_path / "a.npy"), data[0])
-    np.save(str(tmp_path / "b.npy"), data[1])
+    model.export(path)
+    a, b, out = _save_inputs(tmp_path, data)
     code = (
         "import json, numpy as np, tensorflow as tf, tf_ge_custom\n"
         "m = tf.saved_model.load(%r)\n"
@@ -83,8 +88,8 @@ def test_keras_export_to_saved_model_holds_addcustom(tmp_path, data, python_subp
         "out = m.serve([tf.constant(a), tf.constant(b)]).numpy()\n"
         "np.save(%r, out)\n"
         "print(json.dumps(sorted(set(ops))))\n"
-    ) % (path, str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), str(tmp_path / "out.npy"))
+    ) % (path, a, b, out)
     proc = python_subprocess(code)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "AddCustom" in json.loads(proc.stdout.strip().splitlines()[-1])
-    np.testing.assert_allclose(np.load(str(tmp_path / "out.npy")), expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(np.load(out), expected, rtol=1e-6, atol=1e-6)
