@@ -26,7 +26,7 @@ demo: install
 	$(PY) examples/demo.py
 
 test: install
-	$(VENV)/bin/vermin --no-tips --violations --target=3.7- tf_ge_custom
+	$(VENV)/bin/vermin --no-tips --violations --target=3.7- tf_ge_custom kernels
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 bench: install

@@ -9,6 +9,10 @@ import sys
 
 # (name, module, one-line help). Modules are imported only when their command runs.
 COMMANDS = (
+    ("build-kernels", "tf_ge_custom.kernels.cli",
+     "compile the Triton kernel to npubins + manifest for a list of SoCs"),
+    ("list-kernels", "tf_ge_custom.kernels.list_cli",
+     "list and verify the precompiled kernels a package or wheel carries"),
 )
 
 
