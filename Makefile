@@ -6,8 +6,10 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 PIP     = $(PY) -m pip --disable-pip-version-check
 PYTEST_ARGS ?=
+# PyPI triton for the kernel interpreter tests (see requirements/triton-interp.txt)
+TRITON_INTERP ?= .cache/triton-interp
 
-.PHONY: all demo test install venv bench lock clean
+.PHONY: all demo test install venv bench lock clean triton-interp
 all: test
 
 $(VENV)/.deps: requirements/dev.lock
@@ -18,6 +20,13 @@ $(VENV)/.deps: requirements/dev.lock
 
 venv: $(VENV)/.deps
 
+$(TRITON_INTERP)/.deps: requirements/triton-interp.txt $(VENV)/.deps
+	rm -rf $(TRITON_INTERP)
+	$(PIP) install -q --no-deps --target $(TRITON_INTERP) -r requirements/triton-interp.txt
+	touch $@
+
+triton-interp: $(TRITON_INTERP)/.deps
+
 # Built against the venv's TensorFlow, as a user's `pip install .` would be.
 install: venv
 	$(PIP) install -q --no-deps --force-reinstall --no-build-isolation .
@@ -25,9 +34,9 @@ install: venv
 demo: install
 	$(PY) examples/demo.py
 
-test: install
+test: install triton-interp
 	$(VENV)/bin/vermin --no-tips --violations --target=3.7- tf_ge_custom kernels
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	TF_GE_CUSTOM_TRITON_INTERP=$(abspath $(TRITON_INTERP)) $(VENV)/bin/pytest $(PYTEST_ARGS)
 
 bench: install
 	$(PY) benchmarks/bench_add_custom.py

@@ -409,7 +409,8 @@ def _check_layout(k, path):
         if s.role not in ROLES:
             fail("slot %r has role %r; roles are %s" % (s.name, s.role, ", ".join(ROLES)))
         if (s.index is not None) != (s.role in ("input", "output")):
-            fail("slot %r: 'index' belongs to input and output slots only" % s.name)
+            fail("slot %r (%s): input and output slots carry an 'index', no other slot does"
+                 % (s.name, s.role))
         want = (8,) if s.role in POINTER_ROLES else (4, 8) if s.role == "num_elements" else (4,)
         if s.size not in want:
             fail("slot %r (%s) has size %d; expected %s" % (
