@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from tf_ge_custom import kernel_manifest
+from tf_ge_custom import cli, kernel_manifest
 from tf_ge_custom.errors import KernelBuildError, ToolchainError
 from tf_ge_custom.kernels import bishengir, builder, hivm_ir, toolchain
 
@@ -125,14 +125,15 @@ def test_bad_soc_or_dtype_is_refused_before_compiling(tmp_path, socs, dtypes, me
     assert message in str(e.value)
 
 
-def _cli(*args, **kw):
+def _console_script(*args, **kw):
+    """The installed ``tf-ge-custom`` entry point, run as a user would."""
     exe = os.path.join(os.path.dirname(sys.executable), "tf-ge-custom")
     return subprocess.run([exe] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, timeout=600, **kw)
 
 
 def test_cli_without_hivmc_prints_progress_then_one_error(tmp_path):
-    proc = _cli("build-kernels", "--soc", "Ascend910B1", "--dtype", "float32,int32",
+    proc = _console_script("build-kernels", "--soc", "Ascend910B1", "--dtype", "float32,int32",
                 "--out", str(tmp_path / "out"), env=_env_without_hivmc())
     assert proc.returncode == 1
     ours = [l for l in proc.stderr.splitlines() if l.startswith(("[", "tf-ge-custom"))]
@@ -141,23 +142,23 @@ def test_cli_without_hivmc_prints_progress_then_one_error(tmp_path):
     assert len(ours) == 3 and ours[2].startswith("tf-ge-custom build-kernels: error: hivmc")
 
 
-def test_cli_ir_only_then_list_kernels(tmp_path):
+def test_cli_ir_only_then_list_kernels(tmp_path, capsys):
     out = str(tmp_path / "out")
-    proc = _cli("build-kernels", "--ir-only", "--soc", "Ascend910_9392", "--dtype", "int32,float16",
-                "--out", out, "--quiet")
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.strip() == "Ascend910_9392: %s (IR only, no npubins)" % os.path.join(
-        out, "Ascend910_9392", "manifest.json")
-    listed = _cli("list-kernels", "--dir", out)
-    assert listed.returncode == 0
-    assert "Ascend910_9392" in listed.stdout and "float16 int32 " in listed.stdout
+    assert cli.main(["build-kernels", "--ir-only", "--soc", "Ascend910_9392",
+                     "--dtype", "int32,float16", "--out", out, "--quiet"]) == 0
+    assert capsys.readouterr().out.strip() == "Ascend910_9392: %s (IR only, no npubins)" % (
+        os.path.join(out, "Ascend910_9392", "manifest.json"))
+    assert cli.main(["list-kernels", "--dir", out]) == 0
+    listed = capsys.readouterr().out
+    assert "Ascend910_9392" in listed and "float16 int32 " in listed
     # an IR-only folder does not count as carrying kernels for that SoC
-    assert _cli("list-kernels", "--dir", out, "--soc", "Ascend910_9392").returncode == 1
+    assert cli.main(["list-kernels", "--dir", out, "--soc", "Ascend910_9392"]) == 1
+    assert "IR-only manifest" in capsys.readouterr().err
 
 
-def test_cli_rejects_an_unknown_soc_with_usage_status(tmp_path):
-    proc = _cli("build-kernels", "--soc", "Ascend310P3", "--out", str(tmp_path))
-    assert proc.returncode == 2 and "unsupported SoC 'Ascend310P3'" in proc.stderr
+def test_cli_rejects_an_unknown_soc_with_usage_status(tmp_path, capsys):
+    assert cli.main(["build-kernels", "--soc", "Ascend310P3", "--out", str(tmp_path)]) == 2
+    assert "unsupported SoC 'Ascend310P3'" in capsys.readouterr().err
 
 
 def test_bishengir_command_targets_the_given_soc_with_tritons_options():

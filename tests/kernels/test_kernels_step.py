@@ -1,14 +1,11 @@
 """setup.py's kernels step: copy verified npubins + manifests into the OPP root, refuse bad ones."""
-import json
 import os
 import shutil
-import subprocess
-import sys
 import zipfile
 
 import pytest
 
-from tf_ge_custom import _build, _library, kernel_manifest
+from tf_ge_custom import _build, _library, cli, kernel_manifest
 from tf_ge_custom._build import kernels_step
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -96,21 +93,18 @@ def test_installed_package_records_what_its_opp_root_carries():
     assert sorted(info["kernels"]["socs"]) == sorted(carried)
 
 
-def test_list_kernels_checks_a_wheel_for_a_soc(tmp_path):
+def test_list_kernels_checks_a_wheel_for_a_soc(tmp_path, capsys):
     wheel = tmp_path / "tf_ge_custom-0-py3-none-any.whl"
     with zipfile.ZipFile(str(wheel), "w") as zf:
         for name in os.listdir(GOOD):
             zf.write(os.path.join(GOOD, name), "tf_ge_custom/opp/kernels/Ascend910B1/" + name)
         zf.writestr("tf_ge_custom/__init__.py", "")
-    exe = os.path.join(os.path.dirname(sys.executable), "tf-ge-custom")
-
-    def run(*args):
-        return subprocess.run([exe, "list-kernels", "--wheel", str(wheel)] + list(args),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              universal_newlines=True, timeout=300)
-
-    ok = run("--soc", "Ascend910B1", "--dtype", "float32,int32")
-    assert ok.returncode == 0, ok.stderr[-2000:]
-    assert "npubins verified" in ok.stdout and "CANN 8.5.0" in ok.stdout
-    missing = run("--soc", "Ascend910_9392")
-    assert missing.returncode == 1 and "no valid kernels for Ascend910_9392" in missing.stderr
+    assert cli.main(["list-kernels", "--wheel", str(wheel), "--soc", "Ascend910B1",
+                     "--dtype", "float32,int32"]) == 0
+    out = capsys.readouterr().out
+    assert "npubins verified" in out and "CANN 8.5.0" in out
+    assert cli.main(["list-kernels", "--wheel", str(wheel), "--soc", "Ascend910_9392"]) == 1
+    assert "no valid kernels for Ascend910_9392" in capsys.readouterr().err
+    assert cli.main(["list-kernels", "--wheel", str(wheel), "--soc", "Ascend910B1",
+                     "--dtype", "bfloat16"]) == 1
+    assert "lacks dtype(s) bfloat16" in capsys.readouterr().err
