@@ -102,7 +102,8 @@ class KernelManifest(object):
         self.document = document
         self.kernels = kernels
         self.path = path
-        self.directory = os.path.dirname(os.path.abspath(path)) if path else None
+        # where the binaries are (see load_manifest)
+        self.directory = _locations(path)[1] if path else None
 
     @property
     def soc(self):
@@ -160,9 +161,11 @@ def normalized(document):
 def load_manifest(path, check_files=True, expected_soc=None):
     """Read, validate and return the manifest at ``path``.
 
-    A file named ``manifest.json`` sits in its SoC folder, so its ``soc`` must equal that
-    folder's name (``expected_soc`` overrides the folder rule). Binaries are looked up
-    beside the file when ``check_files`` is true. Raises :class:`ManifestError`.
+    ``<dir>/manifest.json`` sits in its SoC folder: ``soc`` must equal the folder's name
+    (``expected_soc`` overrides) and the binaries are beside it. Any other
+    ``<dir>/<name>.json`` (the shared fixtures, a copy) gets no folder check and keeps its
+    binaries in ``<dir>/<name>/``. Binaries are checked only when ``check_files`` is true.
+    Raises :class:`ManifestError`.
     """
     path = os.fspath(path)
     try:
@@ -170,11 +173,20 @@ def load_manifest(path, check_files=True, expected_soc=None):
             raw = f.read()
     except (IOError, OSError) as e:
         raise ManifestError("syntax", "cannot read the manifest: %s" % e, path)
-    directory = os.path.dirname(os.path.abspath(path))
+    directory, binary_dir = _locations(path)
     if expected_soc is None and os.path.basename(path) == MANIFEST_NAME:
         expected_soc = os.path.basename(directory)
     return parse_manifest(raw, path=path, expected_soc=expected_soc,
-                          directory=directory if check_files else None)
+                          directory=binary_dir if check_files else None)
+
+
+def _locations(path):
+    """(folder of the file, folder of its binaries) for a manifest path."""
+    directory = os.path.dirname(os.path.abspath(path))
+    name = os.path.basename(path)
+    if name == MANIFEST_NAME:
+        return directory, directory
+    return directory, os.path.join(directory, os.path.splitext(name)[0])
 
 
 def parse_manifest(text, path=None, expected_soc=None, directory=None):

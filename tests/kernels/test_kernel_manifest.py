@@ -62,9 +62,10 @@ def test_manifest_api_exposes_entries_and_binary_paths():
 
 @pytest.fixture
 def good_copy(tmp_path):
-    src = os.path.dirname(os.path.join(FIXTURES, EXPECTED["valid_binaries"]["path"]))
+    """valid_binaries.json laid out as in an OPP root: Ascend910B1/manifest.json + npubins."""
     dst = tmp_path / "Ascend910B1"
-    shutil.copytree(src, str(dst))
+    shutil.copytree(os.path.join(FIXTURES, "valid_binaries"), str(dst))
+    shutil.copy(os.path.join(FIXTURES, "valid_binaries.json"), str(dst / "manifest.json"))
     return dst
 
 
@@ -85,6 +86,16 @@ def test_a_missing_binary_is_a_checksum_error(good_copy):
     with pytest.raises(ManifestError) as e:
         kernel_manifest.load_manifest(str(good_copy / "manifest.json"))
     assert e.value.kind == "checksum" and "missing" in str(e.value)
+
+
+def test_binaries_of_a_named_json_live_in_the_folder_of_that_name(tmp_path, good_copy):
+    os.rename(str(good_copy / "manifest.json"), str(tmp_path / "Ascend910B1.json"))
+    m = kernel_manifest.load_manifest(str(tmp_path / "Ascend910B1.json"))
+    assert m.directory == str(good_copy)
+    (good_copy / "add_kernel_int32.npubin").unlink()
+    with pytest.raises(ManifestError) as e:
+        kernel_manifest.load_manifest(str(tmp_path / "Ascend910B1.json"))
+    assert e.value.kind == "checksum"
 
 
 def test_errors_are_value_errors_of_the_package(tmp_path):

@@ -10,7 +10,14 @@ from tf_ge_custom._build import kernels_step
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         "fixtures", "manifests")
-GOOD = os.path.join(FIXTURES, "valid_binaries", "Ascend910B1")
+GOOD = os.path.join(FIXTURES, "valid_binaries")  # binaries of valid_binaries.json (Ascend910B1)
+
+
+def soc_folder(dst):
+    """The valid fixture as build-kernels lays it out: <dst>/manifest.json + npubins."""
+    shutil.copytree(GOOD, dst)
+    shutil.copy(GOOD + ".json", os.path.join(dst, "manifest.json"))
+    return dst
 
 
 @pytest.fixture
@@ -25,7 +32,7 @@ def ctx(tmp_path, monkeypatch):
 def kernels_dir(tmp_path, monkeypatch):
     """A build-kernels output folder holding the valid fixture for Ascend910B1."""
     out = tmp_path / "built"
-    shutil.copytree(GOOD, str(out / "Ascend910B1"))
+    soc_folder(str(out / "Ascend910B1"))
     (out / "Ascend910B1" / "ir").mkdir()
     (out / "Ascend910B1" / "ir" / "add_kernel_float32.hivm.mlir").write_text("module {}")
     monkeypatch.setenv(kernels_step.ENV, str(out))
@@ -38,7 +45,8 @@ def test_copies_manifest_and_named_binaries_only(ctx, kernels_dir):
     assert sorted(os.listdir(dest)) == ["add_kernel_float32.npubin", "add_kernel_int32.npubin",
                                         "manifest.json"]
     for name in os.listdir(dest):
-        with open(os.path.join(dest, name), "rb") as a, open(os.path.join(GOOD, name), "rb") as b:
+        with open(os.path.join(dest, name), "rb") as a, \
+                open(os.path.join(str(kernels_dir / "Ascend910B1"), name), "rb") as b:
             assert a.read() == b.read()
     assert ctx.build_info["kernels"] == {"source": str(kernels_dir),
                                          "socs": {"Ascend910B1": ["float32", "int32"]}}
@@ -95,9 +103,10 @@ def test_installed_package_records_what_its_opp_root_carries():
 
 def test_list_kernels_checks_a_wheel_for_a_soc(tmp_path, capsys):
     wheel = tmp_path / "tf_ge_custom-0-py3-none-any.whl"
+    folder = soc_folder(str(tmp_path / "Ascend910B1"))
     with zipfile.ZipFile(str(wheel), "w") as zf:
-        for name in os.listdir(GOOD):
-            zf.write(os.path.join(GOOD, name), "tf_ge_custom/opp/kernels/Ascend910B1/" + name)
+        for name in os.listdir(folder):
+            zf.write(os.path.join(folder, name), "tf_ge_custom/opp/kernels/Ascend910B1/" + name)
         zf.writestr("tf_ge_custom/__init__.py", "")
     assert cli.main(["list-kernels", "--wheel", str(wheel), "--soc", "Ascend910B1",
                      "--dtype", "float32,int32"]) == 0
