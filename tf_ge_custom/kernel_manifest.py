@@ -199,6 +199,8 @@ def parse_manifest(text, path=None, expected_soc=None, directory=None):
     try:
         document = json.loads(text, object_pairs_hook=_no_duplicate_keys,
                               parse_constant=_no_constants)
+    except _DuplicateKey as e:  # valid JSON text, but the schema allows each key once
+        raise ManifestError("schema", str(e), path)
     except ValueError as e:
         raise ManifestError("syntax", "not valid JSON: %s" % e, path)
     return validate_document(document, path=path, expected_soc=expected_soc,
@@ -241,12 +243,16 @@ def find_manifests(opp_root):
 # ---------------------------------------------------------------------------------------
 # checks
 
+class _DuplicateKey(ValueError):
+    pass
+
+
 def _no_duplicate_keys(pairs):
     # JSON libraries disagree on which duplicate wins; refusing them keeps readers equal.
     obj = {}
     for key, value in pairs:
         if key in obj:
-            raise ValueError("duplicate key %r" % key)
+            raise _DuplicateKey("an object repeats the key %r; each key may appear once" % key)
         obj[key] = value
     return obj
 
@@ -272,6 +278,9 @@ def _json_type(value):
 
 
 def _check_version(doc, path):
+    for key in ("format", "version"):  # absent is a schema error; present but other, version
+        if key not in doc:
+            raise ManifestError("schema", "manifest: missing key %r" % key, path)
     fmt = doc.get("format")
     if fmt != FORMAT:
         raise ManifestError("version", "expected \"format\": %r, found %s; this is not a "
