@@ -6,6 +6,8 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 PIP     = $(PY) -m pip --disable-pip-version-check
 PYTEST_ARGS ?=
+# PyPI triton for the kernel interpreter tests (see requirements/triton-interp.txt)
+TRITON_INTERP ?= .cache/triton-interp
 
 # Python 3.7: a pyenv install if there is one, else python3.7 on PATH
 PYTHON37 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.7*/bin/python3.7) python3.7)
@@ -13,7 +15,7 @@ PYTHON37 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.7*/bin/python3.7) p
 # tested against each of them too, on Python 3.7.
 COMPAT  = tf1.15 tf2.6
 
-.PHONY: all demo test test-compat install venv bench lock clean
+.PHONY: all demo test test-compat install venv bench lock clean triton-interp
 all: test
 
 $(VENV)/.deps: requirements/dev.lock
@@ -24,6 +26,13 @@ $(VENV)/.deps: requirements/dev.lock
 
 venv: $(VENV)/.deps
 
+$(TRITON_INTERP)/.deps: requirements/triton-interp.txt $(VENV)/.deps
+	rm -rf $(TRITON_INTERP)
+	$(PIP) install -q --no-deps --target $(TRITON_INTERP) -r requirements/triton-interp.txt
+	touch $@
+
+triton-interp: $(TRITON_INTERP)/.deps
+
 # Built against the venv's TensorFlow, as a user's `pip install .` would be.
 install: venv
 	$(PIP) install -q --no-deps --force-reinstall --no-build-isolation .
@@ -31,8 +40,8 @@ install: venv
 demo: install
 	$(PY) examples/demo.py
 
-test: install
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
+test: install triton-interp
+	TF_GE_CUSTOM_TRITON_INTERP=$(abspath $(TRITON_INTERP)) $(VENV)/bin/pytest $(PYTEST_ARGS)
 	$(MAKE) test-compat
 
 .venv-%/.deps: requirements/compat-%-py3.7.lock

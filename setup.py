@@ -20,6 +20,7 @@ sys.path.insert(0, HERE)
 from tf_ge_custom import _build  # noqa: E402
 from tf_ge_custom._build import op_library  # noqa: E402
 from tf_ge_custom._build import opp_step  # noqa: E402
+from tf_ge_custom._build import kernels_step  # noqa: E402
 
 
 def _version():
@@ -39,7 +40,7 @@ class BuildPyWithNative(build_py):
         build_temp = os.path.join(HERE, "build", "temp-tf-ge-custom")
         ctx = _build.BuildContext(HERE, package_dir, build_temp, verbose=self.verbose > 1)
         try:
-            _build.run_steps(ctx, [op_library, opp_step])
+            _build.run_steps(ctx, [op_library, opp_step, kernels_step])
         except _build.BuildError as e:
             sys.stderr.write("\ntf-ge-custom build failed:\n%s\n" % e)
             raise SystemExit(1)
@@ -66,7 +67,10 @@ setup(
         "tf_ge_custom",
         "tf_ge_custom._build",
         "tf_ge_custom.npu",
+        "tf_ge_custom.kernels",
     ],
+    # the top-level kernels/ folder (kernel source + builder) installs as tf_ge_custom.kernels
+    package_dir={"tf_ge_custom.kernels": "kernels"},
     # TensorFlow is not a requirement on purpose: Ascend hosts bring their own build
     # (1.15 or 2.6.5 with TF Adapter), and the op library is built against it.
     install_requires=[],

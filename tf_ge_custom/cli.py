@@ -11,6 +11,10 @@ import sys
 COMMANDS = (
     ("doctor", "tf_ge_custom.doctor",
      "check the installation and the Ascend stack: OK / WARN / FAIL, each with its fix"),
+    ("build-kernels", "tf_ge_custom.kernels.cli",
+     "compile the Triton kernel to npubins + manifest for a list of SoCs"),
+    ("list-kernels", "tf_ge_custom.kernels.list_cli",
+     "list and verify the precompiled kernels a package or wheel carries"),
 )
 
 

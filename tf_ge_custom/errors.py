@@ -43,3 +43,32 @@ class NpuStackError(TfGeCustomError, ImportError):
 
 class NpuPlacementWarning(RuntimeWarning):
     """``AddCustom`` will probably not be placed on the NPU (it runs on the CPU kernel)."""
+
+
+# --- kernel manifests and the kernel build (issue 4) ---
+
+
+class ManifestError(TfGeCustomError, ValueError):
+    """A kernel manifest (``kernels/<SoC>/manifest.json``) or its binaries are not valid.
+
+    ``kind`` classifies the refusal as docs/kernel-manifest.md does: ``syntax``,
+    ``version``, ``schema``, ``layout``, ``mismatch`` or ``checksum``.
+    """
+
+    def __init__(self, kind, message, path=None):
+        self.kind = kind
+        self.path = path
+        text = "%s: %s" % (path, message) if path else message
+        super(ManifestError, self).__init__("[%s] %s" % (kind, text))
+
+
+class KernelBuildError(TfGeCustomError, RuntimeError):
+    """Building the NPU kernels failed: a compiler stage failed or emitted something unexpected."""
+
+
+class ToolchainError(KernelBuildError):
+    """A tool the kernel build needs is missing; ``missing`` names each one."""
+
+    def __init__(self, message, missing=()):
+        self.missing = tuple(missing)
+        super(ToolchainError, self).__init__(message)

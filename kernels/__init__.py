@@ -1,0 +1,14 @@
+"""The AddCustom Triton kernel and its ahead-of-time npubin builder.
+
+Installed as ``tf_ge_custom.kernels`` (the repository's top-level ``kernels/`` folder):
+
+* ``add_kernel.py``  the ``@triton.jit`` source, one for every dtype
+* ``geometry.py``    grid size and chunked launches (the rule the manifest records)
+* ``socs.py``        supported SoCs and their vector-core counts
+* ``builder.py``     ``build_kernels(...)``: source -> TTIR -> linalg -> HIVM IR -> npubin
+  (``frontend.py`` triton-ascend stages, ``bishengir.py`` the compiler run,
+  ``hivm_ir.py`` reading the emitted entry signature, ``toolchain.py`` finding tools)
+* ``cli.py``, ``list_cli.py``  ``tf-ge-custom build-kernels`` / ``list-kernels``
+
+Importing this package imports no Triton: only building does.
+"""

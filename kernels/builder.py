@@ -1,0 +1,357 @@
+"""Build the npubins and manifests for a list of SoCs and dtypes (Python API of build-kernels).
+
+    from tf_ge_custom.kernels.builder import build_kernels
+    build_kernels(["Ascend910B1", "Ascend910_9392"], "all", "out/")          # needs CANN
+    build_kernels(["Ascend910B1"], ["float32"], "out/", ir_only=True)       # any host
+
+For each (SoC, dtype): the project's kernel source -> TTIR -> linalg (triton-ascend's own
+stages, target = that SoC) -> HIVM IR (bishengir-compile) -> npubin (hivmc, CANN only).
+The host-argument layout, workspace and lock needs are read from the HIVM IR that hivmc
+compiles, never assumed. Output, per SoC::
+
+    <out>/<SoC>/manifest.json
+    <out>/<SoC>/<entry>_<dtype>.npubin          (not with ir_only)
+    <out>/<SoC>/ir/<entry>_<dtype>.{ttir,linalg,hivm}.mlir
+
+Each SoC folder is assembled aside and moved into place only when all of it is valid, so
+a failed build never leaves a half-written folder; without hivmc (and without
+``ir_only``) every stage up to HIVM IR still runs, then one :class:`ToolchainError` says
+what is missing and ``out`` is left as it was.
+"""
+import ctypes
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from typing import NamedTuple, Optional
+
+from tf_ge_custom import kernel_manifest, op_def
+from tf_ge_custom.errors import KernelBuildError, ManifestError, ToolchainError
+
+from . import bishengir, frontend, geometry, hivm_ir, socs, toolchain
+
+# MLIR element type of each triton signature type.
+_MLIR_ELEMENT = {"fp32": "f32", "fp16": "f16", "bf16": "bf16", "i32": "i32"}
+# hacc.arg_type of the leading entry parameters -> manifest role.
+_HACC_ROLES = {"ffts_base_address": "ffts", "sync_block_lock": "sync_block_lock",
+               "workspace": "workspace"}
+# tt.tensor_kind that triton-ascend gives a pointer it only reads / only writes.
+_TENSOR_KIND = {"input": 0, "output": 1}
+_GRID_NAMES = (("gridX", "grid_x"), ("gridY", "grid_y"), ("gridZ", "grid_z"))
+# hacc.host_func_type of the host callbacks -> (manifest key, libkernel.so symbol suffix)
+_CALLBACKS = (
+    ("infer_workspace_shape_function", "workspace_size"),
+    ("infer_sync_block_lock_num_function", "lock_num"),
+    ("infer_sync_block_lock_init_function", "lock_init_val"),
+)
+
+
+class Progress(NamedTuple):
+    done: int  # (SoC, dtype) pairs finished, this one included
+    total: int
+    soc: str
+    dtype: str
+    stages: str  # what ran: "TTIR, linalg, HIVM IR, npubin"
+    binary_size: Optional[int]  # None: no npubin (IR only or no hivmc)
+    seconds: float
+
+
+class BuildResult(NamedTuple):
+    manifests: dict  # {soc: path of the manifest written}
+    ir_only: bool
+
+
+def parse_socs(value):
+    """``"Ascend910B1,Ascend910_9392"`` (or a list) -> validated SoC names, in order."""
+    names = [s.strip() for s in (value.split(",") if isinstance(value, str) else value)]
+    names = [n for n in names if n]
+    if not names:
+        raise ValueError("no SoC given; supported: %s" % ", ".join(socs.SOCS))
+    for name in names:
+        if name not in socs.SOCS:
+            raise ValueError("unsupported SoC %r; supported: %s" % (name, ", ".join(socs.SOCS)))
+    return list(dict.fromkeys(names))
+
+
+def parse_dtypes(value, op=op_def.ADD_CUSTOM):
+    """``"all"``, ``"float32,int32"`` or a list -> the op's dtypes, in the op's order."""
+    if value in (None, "all") or value == ["all"]:
+        return list(op.dtypes)
+    names = [d.strip() for d in (value.split(",") if isinstance(value, str) else value)]
+    for name in names:
+        if name not in op.dtypes:
+            raise ValueError("%s has no dtype %r; choose from %s or 'all'"
+                             % (op.type_name, name, ", ".join(op.dtypes)))
+    return [d for d in op.dtypes if d in names]
+
+
+def build_kernels(soc_list, dtypes, out_dir, ir_only=False, op=op_def.ADD_CUSTOM,
+                  max_programs=None, progress=None, env=None):
+    """Compile ``op``'s kernel for every (SoC, dtype) and write one manifest per SoC.
+
+    ``max_programs`` caps gridX (default: the SoC's vector cores); ``progress`` is called
+    once per (SoC, dtype). Raises :class:`ToolchainError` naming a missing tool,
+    :class:`KernelBuildError` when a stage fails or emits something unexpected.
+    """
+    soc_names, dtype_names = parse_socs(soc_list), parse_dtypes(dtypes, op)
+    if max_programs is not None and not 1 <= max_programs <= geometry.MAX_GRID:
+        raise ValueError("max_programs must be in [1, %d], got %d"
+                         % (geometry.MAX_GRID, max_programs))
+    env = dict(os.environ if env is None else env)
+    triton_version = toolchain.check_triton_ascend()
+    compiler = toolchain.find_bishengir_compile(env)
+    if compiler is None:
+        raise ToolchainError("bishengir-compile is missing: it lowers linalg to HIVM IR. Install "
+                             "ascendnpu-ir (pip install ascendnpu-ir==1.2.0) or source a CANN "
+                             "toolkit's set_env.sh", missing=("bishengir-compile",))
+    hivmc = toolchain.find_hivmc(env)
+    toolchain_record = {
+        "triton_ascend": triton_version,
+        "bishengir": toolchain.tool_version(compiler, "bishengir-compile"),
+        "cann": None,  # an IR-only manifest names no CANN: nothing of it was used
+    }
+    if hivmc is not None and not ir_only:
+        toolchain_record["cann"] = toolchain.cann_version(env) or "unknown"
+    source_path = frontend.kernel_source_path(op.kernel)
+    with open(source_path, "rb") as f:
+        source_sha = hashlib.sha256(f.read()).hexdigest()
+    kernel = frontend.load_kernel(op.kernel, source_path)
+
+    will_write = ir_only or hivmc is not None
+    if will_write:
+        os.makedirs(out_dir, exist_ok=True)
+    # staged inside out_dir (same file system) so each SoC folder moves in with one rename
+    staging_root = tempfile.mkdtemp(prefix=".tf-ge-custom-kernels-",
+                                    dir=out_dir if will_write else None)
+    try:
+        total, done, staged = len(soc_names) * len(dtype_names), 0, {}
+        for soc in soc_names:
+            soc_dir = os.path.join(staging_root, soc)
+            os.makedirs(os.path.join(soc_dir, "ir"))
+            entries, vector_cores = [], None
+            for dtype in dtype_names:
+                started = time.time()
+                entry, cores, binary_size = _build_one(
+                    kernel, op, op_def.DTYPES[dtype], soc, soc_dir, compiler, max_programs,
+                    want_binary=not ir_only, env=env)
+                entries.append(entry)
+                vector_cores = cores
+                done += 1
+                if progress:
+                    stages = "TTIR, linalg, HIVM IR" + (", npubin" if binary_size else "")
+                    progress(Progress(done, total, soc, dtype, stages, binary_size,
+                                      time.time() - started))
+            document = {
+                "format": kernel_manifest.FORMAT,
+                "version": kernel_manifest.VERSION,
+                "soc": soc,
+                "vector_core_count": vector_cores,
+                "toolchain": toolchain_record,
+                "kernel_source_sha256": source_sha,
+                "kernels": entries,
+            }
+            staged[soc] = (soc_dir, document)
+        if not ir_only and hivmc is None:
+            raise ToolchainError(
+                "hivmc is missing, so no npubin could be built: TTIR, linalg and HIVM IR were "
+                "built for %d kernel(s) (%s x %s), nothing was written to %s. hivmc comes with "
+                "the CANN toolkit (8.5.0 pairs with triton-ascend 3.2.0): source its "
+                "set_env.sh, or set BISHENG_INSTALL_PATH to the folder holding hivmc. To write "
+                "the IR and the manifest's argument layout without npubins, pass --ir-only."
+                % (total, ",".join(soc_names), ",".join(dtype_names), out_dir),
+                missing=("hivmc",))
+        written = {}
+        for soc, (soc_dir, document) in staged.items():
+            written[soc] = _finish_soc(soc_dir, document, out_dir)
+        return BuildResult(written, ir_only)
+    finally:
+        shutil.rmtree(staging_root, ignore_errors=True)
+
+
+def _build_one(kernel, op, dtype, soc, soc_dir, compiler, max_programs, want_binary, env):
+    spec = op.kernel
+    lowered = frontend.lower(kernel, spec, dtype, soc)
+    stem = os.path.join(soc_dir, "ir", "%s_%s" % (spec.entry, dtype.name))
+    _write_text(stem + ".ttir.mlir", lowered.ttir)
+    _write_text(stem + ".linalg.mlir", lowered.linalg)
+    with tempfile.TemporaryDirectory(prefix="bishengir-") as work:
+        compiled = bishengir.compile_linalg(compiler, lowered.linalg, soc, work,
+                                            lowered.options, env=env)
+        _write_text(stem + ".hivm.mlir", compiled.hivm_ir)
+        ir_values = {key: hivm_ir.host_constant(compiled.hivm_ir, func)
+                     for func, key in _CALLBACKS}
+        if compiled.callbacks:
+            _check_callbacks(compiled.callbacks, lowered.kernel_name, ir_values, soc)
+    entry = hivm_ir.find_entry(compiled.hivm_ir, lowered.kernel_name)
+    cores = _vector_cores(compiled.hivm_ir, soc)
+    _check_mix_mode(lowered.mix_mode, entry, soc)
+    args = host_arg_layout(entry, kernel, op, dtype)
+    programs = max_programs or cores
+    n_slot = next(s for s in args["slots"] if s["role"] == "num_elements")
+    record = {
+        "op": op.type_name,
+        "dtype": dtype.name,
+        "entry": spec.entry,
+        "binary": None,
+        "binary_size": None,
+        "sha256": None,
+        "mix_mode": lowered.mix_mode,
+        "magic": kernel_manifest.MAGIC_BY_MIX_MODE[lowered.mix_mode],
+        "block_size": spec.block_size,
+        "grid": {"max_programs": programs, "max_grid": geometry.MAX_GRID},
+        "max_elements_per_launch": geometry.max_elements_per_launch(
+            spec.block_size, programs, index_bits=8 * n_slot["size"]),
+        "workspace_size": ir_values["workspace_size"] or 0,
+        "lock_num": ir_values["lock_num"] or 0,
+        "lock_init_val": ir_values["lock_init_val"] or 0,
+        "args": args,
+    }
+    if want_binary and compiled.binary is not None:
+        name = spec.binary_name(dtype.name)
+        with open(os.path.join(soc_dir, name), "wb") as f:
+            f.write(compiled.binary)
+        record.update(binary=name, binary_size=len(compiled.binary),
+                      sha256=hashlib.sha256(compiled.binary).hexdigest())
+    return record, cores, record["binary_size"]
+
+
+def host_arg_layout(entry, kernel, op, dtype):
+    """The manifest's ``args`` for a device entry read from HIVM IR.
+
+    The entry's parameters, in order, are the packed host struct: the ``hacc.arg_type``
+    ones (ffts, sync-block lock, workspace) first, then the kernel's runtime parameters as
+    written in the source, then gridX/Y/Z. Pointers and 64-bit scalars take 8 bytes at
+    8-byte alignment, 32-bit scalars 4 bytes at 4-byte alignment.
+    """
+    params = [p.name for p in kernel.params if not p.is_constexpr]
+    leading, rest = [], []
+    for arg in entry.args:
+        if arg.arg_type is not None:
+            if rest:
+                raise KernelBuildError("entry @%s: %s (%s) follows the kernel's own parameters"
+                                       % (entry.name, arg.name, arg.arg_type))
+            if arg.arg_type not in _HACC_ROLES:
+                raise KernelBuildError("entry @%s: unknown hacc.arg_type %s on %s; this builder "
+                                       "knows %s" % (entry.name, arg.arg_type, arg.name,
+                                                     ", ".join(_HACC_ROLES)))
+            leading.append((arg.arg_type, _HACC_ROLES[arg.arg_type], None, arg))
+        else:
+            rest.append(arg)
+    if len(rest) != len(params) + len(_GRID_NAMES):
+        raise KernelBuildError(
+            "entry @%s has %d parameters after the hacc ones; expected the kernel's %d (%s) "
+            "plus gridX, gridY, gridZ" % (entry.name, len(rest), len(params), ", ".join(params)))
+    slots = list(leading)
+    element = _MLIR_ELEMENT[dtype.triton]
+    for name, role_name, arg in zip(params, op.kernel.params, rest):
+        if role_name == "n_elements":
+            if arg.is_pointer or arg.type not in ("i32", "i64"):
+                raise KernelBuildError("entry @%s: %s should be a 32/64-bit integer, found %s"
+                                       % (entry.name, name, arg.type))
+            slots.append((name, "num_elements", None, arg))
+            continue
+        role = "input" if role_name in op.inputs else "output"
+        index = (op.inputs if role == "input" else op.outputs).index(role_name)
+        if not arg.is_pointer or arg.element_type != element:
+            raise KernelBuildError("entry @%s: %s should be a pointer to %s, found %s"
+                                   % (entry.name, name, element, arg.type))
+        if arg.tensor_kind is not None and arg.tensor_kind != _TENSOR_KIND[role]:
+            raise KernelBuildError("entry @%s: the compiler marks %s (op %s %s) with "
+                                   "tt.tensor_kind %d" % (entry.name, name, role, role_name,
+                                                          arg.tensor_kind))
+        slots.append((name, role, index, arg))
+    for (name, role), arg in zip(_GRID_NAMES, rest[len(params):]):
+        if arg.type != "i32":
+            raise KernelBuildError("entry @%s: %s should be i32, found %s"
+                                   % (entry.name, name, arg.type))
+        slots.append((name, role, None, arg))
+    out, offset = [], 0
+    for name, role, index, arg in slots:
+        size = arg.size
+        offset = (offset + size - 1) // size * size
+        slot = {"name": name, "role": role}
+        if index is not None:
+            slot["index"] = index
+        slot.update(offset=offset, size=size)
+        out.append(slot)
+        offset += size
+    return {"size": (offset + 7) // 8 * 8, "has_ffts": any(s["role"] == "ffts" for s in out),
+            "slots": out}
+
+
+def _vector_cores(text, soc):
+    count = hivm_ir.target_spec(text).get("VECTOR_CORE_COUNT")
+    known = socs.get(soc).vector_cores
+    if count is not None and count != known:
+        raise KernelBuildError("bishengir-compile says %s has %d vector cores, but socs.py says "
+                               "%d; correct the table (and its source) before building"
+                               % (soc, count, known))
+    return known
+
+
+def _check_mix_mode(mix_mode, entry, soc):
+    core = {"aiv": "AIV", "aic": "AIC", "mix": "MIX"}.get(mix_mode)
+    if core is None or (entry.core_type is not None and entry.core_type != core):
+        raise KernelBuildError("%s: triton-ascend says mix_mode %r but the HIVM IR entry is %s"
+                               % (soc, mix_mode, entry.core_type))
+
+
+def _check_callbacks(library, kernel_name, ir_values, soc):
+    """Compare libkernel.so's callbacks (what triton-ascend reads) with the HIVM IR."""
+    try:
+        lib = ctypes.CDLL(library)
+    except OSError as e:
+        raise KernelBuildError("cannot load %s written by hivmc for %s: %s" % (library, soc, e))
+    for func, key in _CALLBACKS:
+        symbol = "%s_%s" % (kernel_name, func)
+        if not hasattr(lib, symbol):
+            value = None
+        else:
+            fn = getattr(lib, symbol)
+            fn.restype, fn.argtypes = ctypes.c_int64, []
+            value = fn()
+        if (value or 0) != (ir_values[key] or 0):
+            raise KernelBuildError("%s: %s returns %s but the HIVM IR says %s"
+                                   % (soc, symbol, value, ir_values[key]))
+
+
+def _finish_soc(soc_dir, document, out_dir):
+    try:
+        kernel_manifest.validate_document(document, expected_soc=document["soc"],
+                                          directory=soc_dir)
+    except ManifestError as e:  # the builder broke the contract: never ship that
+        raise KernelBuildError("the manifest built for %s does not pass the reader: %s"
+                               % (document["soc"], e))
+    _write_text(os.path.join(soc_dir, kernel_manifest.MANIFEST_NAME),
+                json.dumps(document, indent=2) + "\n")
+    target = os.path.join(out_dir, document["soc"])
+    old = None
+    if os.path.exists(target):
+        old = tempfile.mkdtemp(prefix=".old-", dir=out_dir)
+        os.replace(target, os.path.join(old, "soc"))
+    os.replace(soc_dir, target)
+    if old:
+        shutil.rmtree(old, ignore_errors=True)
+    return os.path.join(target, kernel_manifest.MANIFEST_NAME)
+
+
+def _write_text(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def print_progress(event, stream=None):
+    """The CLI's progress line for one (SoC, dtype)."""
+    stream = stream or sys.stderr
+    width = len(str(event.total))
+    what = ("npubin %d bytes" % event.binary_size if event.binary_size
+            else "no npubin")
+    stream.write("[%*d/%d] %-15s %-8s %s; %s (%.2f s)\n" % (
+        width, event.done, event.total, event.soc, event.dtype, event.stages, what,
+        event.seconds))
+    stream.flush()

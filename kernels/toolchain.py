@@ -1,0 +1,125 @@
+"""Where the kernel build's tools are, and which versions they are.
+
+The stages and what they need (FACTS 5):
+  TTIR and linalg  triton-ascend (module ``triton`` with ``triton.backends.ascend``; needs
+                   pybind11); its wheel ships ``triton-adapter-opt``
+  HIVM IR          ``bishengir-compile`` (PyPI ``ascendnpu-ir`` or a CANN toolkit)
+  npubin           ``hivmc`` (CANN toolkit only), which bishengir-compile runs itself,
+                   looking in ``$BISHENG_INSTALL_PATH`` and then ``$PATH``
+
+Nothing here imports triton at module import: the CLI must start without it.
+"""
+import os
+import re
+import shutil
+import subprocess
+
+from tf_ge_custom.errors import ToolchainError
+
+BISHENGIR_ENV = "TF_GE_CUSTOM_BISHENGIR_COMPILE"  # explicit bishengir-compile to use
+TRITON_ASCEND_VERSION = "3.2.0"  # the version whose stages and metadata this builder reads
+
+
+def _executable(path):
+    return path if path and os.path.isfile(path) and os.access(path, os.X_OK) else None
+
+
+def find_bishengir_compile(env=None):
+    """bishengir-compile: ``$TF_GE_CUSTOM_BISHENGIR_COMPILE``, then ``$PATH`` (a sourced CANN
+    puts its own there, paired with its hivmc), then the one in the ``ascendnpu-ir`` wheel."""
+    env = os.environ if env is None else env
+    explicit = env.get(BISHENGIR_ENV)
+    if explicit:
+        found = _executable(explicit)
+        if not found:
+            raise ToolchainError("%s=%s is not an executable file" % (BISHENGIR_ENV, explicit),
+                                 missing=("bishengir-compile",))
+        return found
+    on_path = shutil.which("bishengir-compile", path=env.get("PATH", os.defpath))
+    if on_path:
+        return on_path
+    try:
+        import ascendnpuir  # PyPI ascendnpu-ir: ships the binary, no Python API needed
+    except ImportError:
+        return None
+    return _executable(os.path.join(os.path.dirname(ascendnpuir.__file__), "bin",
+                                    "bishengir-compile"))
+
+
+def find_hivmc(env=None):
+    """The hivmc that bishengir-compile will run, found the way it looks for it, or None."""
+    env = os.environ if env is None else env
+    install = env.get("BISHENG_INSTALL_PATH")
+    if install:
+        found = _executable(os.path.join(install, "hivmc"))
+        if found:
+            return found
+    return shutil.which("hivmc", path=env.get("PATH", os.defpath))
+
+
+def check_triton_ascend():
+    """Import triton and make sure it is triton-ascend; return its version."""
+    try:
+        import triton
+        import triton.backends.ascend.compiler  # noqa: F401
+    except ImportError as e:
+        raise ToolchainError(
+            "the kernel builder needs triton-ascend %s (and pybind11) in this Python "
+            "environment, but importing it failed: %s. Install it: pip install "
+            "triton-ascend==%s pybind11 ascendnpu-ir (PyPI triton, the CUDA one, cannot "
+            "compile for Ascend)" % (TRITON_ASCEND_VERSION, e, TRITON_ASCEND_VERSION),
+            missing=("triton-ascend",))
+    return distribution_version("triton-ascend") or getattr(triton, "__version__", "unknown")
+
+
+def distribution_version(name):
+    try:
+        from importlib import metadata  # novermin (guarded: 3.7 falls back below)
+    except ImportError:  # Python 3.7
+        try:
+            import importlib_metadata as metadata
+        except ImportError:
+            return None
+    try:
+        return metadata.version(name)
+    except Exception:  # PackageNotFoundError
+        return None
+
+
+def tool_version(path, name):
+    """``X.Y.Z`` from ``<tool> --version`` (its first line if it has no version number)."""
+    try:
+        proc = subprocess.run([path, "--version"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, universal_newlines=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise ToolchainError("cannot run %s --version: %s" % (path, e), missing=(name,))
+    text = proc.stdout.strip()
+    match = re.search(r"%s\s+v?(\d+\.\d+\.\d+\S*)" % re.escape(name), text)
+    if match:
+        return match.group(1)
+    return text.splitlines()[0] if text else "unknown"
+
+
+# Files a CANN toolkit records its version in, tried in order (8.x layouts).
+_CANN_VERSION_FILES = (
+    ("compiler/version.info", r"^\s*Version\s*=\s*(\S+)"),
+    ("version.info", r"^\s*Version\s*=\s*(\S+)"),
+    ("ascend_toolkit_install.info", r"^\s*version\s*=\s*(\S+)"),
+)
+
+
+def cann_version(env=None):
+    """The CANN toolkit version under ``$ASCEND_HOME_PATH`` (or ``$ASCEND_TOOLKIT_HOME``)."""
+    env = os.environ if env is None else env
+    home = env.get("ASCEND_HOME_PATH") or env.get("ASCEND_TOOLKIT_HOME")
+    if not home:
+        return None
+    for rel, pattern in _CANN_VERSION_FILES:
+        try:
+            with open(os.path.join(home, rel)) as f:
+                match = re.search(pattern, f.read(), re.MULTILINE | re.IGNORECASE)
+        except (IOError, OSError):
+            continue
+        if match:
+            return match.group(1)
+    return None

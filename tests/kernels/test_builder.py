@@ -1,0 +1,225 @@
+"""The builder's process handling: without hivmc, with a hivmc double (a stand-in script
+for CANN's hivmc: it only tests how the builder runs it and uses its output), the CLI,
+and the readers of the emitted IR."""
+import hashlib
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tf_ge_custom import cli, kernel_manifest
+from tf_ge_custom.errors import KernelBuildError, ToolchainError
+from tf_ge_custom.kernels import bishengir, builder, hivm_ir, toolchain
+
+# The double answers --version as hivmc does, then writes <-o>.o holding the sha256 of the
+# HIVM IR it was given, so a test can tell which IR each npubin came from. (bishengir-compile
+# passes hivmc no --target: the A2 and A3 HIVM IR of this kernel are byte-identical.)
+HIVMC_DOUBLE = textwrap.dedent("""\
+    #!{python}
+    import hashlib, os, sys
+    args = sys.argv[1:]
+    if args == ["--version"]:
+        print("hivmc 0.0.0 (0123456 2026-01-01)")
+        sys.exit(0)
+    if os.environ.get("HIVMC_DOUBLE_FAIL"):
+        sys.stderr.write("hivmc double: simulated failure\\n")
+        sys.exit(3)
+    out = args[args.index("-o") + 1]
+    with open(args[0], "rb") as f:
+        ir_sha = hashlib.sha256(f.read()).hexdigest()
+    with open(out + ".o", "wb") as f:
+        f.write(("hivmc-double:%s" % ir_sha).encode())
+    """)
+
+
+def _env_without_hivmc():
+    env = {k: v for k, v in os.environ.items() if k != "BISHENG_INSTALL_PATH"}
+    assert toolchain.find_hivmc(env) is None, "these tests expect a host without CANN"
+    return env
+
+
+@pytest.fixture
+def hivmc_env(tmp_path):
+    bindir = tmp_path / "cann-bin"
+    bindir.mkdir()
+    double = bindir / "hivmc"
+    double.write_text(HIVMC_DOUBLE.format(python=sys.executable))
+    double.chmod(double.stat().st_mode | stat.S_IEXEC)
+    home = tmp_path / "ascend-toolkit"
+    (home / "compiler").mkdir(parents=True)
+    (home / "compiler" / "version.info").write_text("Version=8.5.0\nplatform=x86_64\n")
+    env = _env_without_hivmc()
+    env["PATH"] = "%s%s%s" % (bindir, os.pathsep, env.get("PATH", ""))
+    env["ASCEND_HOME_PATH"] = str(home)
+    return env
+
+
+def test_without_hivmc_every_ir_stage_runs_then_one_error_names_hivmc(tmp_path):
+    out = tmp_path / "out"
+    events = []
+    with pytest.raises(ToolchainError) as e:
+        builder.build_kernels(["Ascend910B1", "Ascend910_9392"], ["float32", "bfloat16"],
+                              str(out), progress=events.append, env=_env_without_hivmc())
+    assert e.value.missing == ("hivmc",)
+    assert "--ir-only" in str(e.value) and "CANN" in str(e.value)
+    assert [(ev.soc, ev.dtype) for ev in events] == [
+        ("Ascend910B1", "float32"), ("Ascend910B1", "bfloat16"),
+        ("Ascend910_9392", "float32"), ("Ascend910_9392", "bfloat16")]
+    assert all("HIVM IR" in ev.stages for ev in events)
+    assert not out.exists()  # nothing half-written
+
+
+def test_with_hivmc_double_npubins_and_checksums_come_from_its_output(tmp_path, hivmc_env):
+    out = tmp_path / "out"
+    result = builder.build_kernels(["Ascend910B1", "Ascend910_9392"], ["float32", "int32"],
+                                   str(out), env=hivmc_env)
+    for soc in ("Ascend910B1", "Ascend910_9392"):
+        m = kernel_manifest.load_manifest(result.manifests[soc])  # checks every checksum
+        assert not m.ir_only and m.toolchain["cann"] == "8.5.0"
+        for dtype in ("float32", "int32"):
+            k = m.kernel("AddCustom", dtype)
+            with open(os.path.join(str(out), soc, "ir", "add_kernel_%s.hivm.mlir" % dtype),
+                      "rb") as f:
+                ir_sha = hashlib.sha256(f.read()).hexdigest()
+            data = (out / soc / k.binary).read_bytes()
+            # the npubin is what hivmc made from exactly the IR the layout was read from
+            assert data == ("hivmc-double:%s" % ir_sha).encode()
+            assert k.sha256 == hashlib.sha256(data).hexdigest() and k.binary_size == len(data)
+        assert sorted(os.listdir(str(out / soc))) == [
+            "add_kernel_float32.npubin", "add_kernel_int32.npubin", "ir", "manifest.json"]
+
+
+def test_a_failing_hivmc_fails_the_build_and_keeps_the_old_output(tmp_path, hivmc_env):
+    out = tmp_path / "out"
+    builder.build_kernels(["Ascend910B1"], ["float32"], str(out), env=hivmc_env)
+    before = (out / "Ascend910B1" / "manifest.json").read_bytes()
+    hivmc_env["HIVMC_DOUBLE_FAIL"] = "1"
+    with pytest.raises(KernelBuildError) as e:
+        builder.build_kernels(["Ascend910B1"], ["float32", "int32"], str(out), env=hivmc_env)
+    assert "simulated failure" in str(e.value) and "Ascend910B1" in str(e.value)
+    assert (out / "Ascend910B1" / "manifest.json").read_bytes() == before
+    assert sorted(os.listdir(str(out))) == ["Ascend910B1"]  # no staging left behind
+
+
+def test_a_rebuild_replaces_the_soc_folder_whole(tmp_path, hivmc_env):
+    out = tmp_path / "out"
+    builder.build_kernels(["Ascend910B1"], ["float32", "int32"], str(out), env=hivmc_env)
+    (out / "Ascend910B1" / "stale.npubin").write_bytes(b"old")
+    builder.build_kernels(["Ascend910B1"], ["float16"], str(out), env=hivmc_env)
+    assert sorted(os.listdir(str(out / "Ascend910B1"))) == [
+        "add_kernel_float16.npubin", "ir", "manifest.json"]
+
+
+@pytest.mark.parametrize("socs, dtypes, message", [
+    ("Ascend910B9", "all", "unsupported SoC"),
+    ("", "all", "no SoC"),
+    ("Ascend910B1", "float64", "no dtype"),
+])
+def test_bad_soc_or_dtype_is_refused_before_compiling(tmp_path, socs, dtypes, message):
+    with pytest.raises(ValueError) as e:
+        builder.build_kernels(socs, dtypes, str(tmp_path / "out"))
+    assert message in str(e.value)
+
+
+def _console_script(*args, **kw):
+    """The installed ``tf-ge-custom`` entry point, run as a user would."""
+    exe = os.path.join(os.path.dirname(sys.executable), "tf-ge-custom")
+    return subprocess.run([exe] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=600, **kw)
+
+
+def test_cli_without_hivmc_prints_progress_then_one_error(tmp_path):
+    proc = _console_script("build-kernels", "--soc", "Ascend910B1", "--dtype", "float32,int32",
+                "--out", str(tmp_path / "out"), env=_env_without_hivmc())
+    assert proc.returncode == 1
+    ours = [l for l in proc.stderr.splitlines() if l.startswith(("[", "tf-ge-custom"))]
+    assert ours[0].startswith("[1/2] Ascend910B1") and "float32" in ours[0]
+    assert ours[1].startswith("[2/2] Ascend910B1") and "int32" in ours[1]
+    assert len(ours) == 3 and ours[2].startswith("tf-ge-custom build-kernels: error: hivmc")
+
+
+def test_cli_ir_only_then_list_kernels(tmp_path, capsys):
+    out = str(tmp_path / "out")
+    assert cli.main(["build-kernels", "--ir-only", "--soc", "Ascend910_9392",
+                     "--dtype", "int32,float16", "--out", out, "--quiet"]) == 0
+    assert capsys.readouterr().out.strip() == "Ascend910_9392: %s (IR only, no npubins)" % (
+        os.path.join(out, "Ascend910_9392", "manifest.json"))
+    assert cli.main(["list-kernels", "--dir", out]) == 0
+    listed = capsys.readouterr().out
+    assert "Ascend910_9392" in listed and "float16 int32 " in listed
+    # an IR-only folder does not count as carrying kernels for that SoC
+    assert cli.main(["list-kernels", "--dir", out, "--soc", "Ascend910_9392"]) == 1
+    assert "IR-only manifest" in capsys.readouterr().err
+
+
+def test_cli_rejects_an_unknown_soc_with_usage_status(tmp_path, capsys):
+    assert cli.main(["build-kernels", "--soc", "Ascend310P3", "--out", str(tmp_path)]) == 2
+    assert "unsupported SoC 'Ascend310P3'" in capsys.readouterr().err
+
+
+def test_bishengir_command_targets_the_given_soc_with_tritons_options():
+    from triton.backends.ascend.compiler import NPUOptions
+
+    cmd = bishengir.command("bishengir-compile", "k.mlir", "Ascend910_9392", "/w", NPUOptions())
+    assert cmd[:3] == ["bishengir-compile", "k.mlir", "--target=Ascend910_9392"]
+    assert "--enable-auto-multi-buffer=true" in cmd and "--enable-auto-bind-sub-block=true" in cmd
+    assert cmd[-3:] == ["--save-temps=/w", "-o", "/w/kernel"]
+
+
+def test_cann_version_and_hivmc_lookup(tmp_path):
+    home = tmp_path / "toolkit"
+    home.mkdir()
+    assert toolchain.cann_version({"ASCEND_HOME_PATH": str(home)}) is None
+    (home / "ascend_toolkit_install.info").write_text("package_name=x\nversion=8.5.0.alpha\n")
+    assert toolchain.cann_version({"ASCEND_HOME_PATH": str(home)}) == "8.5.0.alpha"
+    assert toolchain.cann_version({}) is None
+    tool = tmp_path / "hivmc"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    assert toolchain.find_hivmc({"BISHENG_INSTALL_PATH": str(tmp_path), "PATH": ""}) == str(tool)
+    assert toolchain.find_hivmc({"PATH": str(tmp_path)}) == str(tool)
+
+
+IR_TEMPLATE = """module {
+  func.func @k_infer_workspace_shape_function() -> i64 attributes {hacc.function_kind = #hacc.function_kind<HOST>, hacc.host_func_type = #hacc.host_func_type<infer_workspace_shape_function>} {
+%s
+  }
+  func.func @k(%%arg0: i64 {hacc.arg_type = #hacc.arg_type<%s>}, %%arg1: memref<?xf32, #hivm.address_space<gm>> {tt.tensor_kind = 0 : i32}) attributes {hacc.entry, hacc.function_kind = #hacc.function_kind<DEVICE>} {
+    return
+  }
+}
+"""
+
+
+def test_ir_reader_takes_constant_callbacks_and_refuses_computed_ones():
+    const = IR_TEMPLATE % ("    %c512_i64 = arith.constant 512 : i64\n    return %c512_i64 : i64",
+                           "ffts_base_address")
+    assert hivm_ir.host_constant(const, "infer_workspace_shape_function") == 512
+    assert hivm_ir.host_constant(const, "infer_sync_block_lock_num_function") is None
+    entry = hivm_ir.find_entry(const, "k")
+    assert [(a.arg_type, a.tensor_kind, a.size) for a in entry.args] == [
+        ("ffts_base_address", None, 8), (None, 0, 8)]
+    computed = IR_TEMPLATE % ("    %0 = call @f() : () -> i64\n    return %0 : i64",
+                              "ffts_base_address")
+    with pytest.raises(KernelBuildError, match="does not return a constant"):
+        hivm_ir.host_constant(computed, "infer_workspace_shape_function")
+    with pytest.raises(KernelBuildError, match="no device entry @other"):
+        hivm_ir.find_entry(const, "other")
+
+
+def test_callbacks_library_must_agree_with_the_ir(tmp_path):
+    if shutil.which("cc") is None:
+        pytest.fail("a C compiler (cc) is needed to build the callback-library double")
+    src = tmp_path / "cb.c"
+    src.write_text("long long add_kernel_infer_workspace_shape_function(void) { return 256; }\n")
+    lib = tmp_path / "libkernel.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    agree = {"workspace_size": 256, "lock_num": None, "lock_init_val": None}
+    builder._check_callbacks(str(lib), "add_kernel", agree, "Ascend910B1")
+    with pytest.raises(KernelBuildError, match="returns 256 but the HIVM IR says 0"):
+        builder._check_callbacks(str(lib), "add_kernel", dict(agree, workspace_size=0),
+                                 "Ascend910B1")

@@ -1,0 +1,536 @@
+"""Read and check kernel manifests (docs/kernel-manifest.md, format version 1).
+
+One ``manifest.json`` per SoC describes how to load and launch each precompiled npubin
+beside it. This module is the Python reader: ``setup.py`` refuses a bad manifest with it,
+the kernel builder validates what it is about to write with it, and ``doctor`` reports
+with it. The GE library has its own C++ reader; the shared fixtures under
+``tests/fixtures/manifests/`` hold the two to the same verdicts.
+
+Pure Python (no TensorFlow, no Triton), Python 3.7 syntax.
+
+Checks run in this order and the first failing class is reported:
+syntax, version, schema, layout, mismatch, checksum (layout checks that need the op
+definition are left to ``mismatch`` when the op is unknown).
+"""
+import hashlib
+import json
+import os
+import re
+from typing import NamedTuple, Optional, Tuple
+
+from . import op_def
+from .errors import ManifestError
+
+__all__ = [
+    "FORMAT", "VERSION", "MANIFEST_NAME", "MAGIC_BY_MIX_MODE", "ManifestError",
+    "KernelManifest", "KernelEntry", "ArgLayout", "ArgSlot",
+    "load_manifest", "parse_manifest", "validate_document", "find_manifests",
+    "find_manifests_in", "normalized",
+]
+
+FORMAT = "tf-ge-custom-kernel-manifest"
+VERSION = 1
+MANIFEST_NAME = "manifest.json"
+# The load magic for aclrtBinaryLoadFromData implied by triton's mix_mode (FACTS 5).
+MAGIC_BY_MIX_MODE = {"aiv": "ELF_VECTOR_CORE", "aic": "ELF_AICORE", "mix": "ELF_AICORE"}
+MAX_GRID = 65535  # the runtime refuses more blocks in one launch
+INDEX_LIMIT = 2 ** 31  # a 32-bit signed element index must stay below this
+_INT64 = (-2 ** 63, 2 ** 63 - 1)  # both readers hold integers as int64
+_SOC_RE = re.compile(r"^[A-Za-z0-9_]+$")
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+
+POINTER_ROLES = ("ffts", "sync_block_lock", "workspace", "input", "output")
+ROLES = POINTER_ROLES + ("num_elements", "grid_x", "grid_y", "grid_z")
+_SINGLE_ROLES = ("sync_block_lock", "workspace", "num_elements", "grid_x", "grid_y", "grid_z")
+
+_TOP_KEYS = ("format", "version", "soc", "vector_core_count", "toolchain",
+             "kernel_source_sha256", "kernels")
+_TOOLCHAIN_KEYS = ("triton_ascend", "bishengir", "cann")
+_KERNEL_KEYS = ("op", "dtype", "entry", "binary", "binary_size", "sha256", "mix_mode", "magic",
+                "block_size", "grid", "max_elements_per_launch", "workspace_size", "lock_num",
+                "lock_init_val", "args")
+_GRID_KEYS = ("max_programs", "max_grid")
+_ARGS_KEYS = ("size", "has_ffts", "slots")
+_SLOT_KEYS = ("name", "role", "index", "offset", "size")
+
+
+class ArgSlot(NamedTuple):
+    name: str
+    role: str
+    index: Optional[int]  # for "input"/"output": which op input/output
+    offset: int
+    size: int
+
+
+class ArgLayout(NamedTuple):
+    """The packed host-argument struct of one kernel, as the compiler emitted it."""
+
+    size: int
+    has_ffts: bool
+    slots: Tuple[ArgSlot, ...]
+
+    def slot(self, role, index=None):
+        for s in self.slots:
+            if s.role == role and s.index == index:
+                return s
+        return None
+
+
+class KernelEntry(NamedTuple):
+    op: str
+    dtype: str
+    entry: str
+    binary: Optional[str]
+    binary_size: Optional[int]
+    sha256: Optional[str]
+    mix_mode: str
+    magic: str
+    block_size: int
+    max_programs: int
+    max_grid: int
+    max_elements_per_launch: int
+    workspace_size: int
+    lock_num: int
+    lock_init_val: int
+    args: ArgLayout
+
+
+class KernelManifest(object):
+    """A validated manifest. ``document`` is the parsed JSON object."""
+
+    def __init__(self, document, kernels, path=None):
+        self.document = document
+        self.kernels = kernels
+        self.path = path
+        # where the binaries are (see load_manifest)
+        self.directory = _locations(path)[1] if path else None
+
+    @property
+    def soc(self):
+        return self.document["soc"]
+
+    @property
+    def vector_core_count(self):
+        return self.document["vector_core_count"]
+
+    @property
+    def toolchain(self):
+        return dict(self.document["toolchain"])
+
+    @property
+    def kernel_source_sha256(self):
+        return self.document["kernel_source_sha256"]
+
+    @property
+    def ir_only(self):
+        """True when no kernel carries a binary (written by ``build-kernels --ir-only``)."""
+        return all(k.binary is None for k in self.kernels)
+
+    def kernel(self, op, dtype):
+        """The entry for (``op``, ``dtype``), or ``None``."""
+        for k in self.kernels:
+            if k.op == op and k.dtype == dtype:
+                return k
+        return None
+
+    def dtypes(self, op=None):
+        """Dtypes carried (with a binary unless the manifest is IR-only), in file order."""
+        return [k.dtype for k in self.kernels if op is None or k.op == op]
+
+    def binary_path(self, entry):
+        if entry.binary is None or self.directory is None:
+            return None
+        return os.path.join(self.directory, entry.binary)
+
+    def normalized(self):
+        return normalized(self.document)
+
+    def __repr__(self):
+        return "KernelManifest(soc=%r, kernels=%r)" % (
+            self.soc, [(k.op, k.dtype) for k in self.kernels])
+
+
+def normalized(document):
+    """The comparison form both readers print: sorted keys, no insignificant whitespace."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":"))
+
+
+# ---------------------------------------------------------------------------------------
+# entry points
+
+def load_manifest(path, check_files=True, expected_soc=None):
+    """Read, validate and return the manifest at ``path``.
+
+    ``<dir>/manifest.json`` sits in its SoC folder: ``soc`` must equal the folder's name
+    (``expected_soc`` overrides) and the binaries are beside it. Any other
+    ``<dir>/<name>.json`` (the shared fixtures, a copy) gets no folder check and keeps its
+    binaries in ``<dir>/<name>/``. Binaries are checked only when ``check_files`` is true.
+    Raises :class:`ManifestError`.
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except (IOError, OSError) as e:
+        raise ManifestError("syntax", "cannot read the manifest: %s" % e, path)
+    directory, binary_dir = _locations(path)
+    if expected_soc is None and os.path.basename(path) == MANIFEST_NAME:
+        expected_soc = os.path.basename(directory)
+    return parse_manifest(raw, path=path, expected_soc=expected_soc,
+                          directory=binary_dir if check_files else None)
+
+
+def _locations(path):
+    """(folder of the file, folder of its binaries) for a manifest path."""
+    directory = os.path.dirname(os.path.abspath(path))
+    name = os.path.basename(path)
+    if name == MANIFEST_NAME:
+        return directory, directory
+    return directory, os.path.join(directory, os.path.splitext(name)[0])
+
+
+def parse_manifest(text, path=None, expected_soc=None, directory=None):
+    """Validate manifest ``text`` (str or bytes); binaries are checked when ``directory`` is given."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ManifestError("syntax", "not UTF-8 text: %s" % e, path)
+    try:
+        document = json.loads(text, object_pairs_hook=_no_duplicate_keys,
+                              parse_constant=_no_constants)
+    except _DuplicateKey as e:  # valid JSON text, but the schema allows each key once
+        raise ManifestError("schema", str(e), path)
+    except ValueError as e:
+        raise ManifestError("syntax", "not valid JSON: %s" % e, path)
+    return validate_document(document, path=path, expected_soc=expected_soc,
+                             directory=directory)
+
+
+def validate_document(document, path=None, expected_soc=None, directory=None):
+    """Validate a parsed manifest object; see :func:`load_manifest`."""
+    if not isinstance(document, dict):
+        raise ManifestError("syntax", "the top level must be a JSON object, found %s"
+                            % _json_type(document), path)
+    _check_version(document, path)
+    kernels = _check_schema(document, path)
+    for k in kernels:
+        _check_layout(k, path)
+    _check_mismatch(document, kernels, expected_soc, path)
+    manifest = KernelManifest(document, tuple(kernels), path)
+    if directory is not None:
+        _check_files(kernels, directory, path)
+    return manifest
+
+
+def find_manifests_in(kernels_dir):
+    """``{soc: path}`` for each ``kernels_dir/<SoC>/manifest.json`` (sorted by SoC)."""
+    found = {}
+    if not os.path.isdir(kernels_dir):
+        return found
+    for name in sorted(os.listdir(kernels_dir)):
+        candidate = os.path.join(kernels_dir, name, MANIFEST_NAME)
+        if os.path.isfile(candidate):
+            found[name] = candidate
+    return found
+
+
+def find_manifests(opp_root):
+    """``{soc: path}`` for every ``<opp_root>/kernels/<SoC>/manifest.json``."""
+    return find_manifests_in(os.path.join(opp_root, "kernels"))
+
+
+# ---------------------------------------------------------------------------------------
+# checks
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicate_keys(pairs):
+    # JSON libraries disagree on which duplicate wins; refusing them keeps readers equal.
+    obj = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _DuplicateKey("an object repeats the key %r; each key may appear once" % key)
+        obj[key] = value
+    return obj
+
+
+def _no_constants(name):
+    raise ValueError("%s is not JSON" % name)
+
+
+def _json_type(value):
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number with a fraction or exponent"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _check_version(doc, path):
+    for key in ("format", "version"):  # absent is a schema error; present but other, version
+        if key not in doc:
+            raise ManifestError("schema", "manifest: missing key %r" % key, path)
+    fmt = doc.get("format")
+    if fmt != FORMAT:
+        raise ManifestError("version", "expected \"format\": %r, found %s; this is not a "
+                            "tf-ge-custom kernel manifest" % (FORMAT, json.dumps(fmt)), path)
+    version = doc.get("version")
+    if isinstance(version, bool) or version != VERSION:
+        raise ManifestError("version", "manifest format version %s, but this reader knows only "
+                            "version %d; rebuild the kernels with this package's "
+                            "tf-ge-custom build-kernels" % (json.dumps(version), VERSION), path)
+
+
+class _Schema(object):
+    """Typed access to one JSON object; every failure is a ``schema`` ManifestError."""
+
+    def __init__(self, obj, where, path, keys):
+        self.where, self.path = where, path
+        if not isinstance(obj, dict):
+            self.fail("expected an object, found %s" % _json_type(obj))
+        unknown = sorted(set(obj) - set(keys))
+        if unknown:
+            self.fail("unknown key(s) %s; allowed: %s" % (", ".join(unknown), ", ".join(keys)))
+        self.obj = obj
+
+    def fail(self, message):
+        raise ManifestError("schema", "%s: %s" % (self.where, message), self.path)
+
+    def get(self, key, kind, nullable=False, optional=False):
+        if key not in self.obj:
+            if optional:
+                return None
+            self.fail("missing key %r" % key)
+        value = self.obj[key]
+        if value is None and nullable:
+            return None
+        ok = {
+            "int": isinstance(value, int) and not isinstance(value, bool),
+            "str": isinstance(value, str),
+            "bool": isinstance(value, bool),
+            "list": isinstance(value, list),
+            "dict": isinstance(value, dict),
+        }[kind]
+        if not ok:
+            self.fail("%r must be %s%s, found %s" % (
+                key, {"int": "an integer", "str": "a string", "bool": "a boolean",
+                      "list": "an array", "dict": "an object"}[kind],
+                " or null" if nullable else "", _json_type(value)))
+        if kind == "int" and not _INT64[0] <= value <= _INT64[1]:
+            self.fail("%r = %d does not fit in 64 bits" % (key, value))
+        return value
+
+    def int_at_least(self, key, low, nullable=False, high=None):
+        value = self.get(key, "int", nullable=nullable)
+        if value is not None and (value < low or (high is not None and value > high)):
+            self.fail("%r must be %s, found %d" % (
+                key, ">= %d" % low if high is None else "in [%d, %d]" % (low, high), value))
+        return value
+
+    def int_at_least_optional(self, key):
+        """An optional key: absent is ``None`` (only input/output slots carry ``index``)."""
+        if key not in self.obj:
+            return None
+        return self.int_at_least(key, 0)
+
+    def hex_digest(self, key, nullable=False):
+        value = self.get(key, "str", nullable=nullable)
+        if value is not None and not _SHA256_RE.match(value):
+            self.fail("%r must be 64 lowercase hex digits (sha256), found %r" % (key, value))
+        return value
+
+
+def _check_schema(doc, path):
+    top = _Schema(doc, "manifest", path, _TOP_KEYS)
+    soc = top.get("soc", "str")
+    if not _SOC_RE.match(soc):
+        top.fail("'soc' must match [A-Za-z0-9_]+ (as --soc_version spells it), found %r" % soc)
+    top.int_at_least("vector_core_count", 1)
+    tc = _Schema(top.get("toolchain", "dict"), "toolchain", path, _TOOLCHAIN_KEYS)
+    tc.get("triton_ascend", "str")
+    tc.get("bishengir", "str")
+    tc.get("cann", "str", nullable=True)
+    top.hex_digest("kernel_source_sha256")
+    items = top.get("kernels", "list")
+    if not items:
+        top.fail("'kernels' must hold at least one entry")
+    kernels, seen = [], set()
+    for i, item in enumerate(items):
+        k = _kernel_schema(item, "kernels[%d]" % i, path)
+        if (k.op, k.dtype) in seen:
+            raise ManifestError("schema", "kernels[%d]: a second entry for (%s, %s)"
+                                % (i, k.op, k.dtype), path)
+        seen.add((k.op, k.dtype))
+        kernels.append(k)
+    return kernels
+
+
+def _kernel_schema(item, where, path):
+    e = _Schema(item, where, path, _KERNEL_KEYS)
+    op, dtype, entry = e.get("op", "str"), e.get("dtype", "str"), e.get("entry", "str")
+    binary = e.get("binary", "str", nullable=True)
+    binary_size = e.int_at_least("binary_size", 0, nullable=True)
+    sha = e.hex_digest("sha256", nullable=True)
+    if (binary is None) != (binary_size is None) or (binary is None) != (sha is None):
+        e.fail("'binary', 'binary_size' and 'sha256' must be all null (IR-only) or all set")
+    mix_mode = e.get("mix_mode", "str")
+    if mix_mode not in MAGIC_BY_MIX_MODE:
+        e.fail("'mix_mode' must be one of %s, found %r" % (", ".join(sorted(MAGIC_BY_MIX_MODE)),
+                                                           mix_mode))
+    magic = e.get("magic", "str")
+    if magic != MAGIC_BY_MIX_MODE[mix_mode]:
+        e.fail("'magic' must be %r for mix_mode %r, found %r"
+               % (MAGIC_BY_MIX_MODE[mix_mode], mix_mode, magic))
+    block = e.int_at_least("block_size", 1)
+    g = _Schema(e.get("grid", "dict"), where + ".grid", path, _GRID_KEYS)
+    max_programs = g.int_at_least("max_programs", 1)
+    max_grid = g.int_at_least("max_grid", 1, high=MAX_GRID)
+    per_launch = e.int_at_least("max_elements_per_launch", block)
+    if per_launch % block:
+        e.fail("'max_elements_per_launch' (%d) must be a multiple of block_size (%d)"
+               % (per_launch, block))
+    workspace = e.int_at_least("workspace_size", 0)
+    lock_num = e.int_at_least("lock_num", 0)
+    lock_init = e.get("lock_init_val", "int")
+    a = _Schema(e.get("args", "dict"), where + ".args", path, _ARGS_KEYS)
+    size = a.int_at_least("size", 0)
+    has_ffts = a.get("has_ffts", "bool")
+    slots = []
+    for j, raw in enumerate(a.get("slots", "list")):
+        s = _Schema(raw, "%s.args.slots[%d]" % (where, j), path, _SLOT_KEYS)
+        name = s.get("name", "str")
+        if not name:
+            s.fail("'name' must not be empty")
+        slots.append(ArgSlot(name, s.get("role", "str"), s.int_at_least_optional("index"),
+                             s.int_at_least("offset", 0), s.int_at_least("size", 1)))
+    return KernelEntry(op, dtype, entry, binary, binary_size, sha, mix_mode, magic, block,
+                       max_programs, max_grid, per_launch, workspace, lock_num, lock_init,
+                       ArgLayout(size, has_ffts, tuple(slots)))
+
+
+def _check_layout(k, path):
+    where = "%s/%s args" % (k.op, k.dtype)
+
+    def fail(message):
+        raise ManifestError("layout", "%s: %s" % (where, message), path)
+
+    slots, layout = k.args.slots, k.args
+    for s in slots:
+        if s.role not in ROLES:
+            fail("slot %r has role %r; roles are %s" % (s.name, s.role, ", ".join(ROLES)))
+        if (s.index is not None) != (s.role in ("input", "output")):
+            fail("slot %r (%s): input and output slots carry an 'index', no other slot does"
+                 % (s.name, s.role))
+        want = (8,) if s.role in POINTER_ROLES else (4, 8) if s.role == "num_elements" else (4,)
+        if s.size not in want:
+            fail("slot %r (%s) has size %d; expected %s" % (
+                s.name, s.role, s.size, " or ".join(str(w) for w in want)))
+        if s.offset % s.size:
+            fail("slot %r: offset %d is not a multiple of its size %d" % (s.name, s.offset, s.size))
+    end = 0
+    for s in slots:
+        if s.offset < end:
+            fail("slot %r at offset %d overlaps or precedes the previous slot (which ends at %d); "
+                 "slots are listed by increasing offset" % (s.name, s.offset, end))
+        end = s.offset + s.size
+    if end > layout.size:
+        fail("the last slot ends at %d, past the struct size %d" % (end, layout.size))
+    if layout.size != (end + 7) // 8 * 8:
+        fail("struct size %d, but the slots end at %d, which rounds up to %d"
+             % (layout.size, end, (end + 7) // 8 * 8))
+    ffts = [s for s in slots if s.role == "ffts"]
+    if layout.has_ffts != bool(ffts):
+        fail("has_ffts is %s but %s ffts slot" % (
+            str(layout.has_ffts).lower(), "there is an" if ffts else "there is no"))
+    if len(ffts) > 1 or (ffts and slots[0].role != "ffts"):
+        fail("the ffts slot must appear once, first")
+    for role in _SINGLE_ROLES:
+        count = sum(1 for s in slots if s.role == role)
+        if count != 1:
+            fail("expected exactly one %s slot, found %d" % (role, count))
+    op = _op_or_none(k.op)
+    if op is not None:
+        for role, names in (("input", op.inputs), ("output", op.outputs)):
+            got = sorted(s.index for s in slots if s.role == role)
+            if got != list(range(len(names))):
+                fail("%s slots have indices %s; %s has %d %s(s): expected indices %s"
+                     % (role, got, op.type_name, len(names), role, list(range(len(names)))))
+    n = next(s for s in slots if s.role == "num_elements")
+    if n.size == 4 and k.max_elements_per_launch + k.block_size * k.max_programs >= INDEX_LIMIT:
+        fail("a 32-bit num_elements needs max_elements_per_launch + block_size * max_programs "
+             "< 2^31 so that no index wraps; found %d + %d * %d"
+             % (k.max_elements_per_launch, k.block_size, k.max_programs))
+
+
+def _op_or_none(type_name):
+    try:
+        return op_def.get(type_name)
+    except KeyError:
+        return None
+
+
+def _check_mismatch(doc, kernels, expected_soc, path):
+    def fail(message):
+        raise ManifestError("mismatch", message, path)
+
+    if expected_soc is not None and doc["soc"] != expected_soc:
+        fail("the manifest is for SoC %r but sits in the folder for %r; each SoC's kernels "
+             "live in kernels/<SoC>/" % (doc["soc"], expected_soc))
+    for k in kernels:
+        op = _op_or_none(k.op)
+        if op is None:
+            fail("unknown op %r; this package defines: %s"
+                 % (k.op, ", ".join(o.type_name for o in op_def.OPS)))
+        if k.dtype not in op.dtypes:
+            fail("%s has no dtype %r; its dtypes are %s" % (op.type_name, k.dtype,
+                                                            ", ".join(op.dtypes)))
+        spec = op.kernel
+        if k.entry != spec.entry:
+            fail("%s/%s: entry %r, but the op definition names the kernel %r"
+                 % (k.op, k.dtype, k.entry, spec.entry))
+        if k.block_size != spec.block_size:
+            fail("%s/%s: block_size %d, but the op definition says %d; rebuild the kernels"
+                 % (k.op, k.dtype, k.block_size, spec.block_size))
+        if k.binary is not None and k.binary != spec.binary_name(k.dtype):
+            fail("%s/%s: binary %r, expected %r" % (k.op, k.dtype, k.binary,
+                                                    spec.binary_name(k.dtype)))
+
+
+def _check_files(kernels, directory, path):
+    for k in kernels:
+        if k.binary is None:
+            continue
+        file_path = os.path.join(directory, k.binary)
+        if not os.path.isfile(file_path):
+            raise ManifestError("checksum", "%s/%s: binary %s is missing" % (
+                k.op, k.dtype, file_path), path)
+        size = os.path.getsize(file_path)
+        if size != k.binary_size:
+            raise ManifestError("checksum", "%s/%s: %s has %d bytes, the manifest says %d; the "
+                                "file was changed or truncated after the build"
+                                % (k.op, k.dtype, file_path, size, k.binary_size), path)
+        digest = sha256_file(file_path)
+        if digest != k.sha256:
+            raise ManifestError("checksum", "%s/%s: sha256 of %s is %s, the manifest says %s; the "
+                                "file was changed after the build"
+                                % (k.op, k.dtype, file_path, digest, k.sha256), path)
+
+
+def sha256_file(file_path):
+    """Hex sha256 of a file's bytes (the manifest's checksum)."""
+    h = hashlib.sha256()
+    with open(file_path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
