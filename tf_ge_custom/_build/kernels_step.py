@@ -68,8 +68,11 @@ def run(ctx):
     src = source_dir(ctx)
     manifests = _load_all(src) if os.path.isdir(src) else {}
     dest_root = os.path.join(ctx.opp_root, KERNELS)
-    if os.path.isdir(dest_root):  # this step owns the folder: no stale SoC survives
-        shutil.rmtree(dest_root)
+    if os.path.isdir(dest_root):  # this step owns the SoC folders: no stale SoC survives
+        for name in os.listdir(dest_root):  # (files, like the skeleton's note, stay)
+            if os.path.isdir(os.path.join(dest_root, name)):
+                shutil.rmtree(os.path.join(dest_root, name))
+    os.makedirs(dest_root, exist_ok=True)
     for soc, m in manifests.items():
         try:
             _copy(m, os.path.join(dest_root, soc))
