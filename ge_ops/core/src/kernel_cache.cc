@@ -18,6 +18,7 @@ Result<LoadedKernel> KernelCache::GetOrLoad(int32_t device, const KernelBinary &
     Status st = loader.LoadKernel(device, kernel, &loaded);
     if (!st.ok()) return st;
     slot->value = loaded;
+    slot->bytes = kernel.bytes;
     slot->loaded = true;
   }
   return slot->value;

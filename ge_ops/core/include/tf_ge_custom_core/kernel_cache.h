@@ -46,6 +46,8 @@ class KernelCache {
     std::mutex mutex;
     bool loaded = false;
     LoadedKernel value;
+    // The bytes stay alive as long as the loaded binary may refer to them.
+    std::shared_ptr<const std::vector<uint8_t>> bytes;
   };
   std::mutex mutex_;
   std::map<Key, std::shared_ptr<Slot>> slots_;
