@@ -145,6 +145,7 @@ TEST(Manifest, LayoutRefusals) {
       {"\"size\": 64,", "\"size\": 72,"},                                                 // not end rounded to 8
       {"\"has_ffts\": true", "\"has_ffts\": false"},                                      // contradicts the slots
       {"\"max_programs\": 40", "\"max_programs\": 262144"},                               // int32 index overflow
+      {"\"offset\": 60, \"size\": 4", "\"offset\": 9223372036854775804, \"size\": 4"},   // no room to end
   };
   for (const auto &e : edits) {
     const std::string kind = KindOf(Replace(v, e.first, e.second));

@@ -354,7 +354,7 @@ Status CheckLayout(const RawArgs &raw, const KernelEntry &e, const OpDefinition 
       return LayoutError(spath, "offset " + std::to_string(s.offset) +
                                     " overlaps or precedes the previous slot, which ends at " + std::to_string(end));
     }
-    if (s.offset > kI64Max - s.size) return LayoutError(spath, "offset out of range");
+    if (s.offset > (int64_t{1} << 40)) return LayoutError(spath, "offset " + std::to_string(s.offset) + " out of range");
     end = s.offset + s.size;
     if (slot.role == SlotRole::kFfts && i != 0) return LayoutError(spath, "the ffts slot must be the first slot");
     ++count[slot.role];
