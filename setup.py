@@ -18,9 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 builtins.__TF_GE_CUSTOM_SETUP__ = True
 sys.path.insert(0, HERE)
 from tf_ge_custom import _build  # noqa: E402
-from tf_ge_custom._build import op_library  # noqa: E402
-from tf_ge_custom._build import opp_step  # noqa: E402
-from tf_ge_custom._build import kernels_step  # noqa: E402
+from tf_ge_custom._build import ge_step, kernels_step, op_library, opp_step  # noqa: E402
 
 
 def _version():
@@ -40,7 +38,7 @@ class BuildPyWithNative(build_py):
         build_temp = os.path.join(HERE, "build", "temp-tf-ge-custom")
         ctx = _build.BuildContext(HERE, package_dir, build_temp, verbose=self.verbose > 1)
         try:
-            _build.run_steps(ctx, [op_library, opp_step, kernels_step])
+            _build.run_steps(ctx, [op_library, opp_step, ge_step, kernels_step])
         except _build.BuildError as e:
             sys.stderr.write("\ntf-ge-custom build failed:\n%s\n" % e)
             raise SystemExit(1)

@@ -1,0 +1,89 @@
+#include "acl_runtime.h"
+
+#include <string>
+
+#include "acl/acl_rt.h"
+
+namespace tf_ge_custom {
+namespace cann {
+namespace {
+
+core::Status AclError(const char *call, aclError code) {
+  return core::Status::Error(call, std::string(call) + " returned " + std::to_string(code));
+}
+
+}  // namespace
+
+core::Result<std::string> AclRuntime::SocName() {
+  const char *soc = aclrtGetSocName();
+  if (soc == nullptr || soc[0] == '\0') {
+    return core::Status::Error("aclrtGetSocName", "aclrtGetSocName returned no name (is a device set?)");
+  }
+  return std::string(soc);
+}
+
+core::Result<int32_t> AclRuntime::DeviceId() {
+  int32_t device = -1;
+  const aclError ret = aclrtGetDevice(&device);
+  if (ret != ACL_SUCCESS) return AclError("aclrtGetDevice", ret);
+  return device;
+}
+
+core::Result<uint64_t> AclRuntime::HardwareSyncAddress() {
+  void *addr = nullptr;
+  const aclError ret = aclrtGetHardwareSyncAddr(&addr);
+  if (ret != ACL_SUCCESS) return AclError("aclrtGetHardwareSyncAddr", ret);
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(addr));
+}
+
+core::Result<uint64_t> AclRuntime::AllocWorkspace(uint64_t bytes) {
+  void *ws = ctx_->MallocWorkSpace(static_cast<size_t>(bytes));
+  if (ws == nullptr) {
+    return core::Status::Error("MallocWorkSpace", "MallocWorkSpace(" + std::to_string(bytes) + ") returned null");
+  }
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(ws));
+}
+
+core::Status AclRuntime::FillBytes(uint64_t address, uint64_t bytes, uint8_t value) {
+  // On the op's stream, so it is ordered before the launch that reads it (and recorded
+  // with it when GE captures the stream into a model).
+  const aclError ret = aclrtMemsetAsync(reinterpret_cast<void *>(static_cast<uintptr_t>(address)),
+                                        static_cast<size_t>(bytes), value, static_cast<size_t>(bytes),
+                                        ctx_->GetStream());
+  if (ret != ACL_SUCCESS) return AclError("aclrtMemsetAsync", ret);
+  return core::Status::Ok();
+}
+
+core::Status AclRuntime::Launch(const core::LoadedKernel &kernel, uint32_t block_dim, std::vector<uint8_t> *host_args) {
+  const aclError ret = aclrtLaunchKernelWithHostArgs(static_cast<aclrtFuncHandle>(kernel.function), block_dim,
+                                                     ctx_->GetStream(), nullptr, host_args->data(), host_args->size(),
+                                                     nullptr, 0);
+  if (ret != ACL_SUCCESS) return AclError("aclrtLaunchKernelWithHostArgs", ret);
+  return core::Status::Ok();
+}
+
+core::Status AclRuntime::LoadKernel(int32_t device, const core::KernelBinary &kernel, core::LoadedKernel *out) {
+  aclrtBinaryLoadOption option;
+  option.type = ACL_RT_BINARY_LOAD_OPT_MAGIC;
+  // FACTS 5: "aiv" kernels load as vector-core ELF, "aic"/"mix" as AI-core ELF.
+  option.value.magic = kernel.entry.magic == core::BinaryMagic::kElfVectorCore ? ACL_RT_BINARY_MAGIC_ELF_VECTOR_CORE
+                                                                               : ACL_RT_BINARY_MAGIC_ELF_AICORE;
+  aclrtBinaryLoadOptions options;
+  options.options = &option;
+  options.numOpt = 1;
+  aclrtBinHandle binary = nullptr;
+  aclError ret = aclrtBinaryLoadFromData(kernel.bytes->data(), kernel.bytes->size(), &options, &binary);
+  if (ret != ACL_SUCCESS) return AclError("aclrtBinaryLoadFromData", ret);
+  aclrtFuncHandle function = nullptr;
+  ret = aclrtBinaryGetFunction(binary, kernel.entry.entry.c_str(), &function);
+  if (ret != ACL_SUCCESS) {
+    (void)aclrtBinaryUnLoad(binary);
+    return AclError("aclrtBinaryGetFunction", ret);
+  }
+  out->binary = binary;
+  out->function = function;
+  return core::Status::Ok();
+}
+
+}  // namespace cann
+}  // namespace tf_ge_custom

@@ -1,0 +1,31 @@
+// The core's DeviceRuntime over ACL and one execution context: each method is one ACL or
+// context call, and a failure is reported with that call's name and error code.
+#ifndef TF_GE_CUSTOM_CANN_ACL_RUNTIME_H_
+#define TF_GE_CUSTOM_CANN_ACL_RUNTIME_H_
+
+#include "exe_graph/runtime/eager_op_execution_context.h"
+#include "tf_ge_custom_core/executor.h"
+
+namespace tf_ge_custom {
+namespace cann {
+
+class AclRuntime final : public core::DeviceRuntime {
+ public:
+  explicit AclRuntime(gert::EagerOpExecutionContext *ctx) : ctx_(ctx) {}
+
+  core::Result<std::string> SocName() override;
+  core::Result<int32_t> DeviceId() override;
+  core::Result<uint64_t> HardwareSyncAddress() override;
+  core::Result<uint64_t> AllocWorkspace(uint64_t bytes) override;
+  core::Status FillBytes(uint64_t address, uint64_t bytes, uint8_t value) override;
+  core::Status Launch(const core::LoadedKernel &kernel, uint32_t block_dim, std::vector<uint8_t> *host_args) override;
+  core::Status LoadKernel(int32_t device, const core::KernelBinary &kernel, core::LoadedKernel *out) override;
+
+ private:
+  gert::EagerOpExecutionContext *ctx_;
+};
+
+}  // namespace cann
+}  // namespace tf_ge_custom
+
+#endif  // TF_GE_CUSTOM_CANN_ACL_RUNTIME_H_

@@ -1,0 +1,192 @@
+#include "kernel_op.h"
+
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "acl_runtime.h"
+#include "ge_ops.inc"
+#include "tf_ge_custom_core/executor.h"
+#include "tf_ge_custom_core/kernel_cache.h"
+#include "tf_ge_custom_core/library_location.h"
+#include "tf_ge_custom_core/op_checks.h"
+
+namespace tf_ge_custom {
+namespace cann {
+namespace {
+
+// The op definition's spelling of a GE dtype; anything else keeps a name that says what it is.
+std::string DTypeName(ge::DataType dtype) {
+  switch (dtype) {
+#define TF_GE_CUSTOM_DTYPE_CASE(enumerator, name) \
+  case ge::enumerator:                            \
+    return name;
+    TF_GE_CUSTOM_FOR_EACH_GE_DTYPE(TF_GE_CUSTOM_DTYPE_CASE)
+#undef TF_GE_CUSTOM_DTYPE_CASE
+    default:
+      return "ge::DataType(" + std::to_string(static_cast<int>(dtype)) + ")";
+  }
+}
+
+std::vector<int64_t> Dims(const gert::Shape &shape) {
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < shape.GetDimNum(); ++i) dims.push_back(shape.GetDim(i));
+  return dims;
+}
+
+uint64_t Address(const void *p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); }
+
+// Any address inside this library, for dladdr.
+void LibraryAnchor() {}
+
+}  // namespace
+
+KernelOp::KernelOp(const char *op_type) : op_type_(op_type), op_(core::FindOp(op_type)) {}
+
+ge::graphStatus KernelOp::Fail(const char *node, const core::Status &status) const {
+  // One line per failure, written at once so lines of concurrent nodes do not interleave.
+  const std::string line = std::string("[tf-ge-custom] ") + op_type_ + (node != nullptr ? std::string(" node ") + node : "") +
+                           ": " + status.message() + "\n";
+  std::fputs(line.c_str(), stderr);
+  return ge::GRAPH_FAILED;
+}
+
+core::Result<std::shared_ptr<core::KernelRegistry>> KernelOp::Registry() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!registry_) {
+    auto library = core::FileContaining(reinterpret_cast<const void *>(&LibraryAnchor));
+    if (!library.ok()) return library.status();
+    auto root = core::OppRootFromLibraryPath(library.value());
+    if (!root.ok()) return root.status();
+    registry_ = core::KernelRegistry::FromOppRoot(root.value());
+  }
+  return registry_;
+}
+
+ge::graphStatus KernelOp::Execute(gert::EagerOpExecutionContext *ctx) {
+  if (ctx == nullptr) return Fail(nullptr, core::Status::Error("context", "Execute got no execution context"));
+  const char *node = ctx->GetNodeName();
+  try {
+    if (op_ == nullptr) return Fail(node, core::Status::Error("op", "this library does not define the op"));
+    std::vector<core::TensorInfo> inputs;
+    core::KernelCall call;
+    call.op = op_;
+    for (size_t i = 0; i < op_->inputs.size(); ++i) {
+      const gert::Tensor *t = ctx->GetInputTensor(i);
+      if (t == nullptr) {
+        return Fail(node, core::Status::Error("GetInputTensor", "GetInputTensor(" + std::to_string(i) + ") returned null"));
+      }
+      inputs.push_back({DTypeName(t->GetDataType()), Dims(t->GetStorageShape())});
+      call.inputs.push_back(Address(t->GetAddr()));
+    }
+    auto dtype = core::CheckDTypes(*op_, inputs);
+    if (!dtype.ok()) return Fail(node, dtype.status());
+    auto count = core::CheckSameShapeAndCount(*op_, inputs);
+    if (!count.ok()) return Fail(node, count.status());
+    call.dtype = dtype.value();
+    call.num_elements = count.value();
+
+    const gert::Tensor *x = ctx->GetInputTensor(0);
+    for (size_t o = 0; o < op_->outputs.size(); ++o) {
+      gert::Tensor *out = ctx->MallocOutputTensor(o, x->GetShape(), x->GetFormat(), x->GetDataType());
+      if (out == nullptr) {
+        return Fail(node, core::Status::Error("MallocOutputTensor", "MallocOutputTensor(" + std::to_string(o) +
+                                                                        ") returned null (dtype " + dtype.value()->name +
+                                                                        ")"));
+      }
+      // In a static graph the address may be a legal 0 offset: never test it for null.
+      call.outputs.push_back(Address(out->GetAddr()));
+    }
+    auto registry = Registry();
+    if (!registry.ok()) return Fail(node, registry.status());
+    AclRuntime runtime(ctx);
+    const core::Status st = core::LaunchKernels(call, *registry.value(), core::KernelCache::Process(), runtime);
+    if (!st.ok()) return Fail(node, st);
+    return ge::GRAPH_SUCCESS;
+  } catch (const std::exception &e) {  // e.g. std::bad_alloc: never let it unwind into GE
+    return Fail(node, core::Status::Error("exception", e.what()));
+  }
+}
+
+ge::graphStatus KernelOp::InferShape(gert::InferShapeContext *ctx) {
+  if (ctx == nullptr || op_ == nullptr) return Fail(nullptr, core::Status::Error("context", "InferShape got no context"));
+  const char *node = ctx->GetNodeName();
+  try {
+    std::vector<core::TensorInfo> inputs;
+    for (size_t i = 0; i < op_->inputs.size(); ++i) {
+      const gert::Shape *s = ctx->GetInputShape(i);
+      if (s == nullptr) {
+        return Fail(node, core::Status::Error("GetInputShape", "GetInputShape(" + std::to_string(i) + ") returned null"));
+      }
+      inputs.push_back({"", Dims(*s)});
+    }
+    auto shape = core::InferOutputShape(*op_, inputs);
+    if (!shape.ok()) return Fail(node, shape.status());
+    if (shape.value().size() > gert::Shape::kMaxDimNum) {
+      return Fail(node, core::Status::Error("shape", "rank " + std::to_string(shape.value().size()) +
+                                                         " exceeds GE's limit of " +
+                                                         std::to_string(gert::Shape::kMaxDimNum)));
+    }
+    for (size_t o = 0; o < op_->outputs.size(); ++o) {
+      gert::Shape *out = ctx->GetOutputShape(o);
+      if (out == nullptr) {
+        return Fail(node, core::Status::Error("GetOutputShape", "GetOutputShape(" + std::to_string(o) + ") returned null"));
+      }
+      out->SetDimNum(shape.value().size());
+      for (size_t k = 0; k < shape.value().size(); ++k) out->SetDim(k, shape.value()[k]);
+    }
+    return ge::GRAPH_SUCCESS;
+  } catch (const std::exception &e) {
+    return Fail(node, core::Status::Error("exception", e.what()));
+  }
+}
+
+ge::graphStatus KernelOp::InferDataType(gert::InferDataTypeContext *ctx) {
+  if (ctx == nullptr || op_ == nullptr) return Fail(nullptr, core::Status::Error("context", "InferDataType got no context"));
+  const char *node = ctx->GetNodeName();
+  try {
+    std::vector<core::TensorInfo> inputs;
+    for (size_t i = 0; i < op_->inputs.size(); ++i) inputs.push_back({DTypeName(ctx->GetInputDataType(i)), {}});
+    auto dtype = core::CheckDTypes(*op_, inputs);
+    if (!dtype.ok()) return Fail(node, dtype.status());
+    const ge::DataType out = ctx->GetInputDataType(0);
+    for (size_t o = 0; o < op_->outputs.size(); ++o) {
+      if (ctx->SetOutputDataType(o, out) != ge::GRAPH_SUCCESS) {
+        return Fail(node, core::Status::Error("SetOutputDataType", "SetOutputDataType(" + std::to_string(o) + ") failed"));
+      }
+    }
+    return ge::GRAPH_SUCCESS;
+  } catch (const std::exception &e) {
+    return Fail(node, core::Status::Error("exception", e.what()));
+  }
+}
+
+ge::graphStatus KernelOp::Serialize(std::vector<uint8_t> &buffer) {
+  try {
+    auto registry = Registry();
+    if (!registry.ok()) return Fail(nullptr, registry.status());
+    auto bytes = registry.value()->Serialize();
+    if (!bytes.ok()) return Fail(nullptr, core::Status::Error(bytes.status().kind(), "Serialize: " + bytes.status().message()));
+    buffer = std::move(bytes.value());
+    return ge::GRAPH_SUCCESS;
+  } catch (const std::exception &e) {
+    return Fail(nullptr, core::Status::Error("exception", e.what()));
+  }
+}
+
+ge::graphStatus KernelOp::Deserialize(const std::vector<uint8_t> &buffer) {
+  try {
+    auto restored = core::KernelRegistry::FromSerialized(buffer);
+    if (!restored.ok()) {
+      return Fail(nullptr, core::Status::Error(restored.status().kind(), "Deserialize: " + restored.status().message()));
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    registry_ = restored.value();  // the model's own kernels win over any files on disk
+    return ge::GRAPH_SUCCESS;
+  } catch (const std::exception &e) {
+    return Fail(nullptr, core::Status::Error("exception", e.what()));
+  }
+}
+
+}  // namespace cann
+}  // namespace tf_ge_custom

@@ -1,0 +1,3 @@
+// Registers the REG_OP prototypes generated from tf_ge_custom/op_def.py, which the
+// file-based TensorFlow parse (atc --framework=3, aclgrphParseTensorFlow) needs (FACTS 4).
+#include "add_custom.h"

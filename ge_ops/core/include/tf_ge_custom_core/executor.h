@@ -1,0 +1,47 @@
+// Everything Execute decides, in order, against a small runtime interface: the CANN adapter
+// implements DeviceRuntime with ACL and the execution context; tests implement it with a
+// recorder. After the adapter has checked the inputs and allocated the output, it calls
+// LaunchKernels and turns a refusal into one log line and GRAPH_FAILED.
+#ifndef TF_GE_CUSTOM_CORE_EXECUTOR_H_
+#define TF_GE_CUSTOM_CORE_EXECUTOR_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tf_ge_custom_core/kernel_cache.h"
+#include "tf_ge_custom_core/kernel_registry.h"
+#include "tf_ge_custom_core/op_definition.h"
+#include "tf_ge_custom_core/status.h"
+
+namespace tf_ge_custom {
+namespace core {
+
+class DeviceRuntime : public KernelLoader {
+ public:
+  // Each failing call returns Status::Error("<api name>", "<api name> returned <code>").
+  virtual Result<std::string> SocName() = 0;
+  virtual Result<int32_t> DeviceId() = 0;
+  virtual Result<uint64_t> HardwareSyncAddress() = 0;             // the ffts slot's value
+  virtual Result<uint64_t> AllocWorkspace(uint64_t bytes) = 0;     // device memory for this call
+  virtual Status FillBytes(uint64_t address, uint64_t bytes, uint8_t value) = 0;  // on the stream
+  virtual Status Launch(const LoadedKernel &kernel, uint32_t block_dim, std::vector<uint8_t> *host_args) = 0;
+};
+
+struct KernelCall {
+  const OpDefinition *op = nullptr;
+  const DTypeDefinition *dtype = nullptr;
+  int64_t num_elements = 0;
+  std::vector<uint64_t> inputs;   // device addresses of the whole tensors
+  std::vector<uint64_t> outputs;
+};
+
+// Picks the kernel for the current SoC and call.dtype, loads it once per device, plans the
+// launches, packs each one's arguments and launches them. 0 elements: nothing at all.
+// Refusals name the failing step or API, its error, the SoC and the dtype.
+Status LaunchKernels(const KernelCall &call, KernelRegistry &registry, KernelCache &cache, DeviceRuntime &runtime);
+
+}  // namespace core
+}  // namespace tf_ge_custom
+
+#endif  // TF_GE_CUSTOM_CORE_EXECUTOR_H_

@@ -1,0 +1,32 @@
+// Packing the kernel's host arguments exactly as the manifest's layout says: one packed,
+// little-endian struct whose bytes aclrtLaunchKernelWithHostArgs copies to the device.
+#ifndef TF_GE_CUSTOM_CORE_HOST_ARGS_H_
+#define TF_GE_CUSTOM_CORE_HOST_ARGS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "tf_ge_custom_core/manifest.h"
+#include "tf_ge_custom_core/status.h"
+
+namespace tf_ge_custom {
+namespace core {
+
+struct HostArgValues {
+  uint64_t ffts = 0;             // aclrtGetHardwareSyncAddr, when the layout has the slot
+  uint64_t sync_block_lock = 0;  // lock buffer or 0 (null)
+  uint64_t workspace = 0;        // workspace buffer or 0 (null)
+  std::vector<uint64_t> inputs;  // device addresses, already advanced to the launch's first element
+  std::vector<uint64_t> outputs;
+  int64_t num_elements = 0;
+  uint32_t grid_x = 1, grid_y = 1, grid_z = 1;
+};
+
+// Fills out with layout.size bytes; unused (padding) bytes are zero. Refuses a value that
+// does not fit its slot (e.g. more than 2^31-1 elements in a 32-bit num_elements).
+Status PackHostArgs(const ArgLayout &layout, const HostArgValues &values, std::vector<uint8_t> *out);
+
+}  // namespace core
+}  // namespace tf_ge_custom
+
+#endif  // TF_GE_CUSTOM_CORE_HOST_ARGS_H_

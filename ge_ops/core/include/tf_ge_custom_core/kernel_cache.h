@@ -1,0 +1,59 @@
+// Load each kernel binary once per device and keep it: concurrent first calls for the same
+// (device, kernel) wait for one load instead of racing; a failed load is retried next call.
+#ifndef TF_GE_CUSTOM_CORE_KERNEL_CACHE_H_
+#define TF_GE_CUSTOM_CORE_KERNEL_CACHE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "tf_ge_custom_core/kernel_registry.h"
+#include "tf_ge_custom_core/status.h"
+
+namespace tf_ge_custom {
+namespace core {
+
+// Opaque runtime handles (aclrtBinHandle / aclrtFuncHandle in the CANN adapter).
+struct LoadedKernel {
+  void *binary = nullptr;
+  void *function = nullptr;
+};
+
+// What the cache needs from the runtime; the CANN adapter implements it with ACL calls.
+class KernelLoader {
+ public:
+  virtual ~KernelLoader() = default;
+  // Load kernel's bytes onto device (the calling thread's current device).
+  virtual Status LoadKernel(int32_t device, const KernelBinary &kernel, LoadedKernel *out) = 0;
+};
+
+class KernelCache {
+ public:
+  Result<LoadedKernel> GetOrLoad(int32_t device, const KernelBinary &kernel, KernelLoader &loader);
+  size_t loaded_count();
+
+  // The one cache of the process: every AddCustom instance (GE makes one per op type, and
+  // one per loaded model) shares it, so a model reload never loads a binary again.
+  static KernelCache &Process();
+
+ private:
+  // (device, SoC, op, dtype, sha256): new bytes under the same name are a new kernel.
+  using Key = std::tuple<int32_t, std::string, std::string, std::string, std::string>;
+  struct Slot {
+    std::mutex mutex;
+    bool loaded = false;
+    LoadedKernel value;
+    // The bytes stay alive as long as the loaded binary may refer to them.
+    std::shared_ptr<const std::vector<uint8_t>> bytes;
+  };
+  std::mutex mutex_;
+  std::map<Key, std::shared_ptr<Slot>> slots_;
+};
+
+}  // namespace core
+}  // namespace tf_ge_custom
+
+#endif  // TF_GE_CUSTOM_CORE_KERNEL_CACHE_H_

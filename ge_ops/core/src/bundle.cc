@@ -1,0 +1,143 @@
+#include "tf_ge_custom_core/bundle.h"
+
+#include <cstring>
+
+#include "tf_ge_custom_core/sha256.h"
+
+namespace tf_ge_custom {
+namespace core {
+namespace {
+
+void PutU(uint64_t v, int bytes, std::vector<uint8_t> *out) {
+  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+
+// A cursor that can never read past the end: every read checks what is left first.
+class Reader {
+ public:
+  Reader(const uint8_t *data, size_t size) : p_(data), left_(size) {}
+  bool U(int bytes, uint64_t *v) {
+    if (left_ < static_cast<size_t>(bytes)) return false;
+    uint64_t r = 0;
+    for (int i = 0; i < bytes; ++i) r |= static_cast<uint64_t>(p_[i]) << (8 * i);
+    p_ += bytes;
+    left_ -= static_cast<size_t>(bytes);
+    *v = r;
+    return true;
+  }
+  bool Bytes(uint64_t n, const uint8_t **start) {
+    if (n > left_) return false;
+    *start = p_;
+    p_ += n;
+    left_ -= static_cast<size_t>(n);
+    return true;
+  }
+  size_t left() const { return left_; }
+
+ private:
+  const uint8_t *p_;
+  size_t left_;
+};
+
+Status Corrupt(const std::string &what) {
+  return Status::Error("corrupt", "serialized AddCustom kernels are damaged: " + what +
+                                      "; rebuild the model (OM) with this package installed");
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> EncodeBundle(const std::vector<BundleSoc> &socs) {
+  if (socs.size() > kMaxBundleSocs) return Status::Error("oversized", "too many SoCs to serialize");
+  std::vector<uint8_t> out(kBundleMagic, kBundleMagic + sizeof(kBundleMagic));
+  PutU(kBundleVersion, 4, &out);
+  PutU(0, 4, &out);
+  PutU(0, 8, &out);  // body size, patched below
+  PutU(socs.size(), 4, &out);
+  for (const auto &soc : socs) {
+    if (soc.manifest_json.size() > kMaxManifestBytesInBundle || soc.binaries.size() > kMaxBinariesPerSoc) {
+      return Status::Error("oversized", "a manifest or its binary list is too large to serialize");
+    }
+    PutU(soc.manifest_json.size(), 4, &out);
+    out.insert(out.end(), soc.manifest_json.begin(), soc.manifest_json.end());
+    PutU(soc.binaries.size(), 4, &out);
+    for (const auto &b : soc.binaries) {
+      if (b.name.empty() || b.name.size() > 255) return Status::Error("oversized", "binary name length out of range");
+      PutU(b.name.size(), 2, &out);
+      out.insert(out.end(), b.name.begin(), b.name.end());
+      PutU(b.bytes.size(), 8, &out);
+      out.insert(out.end(), b.bytes.begin(), b.bytes.end());
+    }
+    if (out.size() > kMaxBundleBytes) return Status::Error("oversized", "kernels exceed the serialized size limit");
+  }
+  const uint64_t body = out.size() - kBundleHeaderBytes;
+  for (int i = 0; i < 8; ++i) out[16 + i] = static_cast<uint8_t>(body >> (8 * i));
+  const auto digest = Sha256Digest(out.data(), out.size());
+  out.insert(out.end(), digest.begin(), digest.end());
+  if (out.size() > kMaxBundleBytes) return Status::Error("oversized", "kernels exceed the serialized size limit");
+  return out;
+}
+
+Status DecodeBundle(const uint8_t *data, size_t size, std::vector<BundleSoc> *out) {
+  out->clear();
+  if (size > kMaxBundleBytes) {
+    return Status::Error("oversized", "serialized kernels of " + std::to_string(size) + " bytes exceed the limit of " +
+                                          std::to_string(kMaxBundleBytes));
+  }
+  if (size < kBundleHeaderBytes + kBundleTrailerBytes) {
+    return Status::Error("truncated", "serialized kernels have " + std::to_string(size) + " bytes, fewer than the " +
+                                          std::to_string(kBundleHeaderBytes + kBundleTrailerBytes) +
+                                          " of an empty bundle; rebuild the model (OM)");
+  }
+  if (std::memcmp(data, kBundleMagic, sizeof(kBundleMagic)) != 0) {
+    return Status::Error("magic", "the serialized data is not tf-ge-custom kernels (wrong magic); rebuild the model");
+  }
+  Reader header(data + sizeof(kBundleMagic), kBundleHeaderBytes - sizeof(kBundleMagic));
+  uint64_t version = 0, flags = 0, body = 0;
+  header.U(4, &version);
+  header.U(4, &flags);
+  header.U(8, &body);
+  if (version != kBundleVersion) {
+    return Status::Error("version", "serialized kernels have format version " + std::to_string(version) +
+                                        ", this library reads version " + std::to_string(kBundleVersion) +
+                                        "; rebuild the model (OM) with this package version");
+  }
+  if (flags != 0) return Corrupt("unknown flags " + std::to_string(flags));
+  const uint64_t expected_body = size - kBundleHeaderBytes - kBundleTrailerBytes;
+  if (body != expected_body) {
+    return Status::Error(body > expected_body ? "truncated" : "corrupt",
+                         "the header announces " + std::to_string(body) + " body bytes, the data holds " +
+                             std::to_string(expected_body) + "; the serialized kernels were cut or padded");
+  }
+  const auto digest = Sha256Digest(data, size - kBundleTrailerBytes);
+  if (std::memcmp(digest.data(), data + size - kBundleTrailerBytes, kBundleTrailerBytes) != 0) {
+    return Corrupt("checksum mismatch");
+  }
+  Reader r(data + kBundleHeaderBytes, static_cast<size_t>(body));
+  uint64_t soc_count = 0;
+  if (!r.U(4, &soc_count)) return Corrupt("no SoC count");
+  if (soc_count > kMaxBundleSocs) return Corrupt(std::to_string(soc_count) + " SoCs");
+  std::vector<BundleSoc> socs;
+  for (uint64_t s = 0; s < soc_count; ++s) {
+    BundleSoc soc;
+    uint64_t len = 0, count = 0;
+    const uint8_t *bytes = nullptr;
+    if (!r.U(4, &len) || len > kMaxManifestBytesInBundle || !r.Bytes(len, &bytes)) return Corrupt("bad manifest length");
+    soc.manifest_json.assign(reinterpret_cast<const char *>(bytes), static_cast<size_t>(len));
+    if (!r.U(4, &count) || count > kMaxBinariesPerSoc) return Corrupt("bad binary count");
+    for (uint64_t b = 0; b < count; ++b) {
+      BundleBinary bin;
+      if (!r.U(2, &len) || len == 0 || !r.Bytes(len, &bytes)) return Corrupt("bad binary name length");
+      bin.name.assign(reinterpret_cast<const char *>(bytes), static_cast<size_t>(len));
+      if (!r.U(8, &len) || !r.Bytes(len, &bytes)) return Corrupt("a binary runs past the end");
+      bin.bytes.assign(bytes, bytes + len);
+      soc.binaries.push_back(std::move(bin));
+    }
+    socs.push_back(std::move(soc));
+  }
+  if (r.left() != 0) return Corrupt(std::to_string(r.left()) + " unexpected trailing bytes");
+  *out = std::move(socs);
+  return Status::Ok();
+}
+
+}  // namespace core
+}  // namespace tf_ge_custom

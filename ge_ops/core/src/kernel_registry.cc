@@ -1,0 +1,197 @@
+#include "tf_ge_custom_core/kernel_registry.h"
+
+#include <algorithm>
+#include <set>
+
+#include "tf_ge_custom_core/bundle.h"
+#include "tf_ge_custom_core/files.h"
+
+namespace tf_ge_custom {
+namespace core {
+namespace {
+constexpr uint64_t kMaxFileBytes = 1ull << 30;
+
+std::string Join(const std::vector<std::string> &names) {
+  std::string s;
+  for (const auto &n : names) s += (s.empty() ? "" : ", ") + n;
+  return s.empty() ? "none" : s;
+}
+}  // namespace
+
+std::shared_ptr<KernelRegistry> KernelRegistry::FromOppRoot(const std::string &opp_root) {
+  std::shared_ptr<KernelRegistry> r(new KernelRegistry());
+  r->opp_root_ = opp_root;
+  r->origin_ = JoinPath(opp_root, "kernels");
+  return r;
+}
+
+Result<std::shared_ptr<KernelRegistry>> KernelRegistry::FromSerialized(const std::vector<uint8_t> &bytes) {
+  std::vector<BundleSoc> socs;
+  Status st = DecodeBundle(bytes.data(), bytes.size(), &socs);
+  if (!st.ok()) return st;
+  std::shared_ptr<KernelRegistry> r(new KernelRegistry());
+  r->origin_ = "the kernels serialized into the model";
+  for (auto &soc : socs) {
+    auto parsed = ParseManifest(soc.manifest_json, ManifestCheck());
+    if (!parsed.ok()) {
+      return Status::Error("corrupt", "a serialized kernel manifest is invalid: " + parsed.status().message());
+    }
+    SocKernels k;
+    k.manifest_text = soc.manifest_json;
+    k.manifest = std::move(parsed.value());
+    const std::string name = k.manifest.soc;
+    if (r->socs_.count(name) != 0) return Status::Error("corrupt", "SoC " + name + " is serialized twice");
+    for (auto &bin : soc.binaries) {
+      const KernelEntry *owner = nullptr;
+      for (const auto &e : k.manifest.kernels) {
+        if (e.has_binary && e.binary == bin.name) owner = &e;
+      }
+      if (owner == nullptr) {
+        return Status::Error("corrupt", "serialized binary " + bin.name + " belongs to no kernel of " + name);
+      }
+      if (k.binaries.count(bin.name) != 0) {
+        return Status::Error("corrupt", "serialized binary " + bin.name + " appears twice");
+      }
+      st = VerifyBinary(*owner, name, bin.bytes);
+      if (!st.ok()) return Status::Error("corrupt", st.message());
+      k.binaries[bin.name] = std::make_shared<const std::vector<uint8_t>>(std::move(bin.bytes));
+    }
+    for (const auto &e : k.manifest.kernels) {
+      if (e.has_binary && k.binaries.count(e.binary) == 0) {
+        return Status::Error("corrupt", "the serialized kernels of " + name + " lack " + e.binary);
+      }
+    }
+    r->socs_.emplace(name, std::move(k));
+  }
+  return r;
+}
+
+std::vector<std::string> KernelRegistry::Socs() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::set<std::string> names;
+  for (const auto &s : socs_) names.insert(s.first);
+  if (!opp_root_.empty()) {
+    for (const auto &d : ListSubdirectories(origin_)) names.insert(d);
+  }
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+Result<KernelRegistry::SocKernels *> KernelRegistry::LoadSoc(const std::string &soc) {
+  auto it = socs_.find(soc);
+  if (it != socs_.end()) return &it->second;
+  std::vector<std::string> available;
+  if (!opp_root_.empty()) available = ListSubdirectories(origin_);
+  for (const auto &s : socs_) available.push_back(s.first);
+  std::sort(available.begin(), available.end());
+  available.erase(std::unique(available.begin(), available.end()), available.end());
+  const std::string dir = JoinPath(origin_, soc);
+  if (opp_root_.empty() || soc.empty() || soc.find('/') != std::string::npos || soc[0] == '.' || !IsDirectory(dir)) {
+    return Status::Error("unknown_soc", "no kernels for SoC \"" + soc + "\" in " + origin_ + " (available: " +
+                                            Join(available) + "); build them with tf-ge-custom build-kernels --soc " +
+                                            soc + " and reinstall the package");
+  }
+  const std::string path = JoinPath(dir, kManifestFileName);
+  std::vector<uint8_t> text;
+  Status st = ReadFileBytes(path, 16u << 20, &text);
+  if (!st.ok()) return Status::Error(kKindIo, "kernel manifest " + path + ": " + st.message());
+  SocKernels k;
+  k.manifest_text.assign(text.begin(), text.end());
+  ManifestCheck check;
+  check.expected_soc = soc;
+  auto parsed = ParseManifest(k.manifest_text, check);
+  if (!parsed.ok()) {
+    return Status::Error(parsed.status().kind(), path + ": " + parsed.status().message());
+  }
+  k.manifest = std::move(parsed.value());
+  return &socs_.emplace(soc, std::move(k)).first->second;
+}
+
+Result<KernelBinary> KernelRegistry::Find(const std::string &soc, const std::string &op, const std::string &dtype) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto loaded = LoadSoc(soc);
+  if (!loaded.ok()) return loaded.status();
+  SocKernels &k = *loaded.value();
+  const KernelEntry *e = k.manifest.Find(op, dtype);
+  if (e == nullptr) {
+    std::vector<std::string> dtypes;
+    for (const auto &x : k.manifest.kernels) {
+      if (x.op == op) dtypes.push_back(x.dtype);
+    }
+    return Status::Error("missing_dtype", "the kernels for SoC " + soc + " in " + origin_ + " have no " + op +
+                                              " kernel for dtype " + dtype + " (available: " + Join(dtypes) +
+                                              "); rebuild the kernels including that dtype");
+  }
+  if (!e->has_binary) {
+    return Status::Error("no_binary", "the manifest for SoC " + soc + " lists " + op + "/" + dtype +
+                                          " without an npubin (built without CANN, IR only); build the kernels on "
+                                          "a host with a CANN toolkit and reinstall the package");
+  }
+  auto it = k.binaries.find(e->binary);
+  if (it == k.binaries.end()) {
+    // Read and verify once; later calls reuse the verified bytes.
+    const std::string path = JoinPath(JoinPath(origin_, soc), e->binary);
+    std::vector<uint8_t> bytes;
+    Status st = ReadFileBytes(path, kMaxFileBytes, &bytes);
+    if (!st.ok()) {
+      return Status::Error(kKindChecksum, "kernel binary " + path + " cannot be read (" + st.message() +
+                                              "); reinstall the package");
+    }
+    st = VerifyBinary(*e, soc, bytes);
+    if (!st.ok()) return st;
+    it = k.binaries.emplace(e->binary, std::make_shared<const std::vector<uint8_t>>(std::move(bytes))).first;
+  }
+  KernelBinary out;
+  out.soc = soc;
+  out.entry = *e;
+  out.bytes = it->second;
+  return out;
+}
+
+Status KernelRegistry::LoadAllSocs() {
+  if (opp_root_.empty()) return Status::Ok();
+  for (const auto &soc : ListSubdirectories(origin_)) {
+    auto loaded = LoadSoc(soc);
+    if (!loaded.ok()) return loaded.status();
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<uint8_t>> KernelRegistry::Serialize() {
+  std::vector<std::pair<std::string, std::vector<std::string>>> wanted;  // soc -> dtypes with binaries
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Status st = LoadAllSocs();
+    if (!st.ok()) return st;
+    for (const auto &s : socs_) {
+      std::vector<std::string> keys;
+      for (const auto &e : s.second.manifest.kernels) {
+        if (e.has_binary) keys.push_back(e.op + "\n" + e.dtype);
+      }
+      wanted.emplace_back(s.first, keys);
+    }
+  }
+  std::vector<BundleSoc> socs;
+  size_t binaries = 0;
+  for (const auto &w : wanted) {
+    BundleSoc soc;
+    for (const auto &key : w.second) {
+      const size_t nl = key.find('\n');
+      auto k = Find(w.first, key.substr(0, nl), key.substr(nl + 1));  // verifies the checksum
+      if (!k.ok()) return k.status();
+      soc.binaries.push_back(BundleBinary{k.value().entry.binary, *k.value().bytes});
+      ++binaries;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    soc.manifest_json = socs_.at(w.first).manifest_text;
+    socs.push_back(std::move(soc));
+  }
+  if (binaries == 0) {
+    return Status::Error("no_binary", "there are no npubins in " + origin_ +
+                                          " to put into the model; build the kernels on a host with a CANN toolkit "
+                                          "(tf-ge-custom build-kernels) and reinstall the package");
+  }
+  return EncodeBundle(socs);
+}
+
+}  // namespace core
+}  // namespace tf_ge_custom

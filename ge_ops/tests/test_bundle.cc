@@ -1,0 +1,172 @@
+// The serialized format: round trip, and refusal of truncated, corrupt, oversized and
+// unknown-version input without reading out of bounds (the fuzz driver goes further).
+#include "test_support.h"
+#include "testing.h"
+#include "tf_ge_custom_core/bundle.h"
+#include "tf_ge_custom_core/kernel_registry.h"
+#include "tf_ge_custom_core/sha256.h"
+
+using namespace tf_ge_custom::core;
+using test_support::KernelSpec;
+
+namespace {
+std::vector<BundleSoc> Sample() {
+  BundleSoc a;
+  a.manifest_json = "{\"soc\":\"A\"}";
+  a.binaries = {{"add_kernel_float32.npubin", {1, 2, 3}}, {"add_kernel_int32.npubin", {}}};
+  BundleSoc b;
+  b.manifest_json = "";
+  return {a, b};
+}
+
+// Recompute the trailing checksum, so a test reaches the checks behind it.
+void Reseal(std::vector<uint8_t> *bytes) {
+  const auto d = Sha256Digest(bytes->data(), bytes->size() - kBundleTrailerBytes);
+  std::copy(d.begin(), d.end(), bytes->end() - kBundleTrailerBytes);
+}
+
+std::string Kind(const std::vector<uint8_t> &bytes) {
+  std::vector<BundleSoc> out;
+  const Status st = DecodeBundle(bytes.data(), bytes.size(), &out);
+  return st.ok() ? "ok" : st.kind();
+}
+}  // namespace
+
+TEST(Bundle, RoundTripsExactly) {
+  auto enc = EncodeBundle(Sample());
+  REQUIRE_OK(enc);
+  const auto &bytes = enc.value();
+  // Header by hand: magic, version 1, flags 0, body size.
+  CHECK_EQ(std::string(bytes.begin(), bytes.begin() + 8), std::string("TFGEKRNL"));
+  CHECK_EQ(bytes[8], static_cast<unsigned char>(1));
+  const uint64_t body = bytes.size() - kBundleHeaderBytes - kBundleTrailerBytes;
+  CHECK_EQ(bytes[16], static_cast<unsigned char>(body & 0xFF));
+  std::vector<BundleSoc> back;
+  REQUIRE_OK(DecodeBundle(bytes.data(), bytes.size(), &back));
+  REQUIRE_EQ(back.size(), size_t{2});
+  CHECK_EQ(back[0].manifest_json, Sample()[0].manifest_json);
+  REQUIRE_EQ(back[0].binaries.size(), size_t{2});
+  CHECK_EQ(back[0].binaries[0].name, std::string("add_kernel_float32.npubin"));
+  CHECK_EQ(back[0].binaries[0].bytes, (std::vector<unsigned char>{1, 2, 3}));
+  CHECK_TRUE(back[0].binaries[1].bytes.empty());
+  CHECK_EQ(back[1].manifest_json, std::string(""));
+  auto again = EncodeBundle(back);
+  CHECK_EQ(again.value(), bytes);
+}
+
+TEST(Bundle, RefusesEveryTruncationAndEveryBitFlip) {
+  const auto bytes = EncodeBundle(Sample()).value();
+  for (size_t len = 0; len < bytes.size(); ++len) {
+    std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + len);
+    if (Kind(cut) == "ok") CHECK_EQ(len, size_t{0} + bytes.size());  // never accepted
+  }
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      auto flipped = bytes;
+      flipped[i] ^= static_cast<uint8_t>(1u << bit);
+      if (Kind(flipped) == "ok") CHECK_EQ(i, size_t{9999});
+    }
+  }
+  auto padded = bytes;
+  padded.insert(padded.end() - kBundleTrailerBytes, 0);
+  CHECK_EQ(Kind(padded), std::string("corrupt"));
+}
+
+TEST(Bundle, NamesEachRefusal) {
+  const auto bytes = EncodeBundle(Sample()).value();
+  CHECK_EQ(Kind({}), std::string("truncated"));
+  CHECK_EQ(Kind(std::vector<uint8_t>(bytes.begin(), bytes.end() - 1)), std::string("truncated"));
+  auto magic = bytes;
+  magic[0] = 'X';
+  CHECK_EQ(Kind(magic), std::string("magic"));
+  auto version = bytes;
+  version[8] = 2;
+  CHECK_EQ(Kind(version), std::string("version"));
+  auto flags = bytes;
+  flags[12] = 1;
+  Reseal(&flags);
+  CHECK_EQ(Kind(flags), std::string("corrupt"));
+  auto sum = bytes;
+  sum.back() ^= 0x80;
+  CHECK_EQ(Kind(sum), std::string("corrupt"));
+  // Oversized input is refused before a single byte is read.
+  std::vector<BundleSoc> out;
+  CHECK_EQ(DecodeBundle(bytes.data(), kMaxBundleBytes + 1, &out).kind(), std::string("oversized"));
+}
+
+TEST(Bundle, LengthFieldsCannotReachPastTheEnd) {
+  const auto bytes = EncodeBundle(Sample()).value();
+  // Body starts at 24: u32 SoC count, then u32 manifest length of the first SoC.
+  auto many = bytes;
+  many[24] = 0xFF;
+  many[25] = 0xFF;
+  Reseal(&many);
+  CHECK_EQ(Kind(many), std::string("corrupt"));
+  auto long_manifest = bytes;
+  long_manifest[28] = 0xFF;
+  long_manifest[29] = 0xFF;
+  Reseal(&long_manifest);
+  CHECK_EQ(Kind(long_manifest), std::string("corrupt"));
+  // The first binary's u64 size, right after its name: make it huge.
+  const size_t manifest_len = Sample()[0].manifest_json.size();
+  const size_t name_len = Sample()[0].binaries[0].name.size();
+  const size_t size_at = 24 + 4 + 4 + manifest_len + 4 + 2 + name_len;
+  auto huge = bytes;
+  for (int i = 0; i < 8; ++i) huge[size_at + i] = 0xFF;
+  Reseal(&huge);
+  CHECK_EQ(Kind(huge), std::string("corrupt"));
+}
+
+TEST(Bundle, RegistryRoundTripCarriesVerifiedKernels) {
+  test_support::TempDir opp;
+  KernelSpec f32, i32;
+  i32.dtype = "int32";
+  test_support::WriteOppKernels(opp, "Ascend910B1", {f32, i32});
+  test_support::WriteOppKernels(opp, "Ascend910_9392", {f32});
+  auto disk = KernelRegistry::FromOppRoot(opp.path());
+  auto bytes = disk->Serialize();
+  REQUIRE_OK(bytes);
+  auto restored = KernelRegistry::FromSerialized(bytes.value());
+  REQUIRE_OK(restored);
+  CHECK_EQ(restored.value()->Socs(), (std::vector<std::string>{"Ascend910B1", "Ascend910_9392"}));
+  auto k = restored.value()->Find("Ascend910_9392", "AddCustom", "float32");
+  REQUIRE_OK(k);
+  CHECK_EQ(*k.value().bytes, test_support::FakeBinary("Ascend910_9392", "float32"));
+  CHECK_EQ(restored.value()->Find("Ascend910_9392", "AddCustom", "int32").status().kind(),
+           std::string("missing_dtype"));
+}
+
+TEST(Bundle, RegistryRefusesWellFramedButInconsistentKernels) {
+  test_support::TempDir opp;
+  const std::string manifest = test_support::WriteOppKernels(opp, "Ascend910B1", {KernelSpec()});
+  BundleSoc soc;
+  soc.manifest_json = manifest;
+  soc.binaries = {{"add_kernel_float32.npubin", test_support::FakeBinary("Ascend910B1", "float32")}};
+  auto good = EncodeBundle({soc}).value();
+  CHECK_TRUE(KernelRegistry::FromSerialized(good).ok());
+  auto wrong_bytes = soc;
+  wrong_bytes.binaries[0].bytes[5] ^= 1;
+  CHECK_EQ(KernelRegistry::FromSerialized(EncodeBundle({wrong_bytes}).value()).status().kind(), std::string("corrupt"));
+  auto stray = soc;
+  stray.binaries.push_back({"other.npubin", {1}});
+  CHECK_EQ(KernelRegistry::FromSerialized(EncodeBundle({stray}).value()).status().kind(), std::string("corrupt"));
+  auto missing = soc;
+  missing.binaries.clear();
+  CHECK_EQ(KernelRegistry::FromSerialized(EncodeBundle({missing}).value()).status().kind(), std::string("corrupt"));
+  auto twice = EncodeBundle({soc, soc}).value();
+  CHECK_EQ(KernelRegistry::FromSerialized(twice).status().kind(), std::string("corrupt"));
+  auto bad_manifest = soc;
+  bad_manifest.manifest_json = "{}";
+  CHECK_EQ(KernelRegistry::FromSerialized(EncodeBundle({bad_manifest}).value()).status().kind(),
+           std::string("corrupt"));
+}
+
+TEST(Bundle, SerializeRefusesWhenThereIsNoBinaryToCarry) {
+  test_support::TempDir opp;
+  KernelSpec ir_only;
+  ir_only.has_binary = false;
+  test_support::WriteOppKernels(opp, "Ascend910B1", {ir_only});
+  CHECK_EQ(KernelRegistry::FromOppRoot(opp.path())->Serialize().status().kind(), std::string("no_binary"));
+  test_support::TempDir empty;
+  CHECK_EQ(KernelRegistry::FromOppRoot(empty.path())->Serialize().status().kind(), std::string("no_binary"));
+}

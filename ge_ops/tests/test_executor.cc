@@ -1,0 +1,267 @@
+// What Execute does after its input checks, against a recording runtime (a test double for
+// ACL and the execution context): kernel choice, refusals, load-once, chunked launches with
+// byte-exact arguments, workspace and lock buffers, and running from serialized kernels.
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "test_support.h"
+#include "testing.h"
+#include "tf_ge_custom_core/executor.h"
+#include "tf_ge_custom_core/op_checks.h"
+
+using namespace tf_ge_custom::core;
+using test_support::KernelSpec;
+
+namespace {
+
+struct RecordedLaunch {
+  void *function;
+  uint32_t block_dim;
+  std::vector<uint8_t> args;
+};
+
+class RecordingRuntime : public DeviceRuntime {
+ public:
+  std::string soc = "Ascend910B1";
+  int32_t device = 0;
+  int load_error = 0, launch_error = 0;
+  std::atomic<int> loads{0}, soc_calls{0}, ffts_calls{0};
+  std::vector<uint64_t> workspace_requests;
+  std::vector<std::string> fills;  // "address:bytes:value", in call order with launches
+  std::vector<RecordedLaunch> launches;
+  std::mutex mutex;
+
+  Result<std::string> SocName() override {
+    ++soc_calls;
+    return soc;
+  }
+  Result<int32_t> DeviceId() override { return device; }
+  Result<uint64_t> HardwareSyncAddress() override {
+    ++ffts_calls;
+    return uint64_t{0x00000000FF001000ull};
+  }
+  Result<uint64_t> AllocWorkspace(uint64_t bytes) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    workspace_requests.push_back(bytes);
+    return uint64_t{0x7000000000ull} + 0x100000ull * workspace_requests.size();
+  }
+  Status FillBytes(uint64_t address, uint64_t bytes, uint8_t value) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    fills.push_back(std::to_string(address) + ":" + std::to_string(bytes) + ":" + std::to_string(value) + "@" +
+                    std::to_string(launches.size()));
+    return Status::Ok();
+  }
+  Status Launch(const LoadedKernel &k, uint32_t block_dim, std::vector<uint8_t> *args) override {
+    if (launch_error != 0) {
+      return Status::Error("aclrtLaunchKernelWithHostArgs",
+                           "aclrtLaunchKernelWithHostArgs returned " + std::to_string(launch_error));
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    launches.push_back({k.function, block_dim, *args});
+    return Status::Ok();
+  }
+  Status LoadKernel(int32_t dev, const KernelBinary &k, LoadedKernel *out) override {
+    if (load_error != 0) {
+      return Status::Error("aclrtBinaryLoadFromData", "aclrtBinaryLoadFromData returned " + std::to_string(load_error));
+    }
+    ++loads;
+    out->function = reinterpret_cast<void *>(static_cast<uintptr_t>(0xF00 + dev));
+    return Status::Ok();
+  }
+};
+
+KernelCall Call(const std::string &dtype, int64_t n) {
+  KernelCall c;
+  c.op = FindOp("AddCustom");
+  c.dtype = c.op->FindDType(dtype);
+  c.num_elements = n;
+  c.inputs = {0x0000100000000000ull, 0x0000200000000000ull};
+  c.outputs = {0x0000300000000000ull};
+  return c;
+}
+
+uint64_t ReadLe(const std::vector<uint8_t> &b, size_t at, size_t size) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < size; ++i) v |= static_cast<uint64_t>(b[at + i]) << (8 * i);
+  return v;
+}
+
+struct Fixture {
+  test_support::TempDir opp;
+  std::shared_ptr<KernelRegistry> registry;
+  KernelCache cache;
+  RecordingRuntime runtime;
+  explicit Fixture(const std::vector<KernelSpec> &kernels, const std::string &soc = "Ascend910B1") {
+    test_support::WriteOppKernels(opp, soc, kernels);
+    registry = KernelRegistry::FromOppRoot(opp.path());
+  }
+  Status Run(const KernelCall &c) { return LaunchKernels(c, *registry, cache, runtime); }
+};
+
+KernelSpec Spec(const std::string &dtype, bool ffts = true) {
+  KernelSpec k;
+  k.dtype = dtype;
+  k.has_ffts = ffts;
+  return k;
+}
+
+}  // namespace
+
+TEST(Executor, ZeroElementsLaunchNothingAndAskNothing) {
+  Fixture f({Spec("float32")});
+  REQUIRE_OK(f.Run(Call("float32", 0)));
+  CHECK_EQ(f.runtime.soc_calls.load(), 0);
+  CHECK_EQ(f.runtime.loads.load(), 0);
+  CHECK_EQ(f.runtime.launches.size(), size_t{0});
+}
+
+TEST(Executor, OneLaunchWithTheA2ArgumentBytes) {
+  Fixture f({Spec("float32")});
+  REQUIRE_OK(f.Run(Call("float32", 5000)));
+  REQUIRE_EQ(f.runtime.launches.size(), size_t{1});
+  const RecordedLaunch &l = f.runtime.launches[0];
+  CHECK_EQ(l.block_dim, 2u);
+  const std::vector<unsigned char> expected = {
+      0x00, 0x10, 0x00, 0xFF, 0x00, 0x00, 0x00, 0x00,  // ffts from aclrtGetHardwareSyncAddr
+      0, 0, 0, 0, 0, 0, 0, 0,                          // no lock
+      0, 0, 0, 0, 0, 0, 0, 0,                          // no workspace
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00,  // x
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x20, 0x00, 0x00,  // y
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x30, 0x00, 0x00,  // z
+      0x88, 0x13, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,  // n = 5000, gridX = 2
+      0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,  // gridY, gridZ
+  };
+  CHECK_EQ(l.args, expected);
+  CHECK_EQ(f.runtime.ffts_calls.load(), 1);
+}
+
+TEST(Executor, LayoutWithoutFftsNeverAsksForIt) {
+  Fixture f({Spec("int32", false)});
+  REQUIRE_OK(f.Run(Call("int32", 3)));
+  CHECK_EQ(f.runtime.ffts_calls.load(), 0);
+  REQUIRE_EQ(f.runtime.launches.size(), size_t{1});
+  CHECK_EQ(f.runtime.launches[0].args.size(), size_t{56});
+  CHECK_EQ(ReadLe(f.runtime.launches[0].args, 40, 4), uint64_t{3});
+}
+
+TEST(Executor, MoreThanTwoToThe31ElementsAreChunked) {
+  Fixture f({Spec("float16")});
+  const int64_t n = (int64_t{1} << 31) + 5;
+  REQUIRE_OK(f.Run(Call("float16", n)));
+  REQUIRE_EQ(f.runtime.launches.size(), size_t{3});
+  const uint64_t offsets[] = {0, uint64_t{1} << 31, uint64_t{1} << 32};  // elements x 2 bytes
+  const uint64_t counts[] = {uint64_t{1} << 30, uint64_t{1} << 30, 5};
+  const uint32_t grids[] = {40, 40, 1};
+  for (int i = 0; i < 3; ++i) {
+    const auto &a = f.runtime.launches[i].args;
+    CHECK_EQ(ReadLe(a, 24, 8), 0x0000100000000000ull + offsets[i]);
+    CHECK_EQ(ReadLe(a, 32, 8), 0x0000200000000000ull + offsets[i]);
+    CHECK_EQ(ReadLe(a, 40, 8), 0x0000300000000000ull + offsets[i]);
+    CHECK_EQ(ReadLe(a, 48, 4), counts[i]);
+    CHECK_EQ(ReadLe(a, 52, 4), uint64_t{grids[i]});
+    CHECK_EQ(f.runtime.launches[i].block_dim, grids[i]);
+  }
+  CHECK_EQ(f.runtime.loads.load(), 1);
+}
+
+TEST(Executor, WorkspaceAndLocksAreAllocatedAndRefilledPerLaunch) {
+  KernelSpec k = Spec("float32");
+  k.workspace_size = 96;
+  k.lock_num = 3;
+  k.lock_init_val = -1;
+  k.max_elements_per_launch = 4096 * 8;
+  Fixture f({k});
+  REQUIRE_OK(f.Run(Call("float32", 4096 * 8 + 1)));
+  REQUIRE_EQ(f.runtime.launches.size(), size_t{2});
+  // Workspace for the largest grid (8 programs x 96 bytes), then 3 int64 locks.
+  CHECK_EQ(f.runtime.workspace_requests, (std::vector<uint64_t>{768, 24}));
+  const uint64_t ws = 0x7000000000ull + 0x100000ull, lock = 0x7000000000ull + 0x200000ull;
+  CHECK_EQ(f.runtime.fills, (std::vector<std::string>{std::to_string(lock) + ":24:255@0",
+                                                      std::to_string(lock) + ":24:255@1"}));
+  for (const auto &l : f.runtime.launches) {
+    CHECK_EQ(ReadLe(l.args, 8, 8), lock);
+    CHECK_EQ(ReadLe(l.args, 16, 8), ws);
+  }
+  k.lock_init_val = 5;  // not a byte pattern: refused before any launch
+  Fixture g({k});
+  CHECK_EQ(g.Run(Call("float32", 10)).kind(), std::string("plan"));
+  CHECK_EQ(g.runtime.launches.size(), size_t{0});
+}
+
+TEST(Executor, RefusesUnknownSocNamingSocAndDtype) {
+  Fixture f({Spec("float32")});
+  f.runtime.soc = "Ascend310P3";
+  const Status st = f.Run(Call("float32", 10));
+  CHECK_EQ(st.kind(), std::string("unknown_soc"));
+  CHECK_TRUE(st.message().find("Ascend310P3") != std::string::npos);
+  CHECK_TRUE(st.message().find("available: Ascend910B1") != std::string::npos);
+  CHECK_TRUE(st.message().find("dtype float32") != std::string::npos);
+  CHECK_EQ(f.runtime.launches.size(), size_t{0});
+}
+
+TEST(Executor, RefusesMissingDtypeAndIrOnlyKernels) {
+  KernelSpec ir = Spec("int32");
+  ir.has_binary = false;
+  Fixture f({Spec("float32"), ir});
+  CHECK_EQ(f.Run(Call("bfloat16", 10)).kind(), std::string("missing_dtype"));
+  CHECK_EQ(f.Run(Call("int32", 10)).kind(), std::string("no_binary"));
+  CHECK_EQ(f.runtime.loads.load(), 0);
+}
+
+TEST(Executor, VerifiesTheChecksumBeforeTheFirstLoad) {
+  Fixture f({Spec("float32")});
+  auto bin = test_support::FakeBinary("Ascend910B1", "float32");
+  bin[0] ^= 0xFF;
+  f.opp.Write("kernels/Ascend910B1/add_kernel_float32.npubin", bin);
+  const Status st = f.Run(Call("float32", 10));
+  CHECK_EQ(st.kind(), std::string("checksum"));
+  CHECK_TRUE(st.message().find("sha256") != std::string::npos);
+  CHECK_EQ(f.runtime.loads.load(), 0);
+}
+
+TEST(Executor, AclFailuresNameTheCallCodeSocAndDtype) {
+  Fixture f({Spec("float32")});
+  f.runtime.load_error = 107000;
+  Status st = f.Run(Call("float32", 10));
+  CHECK_EQ(st.message(), std::string("aclrtBinaryLoadFromData returned 107000 (SoC Ascend910B1, dtype float32)"));
+  f.runtime.load_error = 0;
+  f.runtime.launch_error = 507015;
+  st = f.Run(Call("float32", 10));
+  CHECK_EQ(st.message(),
+           std::string("aclrtLaunchKernelWithHostArgs returned 507015 (SoC Ascend910B1, dtype float32)"));
+}
+
+TEST(Executor, EightThreadsLoadOncePerDeviceAndDtype) {
+  Fixture f({Spec("float32"), Spec("int32")});
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 25; ++i) {
+        if (!f.Run(Call(i % 2 ? "int32" : "float32", 100 + i)).ok()) ++failures;
+      }
+    });
+  }
+  for (auto &t : threads) t.join();
+  CHECK_EQ(failures.load(), 0);
+  CHECK_EQ(f.runtime.launches.size(), size_t{200});
+  CHECK_EQ(f.runtime.loads.load(), 2);  // one per (device 0, dtype)
+  f.runtime.device = 1;
+  REQUIRE_OK(f.Run(Call("float32", 1)));
+  CHECK_EQ(f.runtime.loads.load(), 3);  // another device loads its own copy
+}
+
+TEST(Executor, RunsFromSerializedKernelsWithoutTheFilesOnDisk) {
+  Fixture f({Spec("float32")});
+  auto bytes = f.registry->Serialize();
+  REQUIRE_OK(bytes);
+  std::remove((f.opp.path() + "/kernels/Ascend910B1/add_kernel_float32.npubin").c_str());
+  std::remove((f.opp.path() + "/kernels/Ascend910B1/manifest.json").c_str());
+  auto restored = KernelRegistry::FromSerialized(bytes.value());
+  REQUIRE_OK(restored);
+  KernelCache cache;
+  REQUIRE_OK(LaunchKernels(Call("float32", 10), *restored.value(), cache, f.runtime));
+  CHECK_EQ(f.runtime.launches.size(), size_t{1});
+}

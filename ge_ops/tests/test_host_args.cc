@@ -1,0 +1,111 @@
+// Host-argument bytes for the A2/A3 layouts, against bytes computed by hand from FACTS 5.
+#include "test_support.h"
+#include "testing.h"
+#include "tf_ge_custom_core/host_args.h"
+#include "tf_ge_custom_core/manifest.h"
+
+using namespace tf_ge_custom::core;
+using Bytes = std::vector<unsigned char>;
+
+namespace {
+ArgLayout LayoutFromManifest(bool has_ffts) {
+  test_support::KernelSpec k;
+  k.has_ffts = has_ffts;
+  auto r = ParseManifest(test_support::ManifestJson("Ascend910B1", {k}), ManifestCheck());
+  return r.ok() ? r.value().kernels[0].args : ArgLayout();
+}
+
+HostArgValues Values() {
+  HostArgValues v;
+  v.ffts = 0x1122334455667788ull;
+  v.inputs = {0x0000100000000000ull, 0x0000100000400000ull};
+  v.outputs = {0x0000100000800000ull};
+  v.num_elements = 5000;  // 0x1388
+  v.grid_x = 2;
+  return v;
+}
+}  // namespace
+
+TEST(HostArgs, A2A3LayoutWithFftsIs64BytesExactly) {
+  Bytes out;
+  REQUIRE_OK(PackHostArgs(LayoutFromManifest(true), Values(), &out));
+  const Bytes expected = {
+      0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,  // ffts_base_address
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // sync_block_lock: null
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // workspace: null
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00,  // x
+      0x00, 0x00, 0x40, 0x00, 0x00, 0x10, 0x00, 0x00,  // y
+      0x00, 0x00, 0x80, 0x00, 0x00, 0x10, 0x00, 0x00,  // output
+      0x88, 0x13, 0x00, 0x00,                          // n_elements = 5000
+      0x02, 0x00, 0x00, 0x00,                          // gridX
+      0x01, 0x00, 0x00, 0x00,                          // gridY
+      0x01, 0x00, 0x00, 0x00,                          // gridZ
+  };
+  CHECK_EQ(out, expected);
+}
+
+TEST(HostArgs, LayoutWithoutFftsIs56BytesExactly) {
+  HostArgValues v = Values();
+  v.sync_block_lock = 0x00000000DEADBEEFull;
+  v.workspace = 0x0102030405060708ull;
+  Bytes out;
+  REQUIRE_OK(PackHostArgs(LayoutFromManifest(false), v, &out));
+  const Bytes expected = {
+      0xEF, 0xBE, 0xAD, 0xDE, 0x00, 0x00, 0x00, 0x00,  // sync_block_lock
+      0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  // workspace
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00,  // x
+      0x00, 0x00, 0x40, 0x00, 0x00, 0x10, 0x00, 0x00,  // y
+      0x00, 0x00, 0x80, 0x00, 0x00, 0x10, 0x00, 0x00,  // output
+      0x88, 0x13, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,  // n_elements, gridX
+      0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,  // gridY, gridZ
+  };
+  CHECK_EQ(out, expected);
+}
+
+TEST(HostArgs, SixtyFourBitCountAndTailPadding) {
+  // A layout a compiler could emit for an i64 count: 8-byte count at 24, grids at 32..44,
+  // struct rounded up to 48 (the last 4 bytes are padding and must be zero).
+  ArgLayout l;
+  l.size = 48;
+  l.slots = {{"lock", SlotRole::kSyncBlockLock, -1, 0, 8}, {"ws", SlotRole::kWorkspace, -1, 8, 8},
+             {"x", SlotRole::kInput, 0, 16, 8},           {"n", SlotRole::kNumElements, -1, 24, 8},
+             {"gx", SlotRole::kGridX, -1, 32, 4},          {"gy", SlotRole::kGridY, -1, 36, 4},
+             {"gz", SlotRole::kGridZ, -1, 40, 4}};
+  HostArgValues v;
+  v.inputs = {0xAABBCCDDull};
+  v.num_elements = 0x0000000300000001ll;  // 2^33 + 2^32 + 1: does not fit 32 bits
+  v.grid_x = 65535;
+  v.grid_y = 3;
+  v.grid_z = 258;
+  Bytes out;
+  REQUIRE_OK(PackHostArgs(l, v, &out));
+  const Bytes expected = {
+      0, 0, 0, 0, 0, 0, 0, 0,                  // lock
+      0, 0, 0, 0, 0, 0, 0, 0,                  // workspace
+      0xDD, 0xCC, 0xBB, 0xAA, 0, 0, 0, 0,      // x
+      0x01, 0x00, 0x00, 0x00, 0x03, 0, 0, 0,   // n
+      0xFF, 0xFF, 0x00, 0x00, 0x03, 0, 0, 0,   // gridX, gridY
+      0x02, 0x01, 0x00, 0x00, 0, 0, 0, 0,      // gridZ, padding
+  };
+  CHECK_EQ(out, expected);
+}
+
+TEST(HostArgs, RefusesValuesThatDoNotFit) {
+  const ArgLayout l = LayoutFromManifest(true);
+  Bytes out;
+  HostArgValues v = Values();
+  v.num_elements = int64_t{1} << 31;  // one past int32
+  CHECK_EQ(PackHostArgs(l, v, &out).kind(), std::string("args"));
+  v.num_elements = (int64_t{1} << 31) - 1;
+  CHECK_TRUE(PackHostArgs(l, v, &out).ok());
+  v.num_elements = -1;
+  CHECK_FALSE(PackHostArgs(l, v, &out).ok());
+  v = Values();
+  v.inputs.pop_back();  // y missing
+  CHECK_FALSE(PackHostArgs(l, v, &out).ok());
+  v = Values();
+  v.grid_y = 0;
+  CHECK_FALSE(PackHostArgs(l, v, &out).ok());
+  v.grid_y = 0x80000000u;
+  CHECK_FALSE(PackHostArgs(l, v, &out).ok());
+}

@@ -1,0 +1,116 @@
+#include "test_support.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "tf_ge_custom_core/files.h"
+#include "tf_ge_custom_core/sha256.h"
+
+namespace test_support {
+
+std::string ArgsJson(bool has_ffts) {
+  // Offsets written out by hand from FACTS 5 (8-byte pointer slots, then 4-byte ints).
+  const int b = has_ffts ? 8 : 0;
+  auto slot = [](const std::string &name, const std::string &role, int offset, int size, int index = -1) {
+    std::string s = "{\"name\": \"" + name + "\", \"role\": \"" + role + "\", ";
+    if (index >= 0) s += "\"index\": " + std::to_string(index) + ", ";
+    return s + "\"offset\": " + std::to_string(offset) + ", \"size\": " + std::to_string(size) + "}";
+  };
+  std::string slots;
+  if (has_ffts) slots += "      " + slot("ffts_base_address", "ffts", 0, 8) + ",\n";
+  slots += "      " + slot("sync_block_lock", "sync_block_lock", b + 0, 8) + ",\n";
+  slots += "      " + slot("workspace", "workspace", b + 8, 8) + ",\n";
+  slots += "      " + slot("x_ptr", "input", b + 16, 8, 0) + ",\n";
+  slots += "      " + slot("y_ptr", "input", b + 24, 8, 1) + ",\n";
+  slots += "      " + slot("output_ptr", "output", b + 32, 8, 0) + ",\n";
+  slots += "      " + slot("n_elements", "num_elements", b + 40, 4) + ",\n";
+  slots += "      " + slot("gridX", "grid_x", b + 44, 4) + ",\n";
+  slots += "      " + slot("gridY", "grid_y", b + 48, 4) + ",\n";
+  slots += "      " + slot("gridZ", "grid_z", b + 52, 4) + "\n";
+  return std::string("{\n    \"size\": ") + (has_ffts ? "64" : "56") + ",\n    \"has_ffts\": " +
+         (has_ffts ? "true" : "false") + ",\n    \"slots\": [\n" + slots + "    ]\n  }";
+}
+
+std::vector<uint8_t> FakeBinary(const std::string &soc, const std::string &dtype) {
+  const std::string text = "\x7f" "ELF fake npubin for " + soc + " " + dtype;
+  std::vector<uint8_t> bytes(text.begin(), text.end());
+  for (int i = 0; i < 300; ++i) bytes.push_back(static_cast<uint8_t>(i * 7 + dtype.size()));
+  return bytes;
+}
+
+std::string ManifestJson(const std::string &soc, const std::vector<KernelSpec> &kernels) {
+  std::string out = "{\n\"format\": \"tf-ge-custom-kernel-manifest\",\n\"version\": 1,\n\"soc\": \"" + soc +
+                    "\",\n\"vector_core_count\": 40,\n"
+                    "\"toolchain\": {\"triton_ascend\": \"3.2.0\", \"bishengir\": \"1.2.0\", \"cann\": \"8.5.0\"},\n"
+                    "\"kernel_source_sha256\": \"" + std::string(64, 'a') + "\",\n\"kernels\": [\n";
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const KernelSpec &k = kernels[i];
+    const std::vector<uint8_t> bin = k.binary.empty() ? FakeBinary(soc, k.dtype) : k.binary;
+    out += " {\n  \"op\": \"AddCustom\",\n  \"dtype\": \"" + k.dtype + "\",\n  \"entry\": \"add_kernel\",\n";
+    if (k.has_binary) {
+      out += "  \"binary\": \"add_kernel_" + k.dtype + ".npubin\",\n  \"binary_size\": " + std::to_string(bin.size()) +
+             ",\n  \"sha256\": \"" + tf_ge_custom::core::Sha256Hex(bin.data(), bin.size()) + "\",\n";
+    } else {
+      out += "  \"binary\": null,\n  \"binary_size\": null,\n  \"sha256\": null,\n";
+    }
+    out += "  \"mix_mode\": \"aiv\",\n  \"magic\": \"ELF_VECTOR_CORE\",\n  \"block_size\": 4096,\n"
+           "  \"grid\": {\"max_programs\": " + std::to_string(k.max_programs) + ", \"max_grid\": " +
+           std::to_string(k.max_grid) + "},\n  \"max_elements_per_launch\": " +
+           std::to_string(k.max_elements_per_launch) + ",\n  \"workspace_size\": " + std::to_string(k.workspace_size) +
+           ",\n  \"lock_num\": " + std::to_string(k.lock_num) + ",\n  \"lock_init_val\": " +
+           std::to_string(k.lock_init_val) + ",\n  \"args\": " + ArgsJson(k.has_ffts) + "\n }" +
+           (i + 1 < kernels.size() ? ",\n" : "\n");
+  }
+  return out + "]\n}\n";
+}
+
+std::string Replace(const std::string &text, const std::string &from, const std::string &to) {
+  const size_t at = text.find(from);
+  if (at == std::string::npos) {
+    std::fprintf(stderr, "test data error: '%s' not found\n", from.c_str());
+    std::abort();
+  }
+  return text.substr(0, at) + to + text.substr(at + from.size());
+}
+
+TempDir::TempDir() {
+  const char *base = std::getenv("TMPDIR");
+  std::string templ = std::string(base && *base ? base : "/tmp") + "/tf_ge_custom_test_XXXXXX";
+  if (mkdtemp(&templ[0]) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = templ;
+}
+
+TempDir::~TempDir() {
+  const std::string cmd = "rm -rf '" + path_ + "'";
+  if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "could not remove %s\n", path_.c_str());
+}
+
+void TempDir::Write(const std::string &relative, const std::vector<uint8_t> &content) const {
+  const std::string full = tf_ge_custom::core::JoinPath(path_, relative);
+  const std::string cmd = "mkdir -p '" + tf_ge_custom::core::DirName(full) + "'";
+  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("mkdir failed");
+  FILE *f = std::fopen(full.c_str(), "wb");
+  if (f == nullptr) throw std::runtime_error("cannot write " + full);
+  if (!content.empty()) std::fwrite(content.data(), 1, content.size(), f);
+  std::fclose(f);
+}
+
+void TempDir::Write(const std::string &relative, const std::string &content) const {
+  Write(relative, std::vector<uint8_t>(content.begin(), content.end()));
+}
+
+std::string WriteOppKernels(const TempDir &root, const std::string &soc, const std::vector<KernelSpec> &kernels) {
+  const std::string manifest = ManifestJson(soc, kernels);
+  root.Write("kernels/" + soc + "/manifest.json", manifest);
+  for (const auto &k : kernels) {
+    if (!k.has_binary) continue;
+    root.Write("kernels/" + soc + "/add_kernel_" + k.dtype + ".npubin", k.binary.empty() ? FakeBinary(soc, k.dtype) : k.binary);
+  }
+  return manifest;
+}
+
+}  // namespace test_support

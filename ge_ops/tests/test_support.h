@@ -1,0 +1,59 @@
+// Test data for the core's tests and the fuzz driver: manifests written out by hand-readable
+// templates (not by the code under test), fake npubins, temporary OPP roots.
+#ifndef TF_GE_CUSTOM_TESTS_TEST_SUPPORT_H_
+#define TF_GE_CUSTOM_TESTS_TEST_SUPPORT_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace test_support {
+
+// The A2/A3 add_kernel layout as triton-ascend emits it: 8-byte ffts, lock, workspace, x, y,
+// out; int32 n_elements; int32 gridX/Y/Z (64 bytes). Without ffts: 56 bytes (GE sample's A2).
+std::string ArgsJson(bool has_ffts);
+
+struct KernelSpec {
+  std::string dtype = "float32";
+  bool has_binary = true;
+  std::vector<uint8_t> binary;  // bytes of the npubin (sha256/size are computed from these)
+  bool has_ffts = true;
+  int64_t max_programs = 40;
+  int64_t max_grid = 65535;
+  int64_t max_elements_per_launch = int64_t{1} << 30;
+  int64_t workspace_size = 0;
+  int64_t lock_num = 0;
+  int64_t lock_init_val = 0;
+};
+
+// A valid version-1 manifest for AddCustom on soc with the given kernels, one key per line
+// in a fixed order, so tests can edit it with Replace().
+std::string ManifestJson(const std::string &soc, const std::vector<KernelSpec> &kernels);
+
+// The bytes of a fake npubin, distinct per (soc, dtype).
+std::vector<uint8_t> FakeBinary(const std::string &soc, const std::string &dtype);
+
+// text with the first occurrence of from replaced by to; aborts the test run if absent.
+std::string Replace(const std::string &text, const std::string &from, const std::string &to);
+
+// A fresh temporary folder, removed with everything in it when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string &path() const { return path_; }
+  // Writes path()/relative (creating folders).
+  void Write(const std::string &relative, const std::string &content) const;
+  void Write(const std::string &relative, const std::vector<uint8_t> &content) const;
+
+ private:
+  std::string path_;
+};
+
+// Writes <root>/kernels/<soc>/manifest.json and the binaries of kernels; returns the manifest.
+std::string WriteOppKernels(const TempDir &root, const std::string &soc, const std::vector<KernelSpec> &kernels);
+
+}  // namespace test_support
+
+#endif  // TF_GE_CUSTOM_TESTS_TEST_SUPPORT_H_

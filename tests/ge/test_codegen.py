@@ -1,0 +1,58 @@
+"""The GE sources generated from tf_ge_custom/op_def.py restate it exactly.
+
+The REG_OP header (installed into opp/op_graph/include/ and compiled into the GE library)
+is parsed back here and compared with the op definition, not with the generator's code.
+"""
+import pathlib
+import re
+
+import tf_ge_custom
+from tf_ge_custom import op_def
+
+
+def _parse_reg_op(text):
+    """{name, inputs: {name: [dtypes]}, outputs: {...}} of a REG_OP(...) ... OP_END_FACTORY_REG."""
+    name = re.search(r"REG_OP\((\w+)\)", text).group(1)
+    assert re.search(r"\.OP_END_FACTORY_REG\(%s\);" % name, text)
+    ports = {"INPUT": {}, "OUTPUT": {}}
+    for kind, port, types in re.findall(r"\.(INPUT|OUTPUT)\((\w+), TensorType\(\{([^}]*)\}\)\)", text):
+        ports[kind][port] = [t.strip() for t in types.split(",")]
+    return name, ports
+
+
+def test_installed_reg_op_header_matches_the_op_definition():
+    opp = pathlib.Path(tf_ge_custom.__file__).parent / "opp"
+    for op in op_def.OPS:
+        header = opp / "op_graph" / "include" / (op.python_name + ".h")
+        name, ports = _parse_reg_op(header.read_text())
+        assert name == op.type_name
+        expected_types = [op_def.DTYPES[d].ge for d in op.dtypes]
+        assert list(ports["INPUT"]) == list(op.inputs)
+        assert list(ports["OUTPUT"]) == list(op.outputs)
+        for types in list(ports["INPUT"].values()) + list(ports["OUTPUT"].values()):
+            assert types == expected_types
+        assert '#include "graph/operator_reg.h"' in header.read_text()
+
+
+def test_core_table_matches_the_op_definition(native_build):
+    text = (native_build.generated / "op_definitions.inc").read_text()
+    for op in op_def.OPS:
+        line = [l for l in text.splitlines() if l.startswith('{"%s", ' % op.type_name)]
+        assert len(line) == 1
+        strings = re.findall(r'"([^"]*)"', line[0])
+        numbers = re.findall(r"(?<![\w\"])(\d+)(?=[},])", line[0])
+        expected = [op.type_name] + list(op.inputs) + list(op.outputs)
+        for d in op.dtype_records():
+            expected += [d.name, d.ge, op.kernel.binary_name(d.name)]
+        expected.append(op.kernel.entry)
+        assert strings == expected
+        assert [int(n) for n in numbers] == [d.itemsize for d in op.dtype_records()] + [
+            op.kernel.block_size]
+
+
+def test_ge_dtype_table_covers_every_dtype(native_build):
+    text = (native_build.generated / "ge_ops.inc").read_text()
+    pairs = re.findall(r"X\((DT_\w+), \"(\w+)\"\)", text)
+    assert pairs == [(d.ge, d.name) for d in op_def.DTYPES.values()]
+    assert re.findall(r"X\((\w+)\)", text.split("FOR_EACH_OP(X)")[1].splitlines()[0]) == [
+        op.type_name for op in op_def.OPS]

@@ -1,0 +1,90 @@
+"""The setup.py step for the GE side: what it records, and when it builds the CANN libraries."""
+import json
+import os
+import pathlib
+
+import pytest
+
+import tf_ge_custom
+from tf_ge_custom._build import BuildContext, BuildError, ge_step
+
+PACKAGE = pathlib.Path(tf_ge_custom.__file__).parent
+SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _fake_toolkit(root, with_headers=True, with_acl=True):
+    if with_headers:
+        (root / "include" / "graph").mkdir(parents=True)
+        (root / "include" / "graph" / "custom_op.h").write_text("// stand-in\n")
+    if with_acl:
+        (root / "lib64").mkdir(parents=True)
+        (root / "lib64" / "libascendcl.so").write_bytes(b"")
+    return str(root)
+
+
+def test_cann_toolkit_detection(tmp_path):
+    home, reason = ge_step.cann_toolkit({})
+    assert home is None and "ASCEND_HOME_PATH is not set" in reason
+    full = _fake_toolkit(tmp_path / "full")
+    assert ge_step.cann_toolkit({"ASCEND_HOME_PATH": full}) == (full, None)
+    partial = _fake_toolkit(tmp_path / "partial", with_acl=False)
+    home, reason = ge_step.cann_toolkit({"ASCEND_HOME_PATH": partial})
+    assert home == partial and "libascendcl.so" in reason and "not a CANN toolkit" in reason
+
+
+def test_opp_arch_names():
+    assert ge_step.opp_arch("x86_64") == "x86_64"
+    assert ge_step.opp_arch("AMD64") == "x86_64"
+    assert ge_step.opp_arch("aarch64") == "aarch64"
+    assert ge_step.opp_arch("arm64") == "aarch64"
+    assert ge_step.ge_library_dir("aarch64") == "op_graph/lib/linux/aarch64"
+
+
+def test_installed_build_info_records_the_ge_step():
+    info = json.loads((PACKAGE / "build_info.json").read_text())["ge"]
+    assert set(info) >= {"built", "reason", "ascend_home", "libraries", "headers"}
+    for header in info["headers"]:
+        assert (PACKAGE / "opp" / header).is_file()
+    assert info["headers"] == ["op_graph/include/add_custom.h"]
+    assert os.access(str(PACKAGE / info["manifest_tool"]), os.X_OK)
+    if info["built"]:
+        assert info["reason"] == ""
+        for lib in info["libraries"]:
+            assert (PACKAGE / "opp" / lib).is_file()
+    else:
+        assert info["libraries"] == [] and info["reason"]
+        # Nothing half-built: no GE library where GE would dlopen it.
+        assert not list((PACKAGE / "opp").rglob("*.so"))
+
+
+def test_step_without_cann_says_once_why_and_records_it(tmp_path, monkeypatch, native_build):
+    monkeypatch.delenv("ASCEND_HOME_PATH", raising=False)
+    ctx = BuildContext(str(SOURCE_ROOT), str(tmp_path / "pkg"), str(native_build.dir.parent), jobs=2)
+    messages = []
+    ctx.log = messages.append
+    ge_step.run(ctx)
+    skipped = [m for m in messages if "skipped" in m]
+    assert len(skipped) == 1 and "ASCEND_HOME_PATH is not set" in skipped[0]
+    info = ctx.build_info["ge"]
+    assert info["built"] is False and info["ascend_home"] is None and info["libraries"] == []
+    assert (tmp_path / "pkg" / "opp" / "op_graph" / "include" / "add_custom.h").is_file()
+    assert not (tmp_path / "pkg" / "opp" / "framework").exists()
+
+
+def test_step_with_a_broken_toolkit_fails_loudly(tmp_path, monkeypatch, native_build):
+    # A toolkit that passes detection but cannot compile: the build must stop, not skip.
+    # It reuses the core build, so only the CANN sources are compiled (and fail on the stand-in).
+    monkeypatch.setenv("ASCEND_HOME_PATH", _fake_toolkit(tmp_path / "cann"))
+    ctx = BuildContext(str(SOURCE_ROOT), str(tmp_path / "pkg"), str(native_build.dir.parent), jobs=2)
+    messages = []
+    ctx.log = messages.append
+    try:
+        with pytest.raises(BuildError) as info:
+            ge_step.run(ctx)
+    finally:  # leave the shared build configured as before
+        ge_step.configure_and_build(str(SOURCE_ROOT), str(native_build.dir), ge_step.CORE_TARGETS,
+                                    2, ["-DTF_GE_CUSTOM_WITH_CANN=OFF"])
+    assert "command failed" in str(info.value)
+    assert any("against CANN at" in m for m in messages)
+    assert "ge" not in ctx.build_info
+    assert not (tmp_path / "pkg" / "opp" / "op_graph" / "lib").exists()

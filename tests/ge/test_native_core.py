@@ -1,0 +1,31 @@
+"""The CANN-free core's native tests (ge_ops/tests/), one pytest item per native case.
+
+They pin down byte-exact host arguments for the A2/A3 layouts, kernel choice and every
+refusal, grid/chunk plans at the edges, the load-once cache under 8 threads, and the
+serialized format; see each case's source for its hand-computed expectations.
+"""
+import subprocess
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def results(native_build, native_cases):
+    _, run_cases = native_cases
+    return run_cases(native_build.exe("tf_ge_custom_core_tests"))
+
+
+def test_every_case_in_the_sources_is_registered(native_build, native_cases):
+    case_names, _ = native_cases
+    listed = subprocess.run([native_build.exe("tf_ge_custom_core_tests"), "--list"],
+                            stdout=subprocess.PIPE, universal_newlines=True, check=True)
+    assert sorted(listed.stdout.split()) == sorted(case_names())
+    assert len(case_names()) >= 50
+
+
+def test_native(native_case, results):
+    records, proc = results
+    assert native_case in records, "the native run ended before %s:\n%s" % (
+        native_case, proc.stderr[-4000:])
+    record = records[native_case]
+    assert record["passed"], "\n".join(record["failures"])

@@ -1,0 +1,143 @@
+"""Build step: the GE side (``ge_ops/``, a CMake project).
+
+Always: the CANN-free core, its native tests, the fuzz driver and the manifest tool (which is
+installed into ``_lib/`` so tests and tools can hold the C++ manifest reader against the
+Python one), plus the ``REG_OP`` headers generated from ``op_def.py``, installed into
+``opp/op_graph/include/``.
+
+Only when ``ASCEND_HOME_PATH`` points at a CANN toolkit: the GE library
+(``opp/op_graph/lib/linux/<arch>/``) and the TF parser plugin (``opp/framework/tensorflow/``).
+Without one, the step says once that it skipped them and why, and records it in
+``build_info["ge"]`` (``tf-ge-custom doctor`` reports it).
+"""
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+
+from . import BuildError
+
+GE_SOURCE_DIR = "ge_ops"
+BUILD_SUBDIR = "ge"
+GE_LIBRARY = "libtf_ge_custom_ge.so"
+PARSER_LIBRARY = "libtf_ge_custom_parsers.so"
+MANIFEST_TOOL = "tf_ge_custom_manifest_check"
+TOOL_DIR = "_lib"
+CORE_TARGETS = ("tf_ge_custom_core_tests", "tf_ge_custom_fuzz", MANIFEST_TOOL)
+CANN_TARGETS = ("tf_ge_custom_ge", "tf_ge_custom_parsers")
+
+
+def opp_arch(machine=None):
+    """The OPP folder name of this host's CPU: ``x86_64`` or ``aarch64``."""
+    machine = (machine or platform.machine()).lower()
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+
+
+def ge_library_dir(arch=None):
+    return "op_graph/lib/linux/" + opp_arch(arch)
+
+
+def cann_toolkit(env=None):
+    """``(ascend_home, None)`` for a usable CANN toolkit, else ``(ascend_home_or_None, reason)``."""
+    env = os.environ if env is None else env
+    home = env.get("ASCEND_HOME_PATH") or None
+    if home is None:
+        return None, ("ASCEND_HOME_PATH is not set; to build them, run `source "
+                      "<CANN install>/set_env.sh` and reinstall the package")
+    needed = [os.path.join(home, "include", "graph", "custom_op.h"),
+              os.path.join(home, "lib64", "libascendcl.so")]
+    missing = [p for p in needed if not os.path.isfile(p)]
+    if missing:
+        return home, ("ASCEND_HOME_PATH=%s is not a CANN toolkit with the GE custom-op API "
+                      "(missing %s); point it at a CANN 8.5+ toolkit and reinstall the package"
+                      % (home, ", ".join(missing)))
+    return home, None
+
+
+def cmake_command():
+    cmake = shutil.which("cmake")
+    if cmake is None:
+        raise BuildError("cmake is needed to build the GE side of tf-ge-custom (ge_ops/) but is "
+                         "not on PATH; install it (apt-get install cmake, or pip install cmake)")
+    return cmake
+
+
+def _run(cmd, log, verbose):
+    if verbose:
+        log(" ".join(shlex.quote(c) for c in cmd))
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True)
+    if proc.returncode != 0:
+        raise BuildError("command failed (exit %d): %s\n%s" % (
+            proc.returncode, " ".join(shlex.quote(c) for c in cmd), proc.stdout[-8000:]))
+    return proc.stdout
+
+
+def configure_and_build(source_root, build_dir, targets=CORE_TARGETS, jobs=2, options=(),
+                        log=None, verbose=False):
+    """Configure ge_ops/ into build_dir and build targets; returns build_dir.
+
+    Also used by the tests (tests/ge/), so that they build exactly what setup.py builds.
+    """
+    log = log or (lambda message: sys.stderr.write(message + "\n"))
+    cmake = cmake_command()
+    cmd = [cmake, "-S", os.path.join(source_root, GE_SOURCE_DIR), "-B", build_dir,
+           "-DCMAKE_BUILD_TYPE=Release",
+           "-DPython3_EXECUTABLE=" + sys.executable,
+           "-DTF_GE_CUSTOM_OP_DEF=" + os.path.join(source_root, "tf_ge_custom", "op_def.py")]
+    _run(cmd + list(options), log, verbose)
+    build = [cmake, "--build", build_dir, "--parallel", str(max(1, jobs))]
+    for target in targets:
+        build += ["--target", target]
+    _run(build, log, verbose)
+    return build_dir
+
+
+def _install(src, dst):
+    """Copy src to dst atomically (a temp file, then os.replace)."""
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    tmp = dst + ".tmp"
+    shutil.copy2(src, tmp)
+    os.replace(tmp, dst)
+
+
+def run(ctx):
+    build_dir = os.path.join(ctx.build_temp, BUILD_SUBDIR)
+    ascend_home, reason = cann_toolkit()
+    options = ["-DTF_GE_CUSTOM_WITH_CANN=" + ("OFF" if reason else "ON")]
+    targets = list(CORE_TARGETS)
+    if reason is None:
+        options.append("-DASCEND_HOME_PATH=" + ascend_home)
+        targets += CANN_TARGETS
+        ctx.log("building the GE library and TF parser plugin against CANN at %s" % ascend_home)
+    else:
+        ctx.log("GE library and TF parser plugin skipped: " + reason)
+    ctx.log("building the GE core (ge_ops/) and its tests")
+    configure_and_build(ctx.source_root, build_dir, targets, ctx.jobs, options, ctx.log, ctx.verbose)
+
+    headers = []
+    proto_dir = os.path.join(build_dir, "generated", "op_proto")
+    for name in sorted(os.listdir(proto_dir)):
+        if name.endswith(".h"):
+            relative = "op_graph/include/" + name
+            _install(os.path.join(proto_dir, name), os.path.join(ctx.opp_root, relative))
+            headers.append(relative)
+    _install(os.path.join(build_dir, MANIFEST_TOOL),
+             os.path.join(ctx.package_dir, TOOL_DIR, MANIFEST_TOOL))
+
+    libraries = []
+    if reason is None:
+        for built, relative in ((GE_LIBRARY, ge_library_dir() + "/" + GE_LIBRARY),
+                                (PARSER_LIBRARY, "framework/tensorflow/" + PARSER_LIBRARY)):
+            _install(os.path.join(build_dir, built), os.path.join(ctx.opp_root, relative))
+            libraries.append(relative)
+    ctx.build_info["ge"] = {
+        "built": reason is None,
+        "reason": reason or "",
+        "ascend_home": ascend_home,
+        "libraries": libraries,
+        "headers": headers,
+        "manifest_tool": TOOL_DIR + "/" + MANIFEST_TOOL,
+    }
