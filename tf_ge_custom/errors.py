@@ -51,7 +51,7 @@ class NpuPlacementWarning(RuntimeWarning):
 class ManifestError(TfGeCustomError, ValueError):
     """A kernel manifest (``kernels/<SoC>/manifest.json``) or its binaries are not valid.
 
-    ``kind`` classifies the refusal as docs/kernel-manifest.md does: ``syntax``,
+    ``kind`` classifies the refusal as docs/kernel-manifest.md does: ``io``, ``syntax``,
     ``version``, ``schema``, ``layout``, ``mismatch`` or ``checksum``.
     """
 

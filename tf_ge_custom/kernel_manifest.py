@@ -9,7 +9,7 @@ with it. The GE library has its own C++ reader; the shared fixtures under
 Pure Python (no TensorFlow, no Triton), Python 3.7 syntax.
 
 Checks run in this order and the first failing class is reported:
-syntax, version, schema, layout, mismatch, checksum (layout checks that need the op
+io (the file cannot be read), syntax, version, schema, layout, mismatch, checksum (layout checks that need the op
 definition are left to ``mismatch`` when the op is unknown).
 """
 import hashlib
@@ -172,7 +172,7 @@ def load_manifest(path, check_files=True, expected_soc=None):
         with open(path, "rb") as f:
             raw = f.read()
     except (IOError, OSError) as e:
-        raise ManifestError("syntax", "cannot read the manifest: %s" % e, path)
+        raise ManifestError("io", "cannot read the manifest: %s" % e, path)
     directory, binary_dir = _locations(path)
     if expected_soc is None and os.path.basename(path) == MANIFEST_NAME:
         expected_soc = os.path.basename(directory)

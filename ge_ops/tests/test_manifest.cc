@@ -75,6 +75,11 @@ TEST(Manifest, SyntaxRefusals) {
   CHECK_EQ(KindOf("{\"format\": "), std::string("syntax"));
   CHECK_EQ(KindOf("[]"), std::string("syntax"));
   CHECK_EQ(KindOf("\"manifest\""), std::string("syntax"));
+  // NaN / Infinity are not JSON, wherever they stand (Python's json would read them)
+  CHECK_EQ(KindOf(Replace(Valid(), "\"vector_core_count\": 40", "\"vector_core_count\": NaN")),
+           std::string("syntax"));
+  CHECK_EQ(KindOf(Replace(Valid(), "\"lock_init_val\": 0", "\"lock_init_val\": -Infinity")),
+           std::string("syntax"));
 }
 
 TEST(Manifest, VersionRefusals) {

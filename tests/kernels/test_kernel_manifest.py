@@ -32,7 +32,7 @@ def test_each_fixture_gets_its_recorded_verdict(name):
 
 def test_fixtures_cover_every_error_kind_and_valid_ones():
     kinds = {case["kind"] for case in EXPECTED.values()}
-    assert kinds == {None, "syntax", "version", "schema", "layout", "mismatch", "checksum"}
+    assert kinds == {None, "io", "syntax", "version", "schema", "layout", "mismatch", "checksum"}
 
 
 def test_normalized_form_is_sorted_compact_json_of_the_file():
@@ -106,7 +106,7 @@ def test_errors_are_value_errors_of_the_package(tmp_path):
     assert isinstance(e.value, TfGeCustomError) and e.value.kind == "syntax"
     with pytest.raises(ManifestError) as e:
         kernel_manifest.load_manifest(str(tmp_path / "absent.json"))
-    assert "cannot read" in str(e.value)
+    assert e.value.kind == "io" and "cannot read" in str(e.value)
 
 
 def test_find_manifests_lists_each_soc_folder(tmp_path, good_copy):

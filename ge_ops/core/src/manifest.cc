@@ -432,12 +432,31 @@ Status VerifyBinary(const KernelEntry &e, const std::string &soc, const std::vec
   return Status::Ok();
 }
 
+// NaN and Infinity are not JSON (RFC 8259), although Python's json reads them: a manifest
+// holding one is refused as syntax, as the Python reader does.
+static bool HoldsNonFinite(const JsonValue &v) {
+  if (v.type() == JsonValue::Type::kFloat) {
+    const std::string &t = v.number_text();
+    return t == "NaN" || t == "Infinity" || t == "-Infinity";
+  }
+  for (const JsonValue &item : v.items()) {
+    if (HoldsNonFinite(item)) return true;
+  }
+  for (const auto &member : v.members()) {
+    if (HoldsNonFinite(member.second)) return true;
+  }
+  return false;
+}
+
 Result<KernelManifest> ParseManifest(const std::string &text, const ManifestCheck &check) {
   KernelManifest m;
   Status st = ParseJson(text, &m.document);
   if (!st.ok()) {
     if (st.kind() == "duplicate_key") return Status::Error(kKindSchema, "manifest: " + st.message());
     return Status::Error(kKindSyntax, "manifest is not valid JSON: " + st.message());
+  }
+  if (HoldsNonFinite(m.document)) {
+    return Status::Error(kKindSyntax, "manifest is not valid JSON: it holds NaN or Infinity");
   }
   const JsonValue &doc = m.document;
   if (!doc.is_object()) {
