@@ -32,14 +32,6 @@ def test_cann_toolkit_detection(tmp_path):
     assert home == partial and "libascendcl.so" in reason and "not a CANN toolkit" in reason
 
 
-def test_opp_arch_names():
-    assert ge_step.opp_arch("x86_64") == "x86_64"
-    assert ge_step.opp_arch("AMD64") == "x86_64"
-    assert ge_step.opp_arch("aarch64") == "aarch64"
-    assert ge_step.opp_arch("arm64") == "aarch64"
-    assert ge_step.ge_library_dir("aarch64") == "op_graph/lib/linux/aarch64"
-
-
 def test_installed_build_info_records_the_ge_step():
     info = json.loads((PACKAGE / "build_info.json").read_text())["ge"]
     assert set(info) >= {"built", "reason", "ascend_home", "libraries", "headers"}

@@ -11,13 +11,13 @@ Without one, the step says once that it skipped them and why, and records it in
 ``build_info["ge"]`` (``tf-ge-custom doctor`` reports it).
 """
 import os
-import platform
 import shlex
 import shutil
 import subprocess
 import sys
 
 from . import BuildError
+from ..opp import GE_INCLUDE_DIR, ge_library_dir
 
 GE_SOURCE_DIR = "ge_ops"
 BUILD_SUBDIR = "ge"
@@ -27,16 +27,6 @@ MANIFEST_TOOL = "tf_ge_custom_manifest_check"
 TOOL_DIR = "_lib"
 CORE_TARGETS = ("tf_ge_custom_core_tests", "tf_ge_custom_fuzz", MANIFEST_TOOL)
 CANN_TARGETS = ("tf_ge_custom_ge", "tf_ge_custom_parsers")
-
-
-def opp_arch(machine=None):
-    """The OPP folder name of this host's CPU: ``x86_64`` or ``aarch64``."""
-    machine = (machine or platform.machine()).lower()
-    return {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
-
-
-def ge_library_dir(arch=None):
-    return "op_graph/lib/linux/" + opp_arch(arch)
 
 
 def cann_toolkit(env=None):
@@ -121,7 +111,7 @@ def run(ctx):
     proto_dir = os.path.join(build_dir, "generated", "op_proto")
     for name in sorted(os.listdir(proto_dir)):
         if name.endswith(".h"):
-            relative = "op_graph/include/" + name
+            relative = GE_INCLUDE_DIR + "/" + name
             _install(os.path.join(proto_dir, name), os.path.join(ctx.opp_root, relative))
             headers.append(relative)
     _install(os.path.join(build_dir, MANIFEST_TOOL),
