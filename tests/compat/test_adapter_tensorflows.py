@@ -50,7 +50,8 @@ def _equal(a, b):
         return np.array_equal(a, b)
     a, b = a.astype(np.float64), b.astype(np.float64)
     same = (a == b) | (np.isnan(a) & np.isnan(b))
-    return bool(np.all(same) and np.array_equal(np.signbit(a), np.signbit(b)))
+    numbers = ~np.isnan(b)  # a NaN's sign is unspecified by IEEE 754; -0.0 vs 0.0 is not
+    return bool(np.all(same) and np.array_equal(np.signbit(a)[numbers], np.signbit(b)[numbers]))
 
 
 def _registered_op_def():

@@ -5,6 +5,8 @@ the values where floating point is fragile (NaN, +-Inf, -0.0, subnormals, float1
 bfloat16 overflow, int32 wrap-around), in eager mode, inside tf.function (also with None
 dimensions in the input signature) and in TF1 graph mode.
 """
+import os
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -16,7 +18,9 @@ from hypothesis.extra import numpy as hnp
 import tf_ge_custom
 from tf_ge_custom.op_def import ADD_CUSTOM
 
-EXAMPLES = settings(max_examples=40, deadline=None,
+# 40 examples per test in CI; TF_GE_CUSTOM_HYPOTHESIS_EXAMPLES=1000 for a deeper local search
+EXAMPLES = settings(max_examples=int(os.environ.get("TF_GE_CUSTOM_HYPOTHESIS_EXAMPLES", "40")),
+                    deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
