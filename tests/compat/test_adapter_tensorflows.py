@@ -195,10 +195,17 @@ def test_keras_model_saves_and_reloads(tmp_path):
 def test_every_module_of_the_package_imports_on_this_python():
     import pkgutil
 
+    import importlib.util
+
     names = [m.name for m in pkgutil.walk_packages(tf_ge_custom.__path__, "tf_ge_custom.")]
+    # The Triton kernel source itself needs triton, which has no Python 3.7 release; the
+    # builder imports it only when it runs (in the toolchain environment, Python >= 3.9).
+    needs_triton = {"tf_ge_custom.kernels.add_kernel"}
+    assert needs_triton <= set(names)
     failed = {}
     for name in names:
-        if name.endswith("__main__"):
+        if name.endswith("__main__") or (name in needs_triton and
+                                         importlib.util.find_spec("triton") is None):
             continue
         try:
             __import__(name)
