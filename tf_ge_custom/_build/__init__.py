@@ -7,6 +7,8 @@ built, or why it skipped, under its own key of ``ctx.build_info``. ``setup.py`` 
 """
 import json
 import os
+import shlex
+import subprocess
 import sys
 
 BUILD_INFO_NAME = "build_info.json"
@@ -42,6 +44,18 @@ class BuildContext(object):
             f.write("\n")
         os.replace(tmp, path)
         return path
+
+
+def run_command(cmd, log, verbose=False):
+    """Run a build command; on failure raise BuildError with the command and its output."""
+    if verbose:
+        log(" ".join(shlex.quote(c) for c in cmd))
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True)
+    if proc.returncode != 0:
+        raise BuildError("command failed (exit %d): %s\n%s" % (
+            proc.returncode, " ".join(shlex.quote(c) for c in cmd), proc.stdout[-8000:]))
+    return proc.stdout
 
 
 def run_steps(ctx, steps):

@@ -11,12 +11,10 @@ Without one, the step says once that it skipped them and why, and records it in
 ``build_info["ge"]`` (``tf-ge-custom doctor`` reports it).
 """
 import os
-import shlex
 import shutil
-import subprocess
 import sys
 
-from . import BuildError
+from . import BuildError, run_command
 from ..opp import GE_INCLUDE_DIR, ge_library_dir
 
 GE_SOURCE_DIR = "ge_ops"
@@ -54,17 +52,6 @@ def cmake_command():
     return cmake
 
 
-def _run(cmd, log, verbose):
-    if verbose:
-        log(" ".join(shlex.quote(c) for c in cmd))
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True)
-    if proc.returncode != 0:
-        raise BuildError("command failed (exit %d): %s\n%s" % (
-            proc.returncode, " ".join(shlex.quote(c) for c in cmd), proc.stdout[-8000:]))
-    return proc.stdout
-
-
 def configure_and_build(source_root, build_dir, targets=CORE_TARGETS, jobs=2, options=(),
                         log=None, verbose=False):
     """Configure ge_ops/ into build_dir and build targets; returns build_dir.
@@ -77,11 +64,11 @@ def configure_and_build(source_root, build_dir, targets=CORE_TARGETS, jobs=2, op
            "-DCMAKE_BUILD_TYPE=Release",
            "-DPython3_EXECUTABLE=" + sys.executable,
            "-DTF_GE_CUSTOM_OP_DEF=" + os.path.join(source_root, "tf_ge_custom", "op_def.py")]
-    _run(cmd + list(options), log, verbose)
+    run_command(cmd + list(options), log, verbose)
     build = [cmake, "--build", build_dir, "--parallel", str(max(1, jobs))]
     for target in targets:
         build += ["--target", target]
-    _run(build, log, verbose)
+    run_command(build, log, verbose)
     return build_dir
 
 

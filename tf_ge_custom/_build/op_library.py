@@ -7,10 +7,9 @@ that the package refuses a mismatched binary instead of crashing.
 import glob
 import os
 import shlex
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
-from . import BuildError, tensorflow_info
+from . import BuildError, run_command, tensorflow_info
 
 LIBRARY_DIR = "_lib"
 LIBRARY_NAME = "libtf_ge_custom_ops.so"
@@ -28,16 +27,6 @@ def _compile_flags(tf):
             "-Wno-unused-result"] + flags
 
 
-def _run(cmd, verbose, log):
-    if verbose:
-        log(" ".join(shlex.quote(c) for c in cmd))
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True)
-    if proc.returncode != 0:
-        raise BuildError("command failed (exit %d): %s\n%s" % (
-            proc.returncode, " ".join(shlex.quote(c) for c in cmd), proc.stdout[-8000:]))
-
-
 def run(ctx):
     tf = tensorflow_info.query()
     ctx.log("building the TensorFlow op library against TensorFlow %s" % tf["version"])
@@ -51,7 +40,7 @@ def run(ctx):
 
     def compile_one(src):
         obj = os.path.join(obj_dir, os.path.basename(src) + ".o")
-        _run(cxx + cflags + ["-c", src, "-o", obj], ctx.verbose, ctx.log)
+        run_command(cxx + cflags + ["-c", src, "-o", obj], ctx.log, ctx.verbose)
         return obj
 
     with ThreadPoolExecutor(max_workers=max(1, min(ctx.jobs, len(sources)))) as pool:
@@ -61,7 +50,7 @@ def run(ctx):
     os.makedirs(out_dir, exist_ok=True)
     out = os.path.join(out_dir, LIBRARY_NAME)
     tmp = out + ".tmp"
-    _run(cxx + ["-shared", "-o", tmp] + objects + list(tf["link_flags"]), ctx.verbose, ctx.log)
+    run_command(cxx + ["-shared", "-o", tmp] + objects + list(tf["link_flags"]), ctx.log, ctx.verbose)
     os.replace(tmp, out)  # a failed link never leaves a half-written library behind
     ctx.build_info["tensorflow"] = {
         "version": tf["version"],
