@@ -11,6 +11,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -165,6 +166,31 @@ def tool_env(tmp_path, doubles):
                 "TF_GE_CUSTOM_OM_RUNNER": doubles["om_runner"], "ASCEND_HOME_PATH": str(tmp_path / "cann"),
                 "TF_GE_CUSTOM_TEST_RECORD": str(tmp_path / "record.json")})
     return env
+
+
+def _alive(pid):
+    """Whether process ``pid`` exists and is not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except IOError:
+        return False
+
+
+@pytest.fixture
+def alive():
+    """``alive(pid)``, waiting up to 5 s for a stopped process (and its reaping) to go."""
+    def check(pid):
+        for _ in range(50):
+            if not _alive(pid):
+                return False
+            time.sleep(0.1)
+        return True
+    return check
 
 
 @pytest.fixture
