@@ -91,8 +91,7 @@ def test_atc_command_from_air_with_dynamic_dims():
     cmd = atc.atc_command("atc", "/o/m.air", atc.FRAMEWORK_AIR, "/o/m", "Ascend910_9392",
                           shapes.resolve_input_shapes([two], None, dynamic), None, dynamic)
     assert cmd == ["atc", "--mode=0", "--framework=1", "--model=/o/m.air", "--output=/o/m",
-                   "--soc_version=Ascend910_9392", "--input_shape=t:-1,3", "--dynamic_dims=1;4",
-                   "--input_format=ND"]
+                   "--soc_version=Ascend910_9392", "--input_shape=t:-1,3", "--dynamic_dims=1;4"]
     with pytest.raises(ValueError):
         atc.atc_command("atc", "m", 5, "o", "Ascend910B1")
 

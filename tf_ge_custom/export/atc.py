@@ -78,8 +78,6 @@ def atc_command(atc, model, framework, output, soc, input_shapes=None, out_nodes
     for name, value in sorted((dynamic or {}).items()):
         if name not in extra_names:
             cmd.append("--%s=%s" % (name, value))
-    if (dynamic or {}).get("dynamic_dims") and "input_format" not in extra_names:
-        cmd.append("--input_format=ND")  # ATC takes dynamic dims on ND inputs
     cmd.extend(extra)
     return cmd
 

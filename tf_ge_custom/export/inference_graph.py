@@ -102,6 +102,46 @@ def remove_barriers(graph_def, barriers):
     return out
 
 
+def _consumers(graph_def):
+    """``{node name: [(consumer, input index, output port)]}`` of the data edges."""
+    edges = {}
+    for node in graph_def.node:
+        for i, name in enumerate(node.input):
+            if name.startswith("^"):
+                continue
+            source, _, port = name.partition(":")
+            edges.setdefault(source, []).append((node, i, int(port or 0)))
+    return edges
+
+
+def constant_switches_as_identity(graph_def):
+    """A ``Switch`` on a constant predicate whose dead output nobody reads becomes ``Identity``
+    of its data input (in place). Grappler removes the dead branch but keeps such a Switch
+    (TensorFlow 1.15 does); it is a plain pass-through that ATC need not see."""
+    nodes = {n.name: n for n in graph_def.node}
+    edges = _consumers(graph_def)
+    for node in graph_def.node:
+        if node.op != "Switch" or len(node.input) < 2:
+            continue
+        predicate = nodes.get(_node_name(node.input[1]))
+        if predicate is None or predicate.op != "Const":
+            continue
+        live = 1 if tf.make_ndarray(predicate.attr["value"].tensor).item() else 0
+        users = edges.get(node.name, [])
+        if any(port != live for _, _, port in users):
+            continue
+        for consumer, i, _ in users:
+            consumer.input[i] = node.name
+        data, controls = node.input[0], [n for n in node.input[2:] if n.startswith("^")]
+        del node.input[:]
+        node.input.extend([data] + controls)
+        node.op = "Identity"
+        for attr in list(node.attr):
+            if attr != "T":
+                del node.attr[attr]
+    return graph_def
+
+
 def run_grappler(graph_def, preserve, optimizers=OPTIMIZERS):
     """Grappler's ``optimizers`` over ``graph_def``; nodes named in ``preserve`` keep their
     names (Grappler may still replace them by constants: see the module docstring)."""
@@ -139,4 +179,5 @@ def for_inference(graph_def, input_names, output_names, keep_kept_ops=True):
         work = run_grappler(work, preserve)
     if barriers:
         work = remove_barriers(work, barriers)
+    constant_switches_as_identity(work)
     return tf.compat.v1.graph_util.extract_sub_graph(work, preserve)
