@@ -4,10 +4,7 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
-
-import tf_ge_custom
 
 
 def _one_line(err):

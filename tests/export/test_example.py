@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-import tf_ge_custom
+import tf_ge_custom  # noqa: F401  (registers AddCustom for the import below)
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "export_model.py"
 

@@ -9,7 +9,6 @@ import pytest
 import tensorflow as tf
 
 import tf_ge_custom
-from tf_ge_custom.errors import ExportError
 from tf_ge_custom.export import freeze
 from tf_ge_custom.export import inference_graph
 

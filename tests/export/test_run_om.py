@@ -3,7 +3,6 @@
 AddCustom model would). These tests pin run-om's handling: the runner's environment, .npy
 in and out, the comparison with TensorFlow on the CPU and the RUN_OM line; they prove
 nothing about ACL or the NPU."""
-import json
 import os
 
 import numpy as np

@@ -15,6 +15,7 @@ from ..errors import ExportError
 from ..op_def import OPS
 from .frozen_graph import describe
 
+OPS_NAMES = tuple(op.type_name for op in OPS)
 VARIABLE_OPS = frozenset(("Variable", "VariableV2", "VarHandleOp", "ReadVariableOp",
                           "AssignVariableOp", "Assign", "VarIsInitializedOp"))
 
@@ -123,5 +124,3 @@ def report(record):
         "%s %d" % (k, v) for k, v in sorted(record.op_counts.items(), key=lambda kv: (-kv[1], kv[0])))))
     return lines
 
-
-OPS_NAMES = tuple(op.type_name for op in OPS)

@@ -10,10 +10,11 @@ import collections
 import numpy as np
 import tensorflow as tf
 
+from ..errors import ExportError
 from ..op_def import OPS
 from .graph_record import GraphRecord, TensorInfo
 
-_KEPT = frozenset(op.type_name for op in OPS)
+_TYPE_ATTR = {op.type_name: op.type_attr for op in OPS}  # the ops every export must keep
 
 
 def shape_of(tensor_shape):
@@ -41,8 +42,9 @@ def describe(graph, graph_def, inputs, outputs, source_kind="", source=""):
     counts = collections.Counter(n.op for n in graph_def.node)
     kept = []
     for op in graph.get_operations():
-        if op.type in _KEPT:
-            kept.append((op.name, op.get_attr("T").name, tuple(shape_of(i.shape) for i in op.inputs)))
+        if op.type in _TYPE_ATTR:
+            kept.append((op.name, op.get_attr(_TYPE_ATTR[op.type]).name,
+                         tuple(shape_of(i.shape) for i in op.inputs)))
     return GraphRecord(input_infos, output_infos, counts, source_kind, source, tf.__version__, kept)
 
 
@@ -64,7 +66,12 @@ class FrozenGraph(object):
 
     def reference_outputs(self, feeds):
         """The source model's outputs for ``feeds`` (``{input name: array}``), in output order."""
-        values = self._reference(feeds)
+        try:
+            values = self._reference(feeds)
+        except Exception as e:  # TensorFlow raises many types for inputs a model refuses
+            raise ExportError("the source model (%s) cannot run on the given inputs: %s: %s"
+                              % (self.record.source, type(e).__name__, str(e).strip().splitlines()[0]
+                                 if str(e).strip() else ""))
         return [np.asarray(v) for v in values]
 
     def close(self):

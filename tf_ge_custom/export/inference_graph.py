@@ -25,7 +25,7 @@ from ..op_def import OPS
 # edges. Nothing that changes arithmetic (no "arithmetic", "remap" or "layout").
 OPTIMIZERS = ("function", "constfold", "loop", "debug_stripper", "pruning", "dependency")
 BARRIER_SUFFIX = "/_tf_ge_custom_keep_"
-KEPT_OP_TYPES = frozenset(op.type_name for op in OPS)
+KEPT_OP_TYPES = {op.type_name: op.type_attr for op in OPS}  # op type -> its dtype attr
 
 
 def _node_name(tensor_name):
@@ -60,14 +60,14 @@ def defaults_as_identity(graph_def, keep_names):
 
 def add_barriers(graph_def, kept_types=KEPT_OP_TYPES):
     """A copy of ``graph_def`` with a ``PlaceholderWithDefault`` in front of every data input
-    of every node of ``kept_types``; returns (graph_def, barrier names)."""
+    of every node whose type is a key of ``kept_types``; returns (graph_def, barrier names)."""
     out = type(graph_def)()
     out.CopyFrom(graph_def)
     barriers = []
     for node in list(out.node):
         if node.op not in kept_types:
             continue
-        type_attr = node.attr.get("T")
+        type_attr = node.attr.get(kept_types[node.op])
         for i, name in enumerate(list(node.input)):
             if name.startswith("^"):
                 continue

@@ -16,7 +16,6 @@ from typing import NamedTuple, Optional
 
 from .. import opp
 from ..errors import ExportError, MissingToolchainError
-from ..op_def import OPS
 from . import atc as atc_cli
 from . import air_tool as air_cli
 from . import arrays, shapes, staging, toolchain
@@ -24,7 +23,6 @@ from .process import command_line, run_tool
 
 TARGETS = ("pb", "air", "om")
 ROUTES = ("air", "pb")
-_KEPT = frozenset(op.type_name for op in OPS)
 
 
 class ExportResult(NamedTuple):

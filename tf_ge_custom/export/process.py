@@ -40,8 +40,11 @@ def command_line(cmd, env_changes=None):
 
 
 def _reader(stream, lines):
-    for raw in iter(stream.readline, b""):
-        lines.put(raw.decode("utf-8", "replace").rstrip("\r\n"))
+    try:
+        for raw in iter(stream.readline, b""):
+            lines.put(raw.decode("utf-8", "replace").rstrip("\r\n"))
+    except (OSError, ValueError):  # the pipe was closed under us after an interruption
+        pass
     lines.put(None)
 
 
@@ -121,6 +124,7 @@ def run_tool(cmd, log_path, label, env=None, cwd=None, out=None, heartbeat=HEART
             log.write("# interrupted after %.1fs: %s stopped\n" % (clock() - start, label))
             raise
         finally:
+            reader.join(timeout=TERMINATE_GRACE_SECONDS)  # the tool is gone: its pipe ends
             proc.stdout.close()
         elapsed = clock() - start
         log.write("# exit status %d after %.1fs\n" % (returncode, elapsed))
