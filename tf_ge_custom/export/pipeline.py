@@ -59,7 +59,7 @@ def _refuse_for_pb(**given):
 class _Plan(object):
     """What the AIR/OM steps will run, settled before any freezing."""
 
-    def __init__(self, to, soc, via, env, dry_run, notes):
+    def __init__(self, to, via, env, dry_run, notes):
         self.atc = None
         self.air_tool = None
         self.route = ""
@@ -135,7 +135,7 @@ def export(model, to="pb", output=None, soc=None, via=None, input_shape=None, si
     if to == "air" and (dynamic or atc_options):
         raise ExportError("dynamic and extra ATC options apply to --to om")
     notes = []
-    plan = _Plan(to, soc, via, env, dry_run, notes)
+    plan = _Plan(to, via, env, dry_run, notes)
 
     from .freezing import freeze
     from .checks import report
