@@ -2,8 +2,9 @@
 
 Integers and booleans must match exactly. Floats pass when ``|got - want| <= atol + rtol *
 |want|`` everywhere (numpy's ``isclose``), NaN where the reference has NaN and the same
-infinities; the tolerances default by dtype to a few units in the last place, since the same
-ops on the same CPU can differ only by constant folding's evaluation order.
+infinities. The default tolerances (by dtype, below) are tight: the frozen graph runs the same
+kernels on the same CPU as its source, so only evaluation order (constant folding) may differ;
+an OM on the NPU may need ``--rtol``/``--atol`` for ops other than AddCustom.
 """
 from typing import NamedTuple
 
