@@ -66,6 +66,7 @@ setup(
         "tf_ge_custom._build",
         "tf_ge_custom.npu",
         "tf_ge_custom.kernels",
+        "tf_ge_custom.export",
     ],
     # the top-level kernels/ folder (kernel source + builder) installs as tf_ge_custom.kernels
     package_dir={"tf_ge_custom.kernels": "kernels"},

@@ -15,6 +15,10 @@ COMMANDS = (
      "compile the Triton kernel to npubins + manifest for a list of SoCs"),
     ("list-kernels", "tf_ge_custom.kernels.list_cli",
      "list and verify the precompiled kernels a package or wheel carries"),
+    ("export", "tf_ge_custom.export.cli",
+     "export a TensorFlow model to a frozen graph (.pb), AIR or OM (offline inference)"),
+    ("run-om", "tf_ge_custom.export.run_om_cli",
+     "run an OM through ACL on the NPU and compare it with TensorFlow on the CPU"),
 )
 
 

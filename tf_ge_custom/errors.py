@@ -72,3 +72,33 @@ class ToolchainError(KernelBuildError):
     def __init__(self, message, missing=()):
         self.missing = tuple(missing)
         super(ToolchainError, self).__init__(message)
+
+
+# --- offline export: frozen graph, AIR, OM, and running an OM (issue 12) ---
+
+
+class ExportError(TfGeCustomError, ValueError):
+    """A model cannot be exported as asked: a missing or unreadable model, an unknown
+    signature, tag or node, a graph that fails its checks, an option out of range."""
+
+
+class VerificationError(ExportError):
+    """The frozen graph, run in a fresh process, does not give the source model's outputs."""
+
+
+class ExternalToolError(TfGeCustomError, RuntimeError):
+    """``atc``, the AIR tool or the OM runner failed; the message ends with its log's tail.
+
+    ``returncode`` is the tool's exit status, ``log_path`` the full log beside the result.
+    """
+
+    def __init__(self, message, returncode=None, log_path=None, tail=""):
+        self.returncode = returncode
+        self.log_path = log_path
+        self.tail = tail
+        super(ExternalToolError, self).__init__(message)
+
+
+class MissingToolchainError(TfGeCustomError, RuntimeError):
+    """A tool or deliverable the step needs (``atc``, the AIR tool, the GE library) is not
+    here; the message says what to install or ``source``."""

@@ -25,6 +25,8 @@ MANIFEST_TOOL = "tf_ge_custom_manifest_check"
 TOOL_DIR = "_lib"
 CORE_TARGETS = ("tf_ge_custom_core_tests", "tf_ge_custom_fuzz", MANIFEST_TOOL)
 CANN_TARGETS = ("tf_ge_custom_ge", "tf_ge_custom_parsers")
+# the offline-export tools (ge_ops/export/, CANN only), installed into _lib/ (docs/export.md)
+EXPORT_TOOLS = ("tf_ge_custom_air_tool", "tf_ge_custom_om_runner")
 
 
 def cann_toolkit(env=None):
@@ -87,7 +89,7 @@ def run(ctx):
     targets = list(CORE_TARGETS)
     if reason is None:
         options.append("-DASCEND_HOME_PATH=" + ascend_home)
-        targets += CANN_TARGETS
+        targets += CANN_TARGETS + EXPORT_TOOLS
         ctx.log("building the GE library and TF parser plugin against CANN at %s" % ascend_home)
     else:
         ctx.log("GE library and TF parser plugin skipped: " + reason)
@@ -110,6 +112,8 @@ def run(ctx):
                                 (PARSER_LIBRARY, "framework/tensorflow/" + PARSER_LIBRARY)):
             _install(os.path.join(build_dir, built), os.path.join(ctx.opp_root, relative))
             libraries.append(relative)
+        for tool in EXPORT_TOOLS:
+            _install(os.path.join(build_dir, "export", tool), os.path.join(ctx.package_dir, TOOL_DIR, tool))
     ctx.build_info["ge"] = {
         "built": reason is None,
         "reason": reason or "",
@@ -117,4 +121,5 @@ def run(ctx):
         "libraries": libraries,
         "headers": headers,
         "manifest_tool": TOOL_DIR + "/" + MANIFEST_TOOL,
+        "export_tools": [TOOL_DIR + "/" + t for t in EXPORT_TOOLS] if reason is None else [],
     }

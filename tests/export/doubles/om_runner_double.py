@@ -1,0 +1,42 @@
+"""A TEST DOUBLE standing in for tf_ge_custom_om_runner, to test run-om's handling only.
+
+It proves nothing about ACL or the NPU. It reads the raw input files as float32, writes one
+output (their element-wise sum, or that plus 1 in mode "wrong" via TF_GE_CUSTOM_TEST_MODE)
+and prints the runner's JSON lines; it records its argv and whether ASCEND_CUSTOM_OPP_PATH
+was set (to $TF_GE_CUSTOM_TEST_RECORD).
+"""
+import json
+import os
+import sys
+
+import numpy as np
+
+
+def main(argv):
+    inputs, options = [], {}
+    for flag, value in zip(argv[::2], argv[1::2]):
+        if flag == "--input":
+            inputs.append(value)
+        else:
+            options[flag] = value
+    with open(os.environ["TF_GE_CUSTOM_TEST_RECORD"], "w") as f:
+        json.dump({"argv": argv, "custom_opp_path_set": "ASCEND_CUSTOM_OPP_PATH" in os.environ}, f)
+    values = [np.fromfile(p, dtype="<f4") for p in inputs]
+    print(json.dumps({"event": "model", "inputs": len(values), "outputs": 1, "dynamic_batch": False}))
+    for i, v in enumerate(values):
+        print(json.dumps({"event": "input", "index": i, "name": "in%d" % i, "dtype": "float32",
+                          "dims": [int(v.size)], "size": int(v.nbytes)}))
+    total = np.sum(values, axis=0).astype("<f4")
+    if os.environ.get("TF_GE_CUSTOM_TEST_MODE") == "wrong":
+        total = total + 1
+    path = os.path.join(options["--output-dir"], "output_0.bin")
+    total.tofile(path)
+    dims = [int(d) for d in os.environ.get("TF_GE_CUSTOM_TEST_DIMS", str(total.size)).split(",")]
+    print(json.dumps({"event": "output", "index": 0, "name": "z", "dtype": "float32", "dims": dims,
+                      "size": int(total.nbytes), "file": path}))
+    print(json.dumps({"event": "done"}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

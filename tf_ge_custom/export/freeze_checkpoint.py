@@ -1,0 +1,76 @@
+"""Freeze a TF1 checkpoint: meta graph (``.meta``) + checkpoint prefix + output node names.
+
+The TF1 adapter user's usual starting point. The meta graph is imported with devices
+cleared, the variables restored from the checkpoint, and the sub-graph that computes the
+named outputs frozen with ``convert_variables_to_constants``. The inputs are the
+``Placeholder`` nodes that sub-graph needs (or the ones named); the saver, the optimizer
+and everything else that the outputs do not need is left out.
+"""
+import difflib
+
+import tensorflow as tf
+
+from ..errors import ExportError
+from . import inference_graph
+from .checks import checked
+from .frozen_graph import FrozenGraph
+
+
+def _tensor_name(name):
+    return name if ":" in name else name + ":0"
+
+
+def _closest(name, names):
+    close = difflib.get_close_matches(name, names, n=3)
+    return "; similar names: " + ", ".join(close) if close else ""
+
+
+def _find_tensor(graph, name, what, flag):
+    try:
+        return graph.get_tensor_by_name(_tensor_name(name))
+    except (KeyError, ValueError):
+        names = [op.name for op in graph.get_operations()]
+        raise ExportError("%s %s is not in the meta graph%s (name nodes with %s)"
+                          % (what, name, _closest(name.split(":")[0], names), flag))
+
+
+def freeze_checkpoint(meta_path, checkpoint, outputs, inputs=None):
+    """A :class:`FrozenGraph` of ``outputs`` (node or tensor names) of a TF1 checkpoint."""
+    if not outputs:
+        raise ExportError("a TF1 checkpoint needs the output node names: --outputs NODE[,NODE...]")
+    graph = tf.Graph()
+    session = tf.compat.v1.Session(graph=graph)
+    try:
+        with graph.as_default():
+            try:
+                saver = tf.compat.v1.train.import_meta_graph(meta_path, clear_devices=True)
+            except Exception as e:  # a damaged file or an op this TensorFlow lacks
+                raise ExportError("cannot import the meta graph %s: %s: %s" % (meta_path, type(e).__name__, e))
+            fetches = [_find_tensor(graph, n, "output", "--outputs") for n in outputs]
+            if saver is not None:
+                try:
+                    saver.restore(session, checkpoint)
+                except (tf.errors.OpError, ValueError) as e:
+                    raise ExportError("cannot restore checkpoint %s into %s: %s"
+                                      % (checkpoint, meta_path, str(e).splitlines()[0]))
+        output_nodes = sorted(set(t.op.name for t in fetches))
+        graph_def = graph.as_graph_def()
+        needed = tf.compat.v1.graph_util.extract_sub_graph(graph_def, output_nodes)
+        if inputs:
+            feeds = [_find_tensor(graph, n, "input", "the inputs argument") for n in inputs]
+        else:
+            feeds = [graph.get_tensor_by_name(n.name + ":0") for n in needed.node if n.op == "Placeholder"]
+        input_names = [t.op.name for t in feeds]
+        graph_def = tf.compat.v1.graph_util.convert_variables_to_constants(session, graph_def, output_nodes)
+        output_names = [t.name for t in fetches]
+        graph_def = inference_graph.for_inference(graph_def, input_names, output_names)
+        record = checked(graph_def, [(n, n) for n in input_names], [(n, n) for n in output_names],
+                         "checkpoint", "%s (meta graph %s)" % (checkpoint, meta_path))
+    except BaseException:
+        session.close()
+        raise
+
+    def reference(values):
+        return session.run(fetches, {t: values[t.op.name] for t in feeds})
+
+    return FrozenGraph(graph_def, record, reference, close=session.close)

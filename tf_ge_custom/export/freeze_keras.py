@@ -1,0 +1,74 @@
+"""Freeze a Keras model file (``.keras`` or ``.h5``) through a concrete function.
+
+The model is loaded with the ``AddCustom`` layer registered (``tf_ge_custom.layers``) and
+called in inference mode (``training=False``: dropout off, batch norm on its moving
+statistics) inside a ``tf.function`` whose input signature is the model's inputs; the
+placeholders take the Keras input names (made valid node names).
+"""
+import re
+
+import tensorflow as tf
+
+from ..errors import ExportError
+from .checks import checked
+from .freeze_function import freeze_concrete_function
+from .frozen_graph import FrozenGraph
+
+
+def node_name(name, taken):
+    """``name`` as a valid, unused TensorFlow node name."""
+    name = re.sub(r"[^A-Za-z0-9_.\-/]", "_", name.split(":")[0]) or "input"
+    if not re.match(r"[A-Za-z0-9.]", name[0]):
+        name = "input" + name
+    base, i = name, 1
+    while name in taken:
+        name = "%s_%d" % (base, i)
+        i += 1
+    taken.add(name)
+    return name
+
+
+def load_model(path):
+    from .. import layers  # noqa: F401  (registers the AddCustom layer for the loader)
+
+    try:
+        return tf.keras.models.load_model(path, compile=False)
+    except Exception as e:  # Keras raises many types for a bad file; name the file once
+        raise ExportError("cannot load the Keras model %s: %s: %s" % (path, type(e).__name__, e))
+
+
+def model_function(model):
+    """A concrete function calling ``model`` in inference mode on its declared inputs."""
+    try:
+        model_inputs = list(model.inputs)
+    except (AttributeError, ValueError) as e:
+        raise ExportError("the Keras model has no declared inputs (%s): build it on keras.Input "
+                          "tensors (a functional model, or a Sequential model with an Input)" % e)
+    taken = set()
+    specs = [tf.TensorSpec(tuple(t.shape), tf.as_dtype(t.dtype), name=node_name(t.name, taken))
+             for t in model_inputs]
+    single = len(specs) == 1
+
+    @tf.function(input_signature=specs)
+    def serve(*args):
+        return model(args[0] if single else list(args), training=False)
+
+    return serve.get_concrete_function(), [s.name for s in specs]
+
+
+def freeze_keras(path):
+    """A :class:`FrozenGraph` of the Keras model saved at ``path``."""
+    model = load_model(path)
+    fn, names = model_function(model)
+    graph_def, inputs, outputs, _ = freeze_concrete_function(fn, "keras", path)
+    output_names = list(getattr(model, "output_names", None) or [])
+    if len(output_names) == len(outputs):
+        outputs = [(tensor, key) for (tensor, _), key in zip(outputs, output_names)]
+    record = checked(graph_def, inputs, outputs, "keras", path)
+
+    def reference(values):
+        args = [tf.constant(values[n]) for n in names]
+        result = model(args[0] if len(args) == 1 else args, training=False)
+        return [tf.convert_to_tensor(t).numpy() for t in tf.nest.flatten(result)]
+
+    return FrozenGraph(graph_def, record, reference)

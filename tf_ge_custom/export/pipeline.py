@@ -1,0 +1,229 @@
+"""``export()``: a model to a frozen ``.pb``, and on to ``.air`` and ``.om``.
+
+Order of work, cheapest refusal first:
+  1. options (target, SoC, output folder, ATC options, dynamic options) and, for AIR/OM, the
+     tools: a missing ``atc`` or AIR tool is reported before minutes go into freezing;
+  2. freezing and the graph checks, then the report (inputs, outputs, op counts);
+  3. for AIR/OM: the input shapes (an unknown dim with no shape or dynamic option is refused
+     here, naming the input and the options that fix it) and our OPP root's deliverables;
+  4. the ``.pb`` and its record are written to a staging folder, verified in a fresh process,
+     then moved into place; then the AIR tool, then ``atc``, each product moved into place
+     only when complete. ``dry_run`` stops after 3 and prints every command instead.
+"""
+import os
+import sys
+from typing import NamedTuple, Optional
+
+from .. import opp
+from ..errors import ExportError, MissingToolchainError
+from . import atc as atc_cli
+from . import air_tool as air_cli
+from . import arrays, shapes, staging, toolchain
+from .process import command_line, run_tool
+
+TARGETS = ("pb", "air", "om")
+ROUTES = ("air", "pb")
+
+
+class ExportResult(NamedTuple):
+    record: object  # GraphRecord
+    files: dict  # {"pb", "record", "air", "air_log", "om", "atc_log"}: paths written
+    commands: list  # the tool command lines (run, or printed in a dry run)
+    verification: Optional[object]  # verify.Verification, or None
+    route: str  # "pb" or "air" (how the OM was made), "" for --to pb
+
+
+def known_soc(soc):
+    from ..kernels.socs import SOCS
+
+    if soc not in SOCS:
+        raise ExportError("unsupported SoC %r; supported: %s (the SoCs this package builds "
+                          "kernels for)" % (soc, ", ".join(SOCS)))
+    return soc
+
+
+def _normalize_atc_options(options):
+    return [o if o.startswith("-") else "--" + o for o in (options or ())]
+
+
+def _refuse_for_pb(**given):
+    flags = {"soc": "--soc", "via": "--via", "input_shape": "--input-shape",
+             "dynamic_batch_size": "--dynamic-batch-size", "dynamic_dims": "--dynamic-dims",
+             "atc_options": "--atc-option"}
+    used = [flags[k] for k, v in sorted(given.items()) if v]
+    if used:
+        raise ExportError("%s appl%s to --to air/om, not to --to pb"
+                          % (", ".join(used), "ies" if len(used) == 1 else "y"))
+
+
+class _Plan(object):
+    """What the AIR/OM steps will run, settled before any freezing."""
+
+    def __init__(self, to, via, env, dry_run, notes):
+        self.atc = None
+        self.air_tool = None
+        self.route = ""
+        if to == "pb":
+            return
+        if to == "om":
+            try:
+                self.atc = toolchain.find_atc(env)
+            except MissingToolchainError as e:
+                if not dry_run:
+                    raise
+                notes.append(str(e))
+                self.atc = "atc"
+        air_tool = toolchain.find_air_tool(env)
+        self.route = "air" if to == "air" else (via or ("air" if air_tool else "pb"))
+        if self.route == "air":
+            try:
+                self.air_tool = toolchain.require_built_tool(air_tool, "AIR tool", toolchain.AIR_TOOL_ENV)
+                toolchain.require_cann_environment("AIR tool", env)
+            except MissingToolchainError as e:
+                if not dry_run:
+                    raise
+                notes.append(str(e))
+                self.air_tool = air_tool or toolchain.AIR_TOOL_NAME
+
+
+def export(model, to="pb", output=None, soc=None, via=None, input_shape=None, signature=None,
+           tags=None, outputs=None, checkpoint=None, inputs=None, dynamic_batch_size=None,
+           dynamic_dims=None, atc_options=(), verify=True, dry_run=False, rtol=None, atol=None,
+           out=None, env=None, opp_root=None):
+    """Export ``model`` to ``output``.pb (``to="pb"``), ``.air`` or ``.om``.
+
+    Args:
+      model: see :func:`tf_ge_custom.export.freeze` (path or function).
+      to: "pb", "air" or "om". output: the path prefix of every file written.
+      soc: the target SoC (``--soc_version``), required for "om".
+      via: "air" or "pb": how the OM is made (default: AIR when the AIR tool is built).
+      input_shape: ATC's ``name:d,d;name:d`` (default: the recorded input shapes).
+      signature, tags, outputs, checkpoint: see :func:`freeze`.
+      inputs: ``.npy`` files for the verification, in input order or ``name=FILE``.
+      dynamic_batch_size, dynamic_dims: ATC's dynamic options. atc_options: extra ATC
+      options (``--name=value``). verify: compare the ``.pb`` with the source model in a
+      fresh process. dry_run: freeze and check, print the commands, write nothing.
+      out: where the report goes (default stdout); env: the environment for the tools.
+
+    Returns an :class:`ExportResult`. Raises ExportError, VerificationError,
+    MissingToolchainError (a tool or deliverable is missing) or ExternalToolError.
+    """
+    out = out or sys.stdout
+    env = dict(os.environ if env is None else env)
+    opp_root = opp_root or opp.opp_root()
+    if to not in TARGETS:
+        raise ExportError("--to %r: choose one of %s" % (to, ", ".join(TARGETS)))
+    if via is not None and via not in ROUTES:
+        raise ExportError("--via %r: choose air or pb" % via)
+    if to == "pb":
+        _refuse_for_pb(soc=soc, via=via, input_shape=input_shape, dynamic_batch_size=dynamic_batch_size,
+                       dynamic_dims=dynamic_dims, atc_options=atc_options)
+    if to == "air" and via == "pb":
+        raise ExportError("--to air always goes through the AIR tool; --via pb applies to --to om")
+    if to == "om":
+        if not soc:
+            raise ExportError("--to om needs the target SoC: --soc (e.g. Ascend910B1)")
+        known_soc(soc)
+    elif soc and to == "air":
+        known_soc(soc)
+    if output is None:
+        raise ExportError("an output path prefix is needed: --output PREFIX (writes PREFIX.pb, ...)")
+    prefix = staging.output_prefix(output)
+    extra = atc_cli.parse_extra_options(_normalize_atc_options(atc_options)) if to == "om" else {}
+    dynamic = atc_cli.dynamic_options(extra, dynamic_batch_size, dynamic_dims)
+    shapes.dynamic_choice(dynamic)
+    if to == "air" and (dynamic or atc_options):
+        raise ExportError("dynamic and extra ATC options apply to --to om")
+    notes = []
+    plan = _Plan(to, via, env, dry_run, notes)
+
+    from .freezing import freeze
+    from .checks import report
+
+    with freeze(model, signature=signature, tags=tags, outputs=outputs, checkpoint=checkpoint) as frozen:
+        record = frozen.record
+        _say(out, report(record))
+        input_shapes = out_nodes = None
+        if to != "pb":
+            input_shapes = shapes.resolve_input_shapes(record.inputs, input_shape, dynamic)
+            out_nodes = [t.name for t in record.outputs]
+            dtypes = sorted(set(d for _, d, _ in record.add_custom_nodes))
+            if record.add_custom_nodes:
+                problems = toolchain.deliverable_problems(opp_root, soc if to == "om" else None, dtypes)
+                if problems and not dry_run:
+                    raise MissingToolchainError("; ".join(problems))
+                notes.extend(problems)
+        feeds = arrays.load_inputs(record.inputs, inputs) if inputs else None
+        files = {"pb": prefix + ".pb", "record": prefix + ".json"}
+        commands = _commands(plan, to, prefix, soc, input_shapes, out_nodes, dynamic,
+                             _normalize_atc_options(atc_options), opp_root, env)
+        if dry_run:
+            _say(out, ["dry run: nothing written; would write %s and %s%s" % (
+                files["pb"], files["record"], " (after verifying it in a fresh process)" if verify else "")]
+                 + ["note: " + n for n in notes] + ["would run: " + line for _, _, line in commands])
+            return ExportResult(record, {}, [line for _, _, line in commands], None, plan.route)
+        return _run(frozen, plan, to, prefix, files, commands, feeds, verify, rtol, atol, out, env, opp_root)
+
+
+def _say(out, lines):
+    for line in lines:
+        out.write(line + "\n")
+    out.flush()
+
+
+def _commands(plan, to, prefix, soc, input_shapes, out_nodes, dynamic, extra, opp_root, env):
+    """``[(step, argv, printable line)]`` of the tool runs, with the final paths."""
+    tool_env = toolchain.tool_environment(opp_root, env)
+    changes = {toolchain.CUSTOM_OPP_PATH_VAR: tool_env[toolchain.CUSTOM_OPP_PATH_VAR]}
+    commands = []
+    if to in ("air", "om") and plan.route == "air":
+        argv = air_cli.air_tool_command(plan.air_tool, prefix + ".pb", prefix + ".air", input_shapes, out_nodes)
+        commands.append(("air", argv, command_line(argv, changes)))
+    if to == "om":
+        if plan.route == "air":
+            argv = atc_cli.atc_command(plan.atc, prefix + ".air", atc_cli.FRAMEWORK_AIR, prefix, soc,
+                                       input_shapes, None, dynamic, extra)
+        else:
+            argv = atc_cli.atc_command(plan.atc, prefix + ".pb", atc_cli.FRAMEWORK_TENSORFLOW, prefix, soc,
+                                       input_shapes, out_nodes, dynamic, extra)
+        commands.append(("om", argv, command_line(argv, changes)))
+    return commands
+
+
+def _run(frozen, plan, to, prefix, files, commands, feeds, verify, rtol, atol, out, env, opp_root):
+    from .verify import verify as verify_graph
+
+    written = {}
+    verification = None
+    tool_env = toolchain.tool_environment(opp_root, env)
+    with staging.Staging(os.path.dirname(prefix)) as stage:
+        with open(stage.path("model.pb"), "wb") as f:
+            f.write(frozen.serialized())
+        with open(stage.path("model.json"), "w") as f:
+            f.write(frozen.record.dumps())
+        if verify:
+            verification = verify_graph(frozen, stage.path("model.pb"), feeds, rtol, atol)
+            _say(out, verification.lines())
+        written["pb"] = stage.publish("model.pb", files["pb"])
+        written["record"] = stage.publish("model.json", files["record"])
+        _say(out, ["wrote %s and %s" % (written["pb"], written["record"])])
+        for step, argv, line in commands:
+            if step == "air":
+                air = stage.path("model.air")
+                argv = [air if a == prefix + ".air" else a for a in argv]
+                written["air_log"] = prefix + ".air.log"
+                _say(out, ["running: " + line])
+                run_tool(argv, written["air_log"], "air-tool", env=tool_env)
+                if not os.path.isfile(air):
+                    raise MissingToolchainError("the AIR tool exited with status 0 but wrote no %s" % air)
+                written["air"] = stage.publish(air, prefix + ".air")
+                _say(out, ["wrote " + written["air"]])
+            else:
+                staged = stage.path("model")
+                argv = [("--output=" + staged) if a == "--output=" + prefix else a for a in argv]
+                written["atc_log"] = prefix + ".atc.log"
+                _say(out, ["running: " + line])
+                run_tool(argv, written["atc_log"], "atc", env=tool_env)
+                written["om"] = stage.publish(atc_cli.written_om(staged), prefix + ".om")
+                _say(out, ["wrote %s (atc log: %s)" % (written["om"], written["atc_log"])])
+    return ExportResult(frozen.record, written, [line for _, _, line in commands], verification, plan.route)

@@ -1,0 +1,59 @@
+"""``tf-ge-custom run-om``: run an OM on the NPU through ACL and compare it with TensorFlow.
+
+    tf-ge-custom run-om MODEL.om --input x.npy --input y.npy [--compare-with MODEL] [--output-dir DIR]
+
+Exit status: 0 RUN_OM=PASS (or UNCHECKED: nothing to compare with), 1 RUN_OM=FAIL or a
+refusal, 2 the OM runner or the CANN environment is missing, 130 interrupted.
+"""
+import sys
+
+PROG = "tf-ge-custom run-om"
+
+
+def add_arguments(parser):
+    parser.description = (
+        "Run an OM once through ACL (the package's OM runner, built with a CANN toolkit) with "
+        "ASCEND_CUSTOM_OPP_PATH cleared, write its outputs as .npy, and compare them with the "
+        "source model run by TensorFlow on the CPU. Needs an Ascend NPU.")
+    parser.add_argument("model", metavar="MODEL.om")
+    parser.add_argument("--input", action="append", default=[], metavar="FILE.npy",
+                        help="one per model input, in order (or name=FILE.npy); repeat")
+    parser.add_argument("--compare-with", metavar="MODEL",
+                        help="the TensorFlow model to compare with (default: the source recorded "
+                             "in MODEL.json beside the OM)")
+    parser.add_argument("--signature", help="SavedModel signature of --compare-with")
+    parser.add_argument("--tag", action="append", metavar="TAG", help="SavedModel tag of --compare-with")
+    parser.add_argument("--outputs", metavar="NODES", help="output nodes of a --compare-with checkpoint/.pb")
+    parser.add_argument("--checkpoint", metavar="PREFIX", help="checkpoint prefix of a --compare-with .meta")
+    parser.add_argument("--output-dir", metavar="DIR", help="where the .npy outputs go (default: MODEL.outputs/)")
+    parser.add_argument("--device", type=int, default=0, help="NPU device id (default: 0)")
+    parser.add_argument("--dynamic-batch", type=int, help="batch size to run an OM built with dynamic batch sizes")
+    parser.add_argument("--rtol", type=float, help="comparison tolerance (default: by dtype)")
+    parser.add_argument("--atol", type=float, help="comparison tolerance (default: by dtype)")
+
+
+def run(args, out=None, err=None):
+    out = out or sys.stdout
+    err = err or sys.stderr
+    from tf_ge_custom.errors import MissingToolchainError, TfGeCustomError
+
+    from .cli import _split
+    from .om_runner import run_om
+
+    try:
+        result = run_om(args.model, _split(args.input), output_dir=args.output_dir,
+                        compare_with=args.compare_with, device=args.device,
+                        dynamic_batch=args.dynamic_batch, signature=args.signature,
+                        tags=_split(args.tag) or None, outputs=_split([args.outputs] if args.outputs else []) or None,
+                        checkpoint=args.checkpoint, rtol=args.rtol, atol=args.atol, out=out)
+    except MissingToolchainError as e:
+        err.write("%s: error: %s\n" % (PROG, e))
+        return 2
+    except TfGeCustomError as e:
+        err.write("%s: error: %s\n" % (PROG, e))
+        out.write("RUN_OM=FAIL\n")
+        return 1
+    except KeyboardInterrupt:
+        err.write("%s: interrupted\n" % PROG)
+        return 130
+    return 1 if result.status == "FAIL" else 0

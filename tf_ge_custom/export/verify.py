@@ -1,0 +1,71 @@
+"""Verification: the frozen graph, loaded in a fresh process, gives the source model's outputs.
+
+The parent process holds the source model (SavedModel, Keras model, TF1 session, function)
+and computes the reference outputs on generated inputs (or the user's); a new Python process
+that imports only TensorFlow and ``tf_ge_custom`` runs the written ``.pb`` on the same
+inputs (:mod:`._verify_child`). A graph that needs anything else of the source (a Python
+layer, a library loaded by hand) fails there, as it would in deployment.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import List, NamedTuple
+
+from ..errors import VerificationError
+from . import arrays
+from .compare import Comparison, compare
+
+
+class Verification(NamedTuple):
+    comparisons: List[Comparison]
+    inputs: dict  # {input name: array} the comparison used
+
+    @property
+    def ok(self):
+        return all(c.ok for c in self.comparisons)
+
+    def lines(self):
+        return ["verification (fresh process, only tf_ge_custom imported), max |frozen - source|:"] + [
+            c.line() for c in self.comparisons]
+
+
+def run_frozen_graph(pb_path, record, feeds, python=None, timeout=900):
+    """The outputs of the ``.pb`` in a fresh Python process, in ``record.outputs`` order."""
+    work = tempfile.mkdtemp(prefix="tf-ge-custom-verify-")
+    try:
+        in_dir, out_dir = os.path.join(work, "in"), os.path.join(work, "out")
+        arrays.save_arrays(in_dir, [(t.name, feeds[t.name]) for t in record.inputs])
+        env = dict(os.environ)
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        cmd = [python or sys.executable, "-m", "tf_ge_custom.export._verify_child",
+               os.path.abspath(pb_path), in_dir, out_dir] + [t.name for t in record.outputs]
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True, env=env, cwd=work, timeout=timeout)
+        if proc.returncode != 0:
+            tail = "\n".join(proc.stdout.strip().splitlines()[-15:])
+            raise VerificationError("the frozen graph does not run in a fresh process that imports "
+                                    "only tf_ge_custom (exit %d):\n%s" % (proc.returncode, tail))
+        return [value for _, value in arrays.load_arrays(out_dir)]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def verify(frozen, pb_path, feeds=None, rtol=None, atol=None, python=None):
+    """Compare the written ``pb_path`` with the source model of ``frozen``.
+
+    ``feeds``: ``{input name: array}`` (default: generated from the record, seeded).
+    Returns a :class:`Verification`; raises :class:`VerificationError` when an output differs.
+    """
+    record = frozen.record
+    feeds = feeds if feeds is not None else arrays.sample_inputs(record.inputs)
+    want = frozen.reference_outputs(feeds)
+    got = run_frozen_graph(pb_path, record, feeds, python)
+    comparisons = [compare(t.key or t.name, g, w, rtol, atol)
+                   for t, g, w in zip(record.outputs, got, want)]
+    result = Verification(comparisons, feeds)
+    if not result.ok:
+        raise VerificationError("the frozen graph's outputs differ from the source model's:\n"
+                                + "\n".join(result.lines()[1:]))
+    return result
