@@ -4,9 +4,12 @@ They pin down byte-exact host arguments for the A2/A3 layouts, kernel choice and
 refusal, grid/chunk plans at the edges, the load-once cache under 8 threads, and the
 serialized format; see each case's source for its hand-computed expectations.
 """
+import pathlib
 import subprocess
 
 import pytest
+
+SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -29,3 +32,24 @@ def test_native(native_case, results):
         native_case, proc.stderr[-4000:])
     record = records[native_case]
     assert record["passed"], "\n".join(record["failures"])
+
+
+@pytest.mark.parametrize("ignored", ["Status", "Result<int>"])
+def test_an_ignored_status_or_result_does_not_compile(tmp_path, ignored):
+    """[[nodiscard]]: dropping a refusal on the floor is a compile error under -Werror."""
+    include = SOURCE_ROOT / "ge_ops" / "core" / "include"
+    snippet = ('#include "tf_ge_custom_core/status.h"\n'
+               "using namespace tf_ge_custom::core;\n"
+               "%s F();\n" % ignored)
+    cases = {"used": "bool Use() { return F().ok(); }\n", "ignored": "void Use() { F(); }\n"}
+    results = {}
+    for name, body in cases.items():
+        source = tmp_path / (name + ".cc")
+        source.write_text(snippet + body)
+        proc = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-Werror=unused-result",
+                               "-I" + str(include), str(source)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        results[name] = proc
+    assert results["used"].returncode == 0, results["used"].stdout
+    assert results["ignored"].returncode != 0
+    assert "nodiscard" in results["ignored"].stdout or "unused-result" in results["ignored"].stdout
