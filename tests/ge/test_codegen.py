@@ -66,7 +66,7 @@ def test_kernel_contract_header_restates_the_python_contract(native_build):
     text = (native_build.generated / "kernel_contract.h").read_text()
 
     def constant(name):
-        return re.search(r"constexpr \S+ \*?%s = (.+);" % name, text).group(1)
+        return re.search(r"constexpr [^=;]*\b%s = (.+);" % name, text).group(1)
 
     assert constant("kManifestFormat") == '"%s"' % c.MANIFEST_FORMAT
     assert int(constant("kManifestVersion")) == c.MANIFEST_VERSION
