@@ -47,8 +47,9 @@ def cann_toolkit(env=None):
 def cmake_command():
     cmake = shutil.which("cmake")
     if cmake is None:
-        raise BuildError("cmake is needed to build the GE side of tf-ge-custom (ge_ops/) but is "
-                         "not on PATH; install it (apt-get install cmake, or pip install cmake)")
+        raise BuildError("cmake is needed to build ge_ops/ (the GE libraries against CANN, or the "
+                         "core's tests) but is not on PATH; install it (apt-get install cmake, "
+                         "or pip install cmake)")
     return cmake
 
 
