@@ -41,7 +41,7 @@ class Reader {
 
 Status Corrupt(const std::string &what) {
   return Status::Error(Code::kCorrupt, "serialized AddCustom kernels are damaged: " + what +
-                                      "; rebuild the model (OM) with this package installed");
+                                           "; rebuild the model (OM) with this package installed");
 }
 
 }  // namespace
@@ -81,12 +81,12 @@ Status DecodeBundle(const uint8_t *data, size_t size, std::vector<BundleSoc> *ou
   out->clear();
   if (size > kMaxBundleBytes) {
     return Status::Error(Code::kOversized, "serialized kernels of " + std::to_string(size) + " bytes exceed the limit of " +
-                                          std::to_string(kMaxBundleBytes));
+                                               std::to_string(kMaxBundleBytes));
   }
   if (size < kBundleHeaderBytes + kBundleTrailerBytes) {
     return Status::Error(Code::kTruncated, "serialized kernels have " + std::to_string(size) + " bytes, fewer than the " +
-                                          std::to_string(kBundleHeaderBytes + kBundleTrailerBytes) +
-                                          " of an empty bundle; rebuild the model (OM)");
+                                               std::to_string(kBundleHeaderBytes + kBundleTrailerBytes) +
+                                               " of an empty bundle; rebuild the model (OM)");
   }
   if (std::memcmp(data, kBundleMagic, sizeof(kBundleMagic)) != 0) {
     return Status::Error(Code::kBadMagic, "the serialized data is not tf-ge-custom kernels (wrong magic); rebuild the model");
@@ -98,8 +98,8 @@ Status DecodeBundle(const uint8_t *data, size_t size, std::vector<BundleSoc> *ou
   header.U(8, &body);
   if (version != kBundleVersion) {
     return Status::Error(Code::kBadVersion, "serialized kernels have format version " + std::to_string(version) +
-                                        ", this library reads version " + std::to_string(kBundleVersion) +
-                                        "; rebuild the model (OM) with this package version");
+                                                ", this library reads version " + std::to_string(kBundleVersion) +
+                                                "; rebuild the model (OM) with this package version");
   }
   if (flags != 0) return Corrupt("unknown flags " + std::to_string(flags));
   const uint64_t expected_body = size - kBundleHeaderBytes - kBundleTrailerBytes;

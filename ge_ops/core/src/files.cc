@@ -25,7 +25,7 @@ Status ReadFileBytes(const std::string &path, uint64_t max_bytes, std::vector<ui
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     std::fclose(f);
     return Status::Error(Code::kIo, path + " has " + std::to_string(st.st_size) + " bytes, more than the " +
-                                   std::to_string(max_bytes) + " allowed");
+                                        std::to_string(max_bytes) + " allowed");
   }
   out->resize(static_cast<size_t>(st.st_size));
   const size_t got = out->empty() ? 0 : std::fread(out->data(), 1, out->size(), f);

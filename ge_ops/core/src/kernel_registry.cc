@@ -86,8 +86,8 @@ Result<KernelRegistry::SocKernels *> KernelRegistry::LoadSoc(const std::string &
   const std::string dir = JoinPath(origin_, soc);
   if (opp_root_.empty() || soc.empty() || soc.find('/') != std::string::npos || soc[0] == '.' || !IsDirectory(dir)) {
     return Status::Error(Code::kUnknownSoc, "no kernels for SoC \"" + soc + "\" in " + origin_ + " (available: " +
-                                            Join(available) + "); build them with tf-ge-custom build-kernels --soc " +
-                                            soc + " and reinstall the package");
+                                                Join(available) + "); build them with tf-ge-custom build-kernels --soc " +
+                                                soc + " and reinstall the package");
   }
   const std::string path = JoinPath(dir, kManifestFileName);
   std::vector<uint8_t> text;
@@ -112,13 +112,13 @@ Result<KernelBinary> KernelRegistry::Find(const std::string &soc, const std::str
       if (x.op == op) dtypes.push_back(x.dtype);
     }
     return Status::Error(Code::kMissingDType, "the kernels for SoC " + soc + " in " + origin_ + " have no " + op +
-                                              " kernel for dtype " + dtype + " (available: " + Join(dtypes) +
-                                              "); rebuild the kernels including that dtype");
+                                                  " kernel for dtype " + dtype + " (available: " + Join(dtypes) +
+                                                  "); rebuild the kernels including that dtype");
   }
   if (!e->has_binary) {
     return Status::Error(Code::kNoBinary, "the manifest for SoC " + soc + " lists " + op + "/" + dtype +
-                                          " without an npubin (built without CANN, IR only); build the kernels on "
-                                          "a host with a CANN toolkit and reinstall the package");
+                                              " without an npubin (built without CANN, IR only); build the kernels on "
+                                              "a host with a CANN toolkit and reinstall the package");
   }
   auto it = k.binaries.find(e->binary);
   if (it == k.binaries.end()) {
@@ -172,8 +172,8 @@ Result<std::vector<uint8_t>> KernelRegistry::Serialize() {
   }
   if (binaries == 0) {
     return Status::Error(Code::kNoBinary, "there are no npubins in " + origin_ +
-                                          " to put into the model; build the kernels on a host with a CANN toolkit "
-                                          "(tf-ge-custom build-kernels) and reinstall the package");
+                                              " to put into the model; build the kernels on a host with a CANN toolkit "
+                                              "(tf-ge-custom build-kernels) and reinstall the package");
   }
   return EncodeBundle(socs);
 }

@@ -31,8 +31,8 @@ Result<std::string> OppRootFromLibraryPath(const std::string &library_path) {
   }
   if (parts[2] != "lib" || parts[3] != "op_graph" || parts[0].empty() || parts[1].empty()) {
     return Status::Error(Code::kLocation, "the GE library " + library_path +
-                                         " is not inside an OPP root (expected <root>/op_graph/lib/<os>/<arch>/); "
-                                         "reinstall the package instead of copying the library");
+                                              " is not inside an OPP root (expected <root>/op_graph/lib/<os>/<arch>/); "
+                                              "reinstall the package instead of copying the library");
   }
   return dir;
 }

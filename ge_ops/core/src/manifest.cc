@@ -201,13 +201,13 @@ Status VerifyBinary(const KernelEntry &e, const std::string &soc, const std::vec
   const std::string what = "kernel " + e.binary + " (" + e.op + ", " + e.dtype + ", " + soc + ")";
   if (static_cast<int64_t>(bytes.size()) != e.binary_size) {
     return Status::Error(Code::kChecksum, what + " has " + std::to_string(bytes.size()) + " bytes, the manifest says " +
-                                              std::to_string(e.binary_size) +
-                                              "; the file is damaged or stale: rebuild or reinstall the kernels");
+                                          std::to_string(e.binary_size) +
+                                          "; the file is damaged or stale: rebuild or reinstall the kernels");
   }
   const std::string sha = Sha256Hex(bytes.data(), bytes.size());
   if (sha != e.sha256) {
     return Status::Error(Code::kChecksum, what + " has sha256 " + sha + ", the manifest says " + e.sha256 +
-                                              "; the file is damaged or stale: rebuild or reinstall the kernels");
+                                          "; the file is damaged or stale: rebuild or reinstall the kernels");
   }
   return Status::Ok();
 }
@@ -222,11 +222,11 @@ Result<KernelManifest> ParseManifest(const std::string &text, const ManifestChec
   if (format == doc.end() || *format != kManifestFormat || version == doc.end() || !version->is_number_integer() ||
       version->get<int64_t>() != kManifestVersion) {
     return Status::Error(Code::kBadVersion, std::string("this library reads \"format\": \"") + kManifestFormat +
-                                                "\", \"version\": " + std::to_string(kManifestVersion) +
-                                                "; the manifest has " +
-                                                (format == doc.end() ? std::string("no format") : Show(*format)) + ", " +
-                                                (version == doc.end() ? std::string("no version") : Show(*version)) +
-                                                "; rebuild the kernels with this package's builder");
+                                            "\", \"version\": " + std::to_string(kManifestVersion) +
+                                            "; the manifest has " +
+                                            (format == doc.end() ? std::string("no format") : Show(*format)) + ", " +
+                                            (version == doc.end() ? std::string("no version") : Show(*version)) +
+                                            "; rebuild the kernels with this package's builder");
   }
   KernelManifest m;
   const Fields top(doc, "");
@@ -241,7 +241,7 @@ Result<KernelManifest> ParseManifest(const std::string &text, const ManifestChec
   // Kernels built for one SoC must never be loaded on another.
   if (!check.expected_soc.empty() && m.soc != check.expected_soc) {
     return Status::Error(Code::kBadManifest, "manifest: soc is \"" + m.soc + "\" but it sits in the folder of SoC \"" +
-                                                 check.expected_soc + "\"; move it or rebuild the kernels for that SoC");
+                                             check.expected_soc + "\"; move it or rebuild the kernels for that SoC");
   }
   if (!check.binary_dir.empty()) {
     for (const auto &e : m.kernels) {
@@ -251,7 +251,7 @@ Result<KernelManifest> ParseManifest(const std::string &text, const ManifestChec
       const Status read = ReadFileBytes(path, kMaxBinaryBytes, &bytes);
       if (!read.ok()) {
         return Status::Error(Code::kChecksum, "kernel binary " + path + " cannot be read (" + read.message() +
-                                                  "); rebuild or reinstall the kernels");
+                                              "); rebuild or reinstall the kernels");
       }
       TF_GE_CUSTOM_RETURN_IF_ERROR(VerifyBinary(e, m.soc, bytes));
     }

@@ -16,19 +16,19 @@ Result<const DTypeDefinition *> CheckDTypes(const OpDefinition &op, const std::v
   for (const auto &d : op.dtypes) supported += (supported.empty() ? "" : ", ") + d.name;
   if (inputs.size() != op.inputs.size()) {
     return Status::Error(Code::kBadDType, op.type_name + " takes " + std::to_string(op.inputs.size()) + " inputs, got " +
-                                      std::to_string(inputs.size()));
+                                              std::to_string(inputs.size()));
   }
   for (size_t i = 1; i < inputs.size(); ++i) {
     if (inputs[i].dtype != inputs[0].dtype) {
       return Status::Error(Code::kBadDType, op.type_name + ": " + op.inputs[0] + " is " + inputs[0].dtype + " but " +
-                                        op.inputs[i] + " is " + inputs[i].dtype + "; all inputs must share one dtype");
+                                                op.inputs[i] + " is " + inputs[i].dtype + "; all inputs must share one dtype");
     }
   }
   const DTypeDefinition *d = inputs.empty() ? nullptr : op.FindDType(inputs[0].dtype);
   if (d == nullptr) {
     return Status::Error(Code::kBadDType, op.type_name + " does not support dtype " +
-                                      (inputs.empty() ? std::string("(none)") : inputs[0].dtype) +
-                                      "; supported: " + supported);
+                                              (inputs.empty() ? std::string("(none)") : inputs[0].dtype) +
+                                              "; supported: " + supported);
   }
   return d;
 }
@@ -52,9 +52,9 @@ Result<int64_t> CheckSameShapeAndCount(const OpDefinition &op, const std::vector
   for (size_t i = 1; i < inputs.size(); ++i) {
     if (inputs[i].dims != inputs[0].dims) {
       return Status::Error(Code::kBadShape, op.type_name + " needs inputs of the same shape (the kernel does not "
-                                                   "broadcast), got " + op.inputs[0] + " " +
-                                        ShapeString(inputs[0].dims) + " and " + op.inputs[i] + " " +
-                                        ShapeString(inputs[i].dims));
+                                                           "broadcast), got " + op.inputs[0] + " " +
+                                                ShapeString(inputs[0].dims) + " and " + op.inputs[i] + " " +
+                                                ShapeString(inputs[i].dims));
     }
   }
   return ElementCount(inputs[0].dims);
@@ -81,8 +81,8 @@ Result<std::vector<int64_t>> InferOutputShape(const OpDefinition &op, const std:
     }
     if (!ok) {
       return Status::Error(Code::kBadShape, op.type_name + " needs inputs of the same shape (the kernel does not "
-                                                   "broadcast), got " + op.inputs[0] + " " +
-                                        ShapeString(inputs[0].dims) + " and " + op.inputs[i] + " " + ShapeString(d));
+                                                           "broadcast), got " + op.inputs[0] + " " +
+                                                ShapeString(inputs[0].dims) + " and " + op.inputs[i] + " " + ShapeString(d));
     }
   }
   return out;
