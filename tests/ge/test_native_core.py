@@ -53,3 +53,18 @@ def test_an_ignored_status_or_result_does_not_compile(tmp_path, ignored):
     assert results["used"].returncode == 0, results["used"].stdout
     assert results["ignored"].returncode != 0
     assert "nodiscard" in results["ignored"].stdout or "unused-result" in results["ignored"].stdout
+
+
+def test_the_core_exports_none_of_its_nlohmann_json(native_build, tmp_path):
+    """GE has its own nlohmann/json: a library made from the core (as the GE library is) must
+    export none of ours, or the dynamic linker could bind one copy's code to the other's."""
+    probe = tmp_path / "libprobe.so"
+    subprocess.run(["g++", "-shared", "-o", str(probe), "-Wl,--whole-archive",
+                    str(native_build.dir / "libtf_ge_custom_core.a"), "-Wl,--no-whole-archive",
+                    "-ldl", "-lpthread"], check=True)
+    exported = subprocess.run(["nm", "-DC", "--defined-only", str(probe)], stdout=subprocess.PIPE,
+                              universal_newlines=True, check=True).stdout
+    inside = subprocess.run(["nm", "-C", str(native_build.dir / "libtf_ge_custom_core.a")],
+                            stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+    assert "nlohmann" in inside  # the reader does use it ...
+    assert "nlohmann" not in exported  # ... and keeps it to itself
