@@ -28,7 +28,7 @@ import tempfile
 import time
 from typing import NamedTuple, Optional
 
-from tf_ge_custom import kernel_manifest, op_def
+from tf_ge_custom import kernel_contract, kernel_manifest, op_def
 from tf_ge_custom.errors import KernelBuildError, ManifestError, ToolchainError
 
 from . import bishengir, frontend, geometry, hivm_ir, socs, toolchain
@@ -97,9 +97,9 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, op=op_def.ADD_CUSTOM
     :class:`KernelBuildError` when a stage fails or emits something unexpected.
     """
     soc_names, dtype_names = parse_socs(soc_list), parse_dtypes(dtypes, op)
-    if max_programs is not None and not 1 <= max_programs <= geometry.MAX_GRID:
+    if max_programs is not None and not 1 <= max_programs <= kernel_contract.MAX_GRID:
         raise ValueError("max_programs must be in [1, %d], got %d"
-                         % (geometry.MAX_GRID, max_programs))
+                         % (kernel_contract.MAX_GRID, max_programs))
     env = dict(os.environ if env is None else env)
     triton_version = toolchain.check_triton_ascend()
     compiler = toolchain.find_bishengir_compile(env)
@@ -145,8 +145,8 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, op=op_def.ADD_CUSTOM
                     progress(Progress(done, total, soc, dtype, stages, binary_size,
                                       time.time() - started))
             document = {
-                "format": kernel_manifest.FORMAT,
-                "version": kernel_manifest.VERSION,
+                "format": kernel_contract.MANIFEST_FORMAT,
+                "version": kernel_contract.MANIFEST_VERSION,
                 "soc": soc,
                 "vector_core_count": vector_cores,
                 "toolchain": toolchain_record,
@@ -199,9 +199,9 @@ def _build_one(kernel, op, dtype, soc, soc_dir, compiler, max_programs, want_bin
         "binary_size": None,
         "sha256": None,
         "mix_mode": lowered.mix_mode,
-        "magic": kernel_manifest.MAGIC_BY_MIX_MODE[lowered.mix_mode],
+        "magic": kernel_contract.MAGIC_BY_MIX_MODE[lowered.mix_mode],
         "block_size": spec.block_size,
-        "grid": {"max_programs": programs, "max_grid": geometry.MAX_GRID},
+        "grid": {"max_programs": programs, "max_grid": kernel_contract.MAX_GRID},
         "max_elements_per_launch": geometry.max_elements_per_launch(
             spec.block_size, programs, index_bits=8 * n_slot["size"]),
         "workspace_size": ir_values["workspace_size"] or 0,
@@ -325,7 +325,7 @@ def _finish_soc(soc_dir, document, out_dir):
     except ManifestError as e:  # the builder broke the contract: never ship that
         raise KernelBuildError("the manifest built for %s does not pass the reader: %s"
                                % (document["soc"], e))
-    _write_text(os.path.join(soc_dir, kernel_manifest.MANIFEST_NAME),
+    _write_text(os.path.join(soc_dir, kernel_contract.MANIFEST_NAME),
                 json.dumps(document, indent=2) + "\n")
     target = os.path.join(out_dir, document["soc"])
     old = None
@@ -335,7 +335,7 @@ def _finish_soc(soc_dir, document, out_dir):
     os.replace(soc_dir, target)
     if old:
         shutil.rmtree(old, ignore_errors=True)
-    return os.path.join(target, kernel_manifest.MANIFEST_NAME)
+    return os.path.join(target, kernel_contract.MANIFEST_NAME)
 
 
 def _write_text(path, text):

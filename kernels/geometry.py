@@ -14,8 +14,9 @@ Pure Python; the interpreter tests drive the kernel through :func:`plan_launches
 """
 from typing import List, NamedTuple
 
-MAX_GRID = 65535  # the runtime refuses more blocks in one launch (FACTS 5)
-INDEX_LIMIT = 2 ** 31  # a signed 32-bit element index must stay below this
+# MAX_GRID: the runtime refuses more blocks in one launch; INDEX_LIMIT: a signed 32-bit
+# element index must stay below it. Shared with the GE library (kernel_contract.py).
+from tf_ge_custom.kernel_contract import INDEX_LIMIT, MAX_GRID
 # Largest chunk we ever choose: a power of two (a multiple of any power-of-two block size)
 # that leaves 2^30 of head-room for block_size * max_programs below INDEX_LIMIT.
 DEFAULT_MAX_ELEMENTS_PER_LAUNCH = 2 ** 30

@@ -1,6 +1,6 @@
 """Where the kernel build's tools are, and which versions they are.
 
-The stages and what they need (FACTS 5):
+The stages and what they need (docs/ascend-stack.md, "The Triton toolchain"):
   TTIR and linalg  triton-ascend (module ``triton`` with ``triton.backends.ascend``; needs
                    pybind11); its wheel ships ``triton-adapter-opt``
   HIVM IR          ``bishengir-compile`` (PyPI ``ascendnpu-ir`` or a CANN toolkit)

@@ -1,10 +1,11 @@
 """Read and check kernel manifests (docs/kernel-manifest.md, format version 1).
 
 One ``manifest.json`` per SoC describes how to load and launch each precompiled npubin
-beside it. This module is the Python reader: ``setup.py`` refuses a bad manifest with it,
-the kernel builder validates what it is about to write with it, and ``doctor`` reports
-with it. The GE library has its own C++ reader; the shared fixtures under
-``tests/fixtures/manifests/`` hold the two to the same verdicts.
+beside it. This module is the one full validator: ``setup.py`` refuses a bad manifest with
+it, the kernel builder validates what it is about to write with it, and ``list-kernels`` and
+``doctor`` report with it. The GE library reads the fields it uses with a thin C++ reader
+that keeps only the checks its safety rests on; the shared fixtures under
+``tests/fixtures/manifests/`` hold both to the same verdicts.
 
 Pure Python (no TensorFlow, no Triton), Python 3.7 syntax.
 
@@ -20,6 +21,10 @@ from typing import NamedTuple, Optional, Tuple
 
 from . import op_def
 from .errors import ManifestError
+# The constants shared with the GE library's C++ core (generated into kernel_contract.h).
+from .kernel_contract import (INDEX_LIMIT, MAGIC_BY_MIX_MODE, MANIFEST_FORMAT as FORMAT,
+                              MANIFEST_NAME, MANIFEST_VERSION as VERSION, MAX_GRID,
+                              POINTER_ROLES, ROLES, SINGLE_ROLES as _SINGLE_ROLES)
 
 __all__ = [
     "FORMAT", "VERSION", "MANIFEST_NAME", "MAGIC_BY_MIX_MODE", "ManifestError",
@@ -28,20 +33,9 @@ __all__ = [
     "find_manifests_in", "normalized",
 ]
 
-FORMAT = "tf-ge-custom-kernel-manifest"
-VERSION = 1
-MANIFEST_NAME = "manifest.json"
-# The load magic for aclrtBinaryLoadFromData implied by triton's mix_mode (FACTS 5).
-MAGIC_BY_MIX_MODE = {"aiv": "ELF_VECTOR_CORE", "aic": "ELF_AICORE", "mix": "ELF_AICORE"}
-MAX_GRID = 65535  # the runtime refuses more blocks in one launch
-INDEX_LIMIT = 2 ** 31  # a 32-bit signed element index must stay below this
 _INT64 = (-2 ** 63, 2 ** 63 - 1)  # both readers hold integers as int64
 _SOC_RE = re.compile(r"^[A-Za-z0-9_]+$")
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
-
-POINTER_ROLES = ("ffts", "sync_block_lock", "workspace", "input", "output")
-ROLES = POINTER_ROLES + ("num_elements", "grid_x", "grid_y", "grid_z")
-_SINGLE_ROLES = ("sync_block_lock", "workspace", "num_elements", "grid_x", "grid_y", "grid_z")
 
 _TOP_KEYS = ("format", "version", "soc", "vector_core_count", "toolchain",
              "kernel_source_sha256", "kernels")

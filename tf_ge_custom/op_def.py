@@ -56,7 +56,8 @@ class OpDefinition(NamedTuple):
     type_attr: str  # the TF type attr shared by every input and output
     dtypes: Tuple[str, ...]  # keys of DTYPES, in registration order
     kernel: KernelSpec
-    # Placement hints written into npu_supported_ops.json (FACTS 1: keep both false).
+    # Placement hints written into npu_supported_ops.json: keep both false
+    # (docs/ascend-stack.md, "How TF Adapter picks ops").
     is_gray: bool = False
     is_heavy: bool = False
 

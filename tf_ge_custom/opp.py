@@ -26,7 +26,7 @@ from . import op_def
 # ``import tf_ge_custom`` (through the environment activation), so it stays cheap.
 
 OPP_DIRNAME = "opp"
-# Paths relative to the OPP root, as the stack spells them (FACTS 1-2).
+# Paths relative to the OPP root, as the stack spells them (docs/ascend-stack.md).
 SUPPORTED_OPS_JSON = "framework/tensorflow/npu_supported_ops.json"
 GE_INCLUDE_DIR = "op_graph/include"
 KERNELS_DIR = "kernels"

@@ -9,7 +9,21 @@ namespace cann {
 namespace {
 
 core::Status AclError(const char *call, aclError code) {
-  return core::Status::Error(call, std::string(call) + " returned " + std::to_string(code));
+  return core::Status::ApiError(call, "returned " + std::to_string(code));
+}
+
+// The load magic of each core::BinaryMagic, named alike (generated from kernel_contract.py):
+// "aiv" kernels load as vector-core ELF, "aic"/"mix" as AI-core ELF (docs/ascend-stack.md,
+// "Kernel metadata").
+uint32_t LoadMagic(core::BinaryMagic magic) {
+  switch (magic) {
+#define TF_GE_CUSTOM_MAGIC_CASE(enumerator, acl_suffix) \
+  case core::BinaryMagic::enumerator:                  \
+    return ACL_RT_BINARY_MAGIC_##acl_suffix;
+    TF_GE_CUSTOM_FOR_EACH_BINARY_MAGIC(TF_GE_CUSTOM_MAGIC_CASE)
+#undef TF_GE_CUSTOM_MAGIC_CASE
+  }
+  return ACL_RT_BINARY_MAGIC_ELF_AICORE;  // not reached: every enumerator has its case
 }
 
 }  // namespace
@@ -17,7 +31,7 @@ core::Status AclError(const char *call, aclError code) {
 core::Result<std::string> AclRuntime::SocName() {
   const char *soc = aclrtGetSocName();
   if (soc == nullptr || soc[0] == '\0') {
-    return core::Status::Error("aclrtGetSocName", "aclrtGetSocName returned no name (is a device set?)");
+    return core::Status::ApiError("aclrtGetSocName", "returned no name (is a device set?)");
   }
   return std::string(soc);
 }
@@ -39,7 +53,7 @@ core::Result<uint64_t> AclRuntime::HardwareSyncAddress() {
 core::Result<uint64_t> AclRuntime::AllocWorkspace(uint64_t bytes) {
   void *ws = ctx_->MallocWorkSpace(static_cast<size_t>(bytes));
   if (ws == nullptr) {
-    return core::Status::Error("MallocWorkSpace", "MallocWorkSpace(" + std::to_string(bytes) + ") returned null");
+    return core::Status::ApiError("MallocWorkSpace", "returned null for " + std::to_string(bytes) + " bytes");
   }
   return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(ws));
 }
@@ -65,9 +79,7 @@ core::Status AclRuntime::Launch(const core::LoadedKernel &kernel, uint32_t block
 core::Status AclRuntime::LoadKernel(int32_t device, const core::KernelBinary &kernel, core::LoadedKernel *out) {
   aclrtBinaryLoadOption option;
   option.type = ACL_RT_BINARY_LOAD_OPT_MAGIC;
-  // FACTS 5: "aiv" kernels load as vector-core ELF, "aic"/"mix" as AI-core ELF.
-  option.value.magic = kernel.entry.magic == core::BinaryMagic::kElfVectorCore ? ACL_RT_BINARY_MAGIC_ELF_VECTOR_CORE
-                                                                               : ACL_RT_BINARY_MAGIC_ELF_AICORE;
+  option.value.magic = LoadMagic(kernel.entry.magic);
   aclrtBinaryLoadOptions options;
   options.options = &option;
   options.numOpt = 1;

@@ -64,17 +64,17 @@ core::Result<std::shared_ptr<core::KernelRegistry>> KernelOp::Registry() {
 }
 
 ge::graphStatus KernelOp::Execute(gert::EagerOpExecutionContext *ctx) {
-  if (ctx == nullptr) return Fail(nullptr, core::Status::Error("context", "Execute got no execution context"));
+  if (ctx == nullptr) return Fail(nullptr, core::Status::Error(core::Code::kInternal, "Execute got no execution context"));
   const char *node = ctx->GetNodeName();
   try {
-    if (op_ == nullptr) return Fail(node, core::Status::Error("op", "this library does not define the op"));
+    if (op_ == nullptr) return Fail(node, core::Status::Error(core::Code::kInternal, "this library does not define the op"));
     std::vector<core::TensorInfo> inputs;
     core::KernelCall call;
     call.op = op_;
     for (size_t i = 0; i < op_->inputs.size(); ++i) {
       const gert::Tensor *t = ctx->GetInputTensor(i);
       if (t == nullptr) {
-        return Fail(node, core::Status::Error("GetInputTensor", "GetInputTensor(" + std::to_string(i) + ") returned null"));
+        return Fail(node, core::Status::ApiError("GetInputTensor", "returned null for input " + std::to_string(i)));
       }
       inputs.push_back({DTypeName(t->GetDataType()), Dims(t->GetStorageShape())});
       call.inputs.push_back(Address(t->GetAddr()));
@@ -90,9 +90,8 @@ ge::graphStatus KernelOp::Execute(gert::EagerOpExecutionContext *ctx) {
     for (size_t o = 0; o < op_->outputs.size(); ++o) {
       gert::Tensor *out = ctx->MallocOutputTensor(o, x->GetShape(), x->GetFormat(), x->GetDataType());
       if (out == nullptr) {
-        return Fail(node, core::Status::Error("MallocOutputTensor", "MallocOutputTensor(" + std::to_string(o) +
-                                                                        ") returned null (dtype " + dtype.value()->name +
-                                                                        ")"));
+        return Fail(node, core::Status::ApiError("MallocOutputTensor", "returned null for output " + std::to_string(o) +
+                                                                           " (dtype " + dtype.value()->name + ")"));
       }
       // In a static graph the address may be a legal 0 offset: never test it for null.
       call.outputs.push_back(Address(out->GetAddr()));
@@ -104,45 +103,49 @@ ge::graphStatus KernelOp::Execute(gert::EagerOpExecutionContext *ctx) {
     if (!st.ok()) return Fail(node, st);
     return ge::GRAPH_SUCCESS;
   } catch (const std::exception &e) {  // e.g. std::bad_alloc: never let it unwind into GE
-    return Fail(node, core::Status::Error("exception", e.what()));
+    return Fail(node, core::Status::Error(core::Code::kInternal, e.what()));
   }
 }
 
 ge::graphStatus KernelOp::InferShape(gert::InferShapeContext *ctx) {
-  if (ctx == nullptr || op_ == nullptr) return Fail(nullptr, core::Status::Error("context", "InferShape got no context"));
+  if (ctx == nullptr || op_ == nullptr) {
+    return Fail(nullptr, core::Status::Error(core::Code::kInternal, "InferShape got no context"));
+  }
   const char *node = ctx->GetNodeName();
   try {
     std::vector<core::TensorInfo> inputs;
     for (size_t i = 0; i < op_->inputs.size(); ++i) {
       const gert::Shape *s = ctx->GetInputShape(i);
       if (s == nullptr) {
-        return Fail(node, core::Status::Error("GetInputShape", "GetInputShape(" + std::to_string(i) + ") returned null"));
+        return Fail(node, core::Status::ApiError("GetInputShape", "returned null for input " + std::to_string(i)));
       }
       inputs.push_back({"", Dims(*s)});
     }
     auto shape = core::InferOutputShape(*op_, inputs);
     if (!shape.ok()) return Fail(node, shape.status());
     if (shape.value().size() > gert::Shape::kMaxDimNum) {
-      return Fail(node, core::Status::Error("shape", "rank " + std::to_string(shape.value().size()) +
+      return Fail(node, core::Status::Error(core::Code::kBadShape, "rank " + std::to_string(shape.value().size()) +
                                                          " exceeds GE's limit of " +
                                                          std::to_string(gert::Shape::kMaxDimNum)));
     }
     for (size_t o = 0; o < op_->outputs.size(); ++o) {
       gert::Shape *out = ctx->GetOutputShape(o);
       if (out == nullptr) {
-        return Fail(node, core::Status::Error("GetOutputShape", "GetOutputShape(" + std::to_string(o) + ") returned null"));
+        return Fail(node, core::Status::ApiError("GetOutputShape", "returned null for output " + std::to_string(o)));
       }
       out->SetDimNum(shape.value().size());
       for (size_t k = 0; k < shape.value().size(); ++k) out->SetDim(k, shape.value()[k]);
     }
     return ge::GRAPH_SUCCESS;
   } catch (const std::exception &e) {
-    return Fail(node, core::Status::Error("exception", e.what()));
+    return Fail(node, core::Status::Error(core::Code::kInternal, e.what()));
   }
 }
 
 ge::graphStatus KernelOp::InferDataType(gert::InferDataTypeContext *ctx) {
-  if (ctx == nullptr || op_ == nullptr) return Fail(nullptr, core::Status::Error("context", "InferDataType got no context"));
+  if (ctx == nullptr || op_ == nullptr) {
+    return Fail(nullptr, core::Status::Error(core::Code::kInternal, "InferDataType got no context"));
+  }
   const char *node = ctx->GetNodeName();
   try {
     std::vector<core::TensorInfo> inputs;
@@ -152,12 +155,12 @@ ge::graphStatus KernelOp::InferDataType(gert::InferDataTypeContext *ctx) {
     const ge::DataType out = ctx->GetInputDataType(0);
     for (size_t o = 0; o < op_->outputs.size(); ++o) {
       if (ctx->SetOutputDataType(o, out) != ge::GRAPH_SUCCESS) {
-        return Fail(node, core::Status::Error("SetOutputDataType", "SetOutputDataType(" + std::to_string(o) + ") failed"));
+        return Fail(node, core::Status::ApiError("SetOutputDataType", "failed for output " + std::to_string(o)));
       }
     }
     return ge::GRAPH_SUCCESS;
   } catch (const std::exception &e) {
-    return Fail(node, core::Status::Error("exception", e.what()));
+    return Fail(node, core::Status::Error(core::Code::kInternal, e.what()));
   }
 }
 
@@ -166,11 +169,11 @@ ge::graphStatus KernelOp::Serialize(std::vector<uint8_t> &buffer) {
     auto registry = Registry();
     if (!registry.ok()) return Fail(nullptr, registry.status());
     auto bytes = registry.value()->Serialize();
-    if (!bytes.ok()) return Fail(nullptr, core::Status::Error(bytes.status().kind(), "Serialize: " + bytes.status().message()));
+    if (!bytes.ok()) return Fail(nullptr, bytes.status().WithPrefix("Serialize"));
     buffer = std::move(bytes.value());
     return ge::GRAPH_SUCCESS;
   } catch (const std::exception &e) {
-    return Fail(nullptr, core::Status::Error("exception", e.what()));
+    return Fail(nullptr, core::Status::Error(core::Code::kInternal, e.what()));
   }
 }
 
@@ -178,13 +181,13 @@ ge::graphStatus KernelOp::Deserialize(const std::vector<uint8_t> &buffer) {
   try {
     auto restored = core::KernelRegistry::FromSerialized(buffer);
     if (!restored.ok()) {
-      return Fail(nullptr, core::Status::Error(restored.status().kind(), "Deserialize: " + restored.status().message()));
+      return Fail(nullptr, restored.status().WithPrefix("Deserialize"));
     }
     std::lock_guard<std::mutex> lock(mutex_);
     registry_ = restored.value();  // the model's own kernels win over any files on disk
     return ge::GRAPH_SUCCESS;
   } catch (const std::exception &e) {
-    return Fail(nullptr, core::Status::Error("exception", e.what()));
+    return Fail(nullptr, core::Status::Error(core::Code::kInternal, e.what()));
   }
 }
 

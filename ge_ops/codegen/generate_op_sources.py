@@ -1,12 +1,17 @@
-"""Write the C++ sources that restate tf_ge_custom/op_def.py, so nothing in ge_ops/ repeats it.
+"""Write the C++ sources that restate tf_ge_custom/op_def.py and kernel_contract.py, so
+nothing in ge_ops/ repeats them.
 
     generate_op_sources.py --op-def tf_ge_custom/op_def.py --out DIR
+                           [--contract tf_ge_custom/kernel_contract.py]
 
 writes into DIR:
   op_proto/<python_name>.h  the GE ``REG_OP`` proto of each op (installed into
                             opp/op_graph/include/, compiled into the GE library)
   op_definitions.inc        the CANN-free core's table of ops (names, dtypes, kernel facts)
   ge_ops.inc                X-macros over op types and GE dtype enumerators for the CANN side
+  kernel_contract.h         the manifest format, launch limits, slot roles and the
+                            mix_mode -> load magic rule (default: kernel_contract.py beside
+                            the op definition)
 
 Each file is replaced only when its text changes (write to a temp file, then os.replace), so
 CMake does not rebuild on every configure. Python 3.7 syntax: setup.py runs this on any host.
@@ -17,13 +22,22 @@ import os
 import sys
 
 
-def load_op_def(path):
-    # op_def.py is pure Python with no package-relative import: load it by path so that the
-    # generator never imports the tf_ge_custom package (and so never TensorFlow).
-    spec = importlib.util.spec_from_file_location("_tf_ge_custom_op_def", path)
+def load_module(path, name):
+    # op_def.py and kernel_contract.py are pure Python with no package-relative import: load
+    # them by path so that the generator never imports the tf_ge_custom package (and so
+    # never TensorFlow).
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_op_def(path):
+    return load_module(path, "_tf_ge_custom_op_def")
+
+
+def default_contract_path(op_def_path):
+    return os.path.join(os.path.dirname(os.path.abspath(op_def_path)), "kernel_contract.py")
 
 
 def c_string(text):
@@ -87,6 +101,54 @@ def ge_ops_inc(module):
     ])
 
 
+def camel(name):
+    """``sync_block_lock`` / ``ELF_VECTOR_CORE`` -> ``kSyncBlockLock`` / ``kElfVectorCore``."""
+    return "k" + "".join(part.capitalize() for part in name.lower().split("_"))
+
+
+def kernel_contract_h(contract):
+    roles = contract.ROLES
+    magics = list(dict.fromkeys(contract.MAGIC_BY_MIX_MODE.values()))
+    for name in list(roles) + magics:
+        if not name.replace("_", "").isalnum():
+            raise ValueError("unexpected character in contract name %r" % name)
+    role_rows = "".join(
+        "    {SlotRole::%s, %s, %s, %s, %s},\n" % (
+            camel(r), c_string(r), _bool(r in contract.POINTER_ROLES),
+            _bool(r in contract.SINGLE_ROLES), _bool(r in contract.INDEXED_ROLES))
+        for r in roles)
+    mix_rows = "".join("    {%s, BinaryMagic::%s},\n" % (c_string(mode), camel(magic))
+                       for mode, magic in contract.MAGIC_BY_MIX_MODE.items())
+    return "".join([
+        HEADER.replace("op_def.py", "kernel_contract.py"),
+        "// The kernel contract shared with the Python side: see that file for each value.\n",
+        "#ifndef TF_GE_CUSTOM_KERNEL_CONTRACT_H_\n#define TF_GE_CUSTOM_KERNEL_CONTRACT_H_\n\n",
+        "#include <cstdint>\n\nnamespace tf_ge_custom {\nnamespace core {\n\n",
+        "constexpr const char *kManifestFormat = %s;\n" % c_string(contract.MANIFEST_FORMAT),
+        "constexpr int64_t kManifestVersion = %d;\n" % contract.MANIFEST_VERSION,
+        "constexpr const char *kManifestFileName = %s;\n" % c_string(contract.MANIFEST_NAME),
+        "constexpr int64_t kMaxGrid = %d;\n" % contract.MAX_GRID,
+        "constexpr int64_t kIndexLimit = INT64_C(%d);\n\n" % contract.INDEX_LIMIT,
+        "enum class SlotRole { %s };\n" % ", ".join(camel(r) for r in roles),
+        "struct SlotRoleInfo {\n  SlotRole role;\n  const char *name;\n"
+        "  bool pointer;  // 8 bytes\n  bool single;   // exactly once in every layout\n"
+        "  bool indexed;  // one slot per op input / output, with an \"index\"\n};\n",
+        "constexpr SlotRoleInfo kSlotRoles[] = {\n%s};\n\n" % role_rows,
+        "// X(enumerator, ACL_RT_BINARY_MAGIC_ suffix) for every load magic.\n",
+        "#define TF_GE_CUSTOM_FOR_EACH_BINARY_MAGIC(X) %s\n" % " ".join(
+            "X(%s, %s)" % (camel(m), m) for m in magics),
+        "enum class BinaryMagic { %s };\n" % ", ".join(camel(m) for m in magics),
+        "struct MixModeInfo {\n  const char *mix_mode;\n  BinaryMagic magic;\n};\n",
+        "constexpr MixModeInfo kMixModes[] = {\n%s};\n\n" % mix_rows,
+        "}  // namespace core\n}  // namespace tf_ge_custom\n\n",
+        "#endif  // TF_GE_CUSTOM_KERNEL_CONTRACT_H_\n",
+    ])
+
+
+def _bool(value):
+    return "true" if value else "false"
+
+
 def write_if_changed(path, text):
     try:
         with open(path) as f:
@@ -102,10 +164,13 @@ def write_if_changed(path, text):
     return True
 
 
-def generate(op_def_path, out_dir):
+def generate(op_def_path, out_dir, contract_path=None):
     module = load_op_def(op_def_path)
+    contract = load_module(contract_path or default_contract_path(op_def_path),
+                           "_tf_ge_custom_kernel_contract")
     files = {os.path.join(out_dir, "op_definitions.inc"): op_definitions_inc(module),
-             os.path.join(out_dir, "ge_ops.inc"): ge_ops_inc(module)}
+             os.path.join(out_dir, "ge_ops.inc"): ge_ops_inc(module),
+             os.path.join(out_dir, "kernel_contract.h"): kernel_contract_h(contract)}
     for op in module.OPS:
         files[os.path.join(out_dir, "op_proto", op.python_name + ".h")] = op_proto_header(op)
     for path, text in sorted(files.items()):
@@ -116,9 +181,11 @@ def generate(op_def_path, out_dir):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--op-def", required=True, help="path of tf_ge_custom/op_def.py")
+    parser.add_argument("--contract", help="path of tf_ge_custom/kernel_contract.py "
+                        "(default: beside --op-def)")
     parser.add_argument("--out", required=True, help="output folder")
     args = parser.parse_args(argv)
-    for path in generate(args.op_def, args.out):
+    for path in generate(args.op_def, args.out, args.contract):
         sys.stdout.write(path + "\n")
     return 0
 

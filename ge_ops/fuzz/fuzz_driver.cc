@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const std::vector<Bytes> bundle_seeds = {serialized.value()};
-  const std::vector<Bytes> text_seeds = {ToBytes(a2), ToBytes(a3), ToBytes("{\"a\": [1, 2.5, \"\\u00e9\", null]}")};
+  const std::vector<Bytes> text_seeds = {ToBytes(a2), ToBytes(a3)};
 
   struct Target {
     const char *name;
@@ -132,15 +132,14 @@ int main(int argc, char **argv) {
     bool reseal;
   };
   const Target targets[] = {{"bundle", fuzz::FuzzBundle, &bundle_seeds, true},
-                            {"manifest", fuzz::FuzzManifest, &text_seeds, false},
-                            {"json", fuzz::FuzzJson, &text_seeds, false}};
+                            {"manifest", fuzz::FuzzManifest, &text_seeds, false}};
   const auto start = std::chrono::steady_clock::now();
   int passed = 0;
   for (const Target &t : targets) {
     std::mt19937_64 rng(seed);
     uint64_t accepted = 0, done = 0;
     for (const auto &s : *t.seeds) {
-      if (!t.fn(s.data(), s.size()) && t.seeds == &bundle_seeds) {
+      if (!t.fn(s.data(), s.size())) {
         std::fprintf(stderr, "the %s seed is refused\n", t.name);
         return 2;
       }

@@ -11,8 +11,7 @@ namespace fuzz {
 
 // Returns true when the input was accepted.
 bool FuzzBundle(const uint8_t *data, size_t size);    // DecodeBundle + KernelRegistry::FromSerialized
-bool FuzzManifest(const uint8_t *data, size_t size);  // ParseManifest
-bool FuzzJson(const uint8_t *data, size_t size);      // ParseJson + DumpNormalized
+bool FuzzManifest(const uint8_t *data, size_t size);  // ParseManifest, then LaunchPlan + PackHostArgs
 
 }  // namespace fuzz
 

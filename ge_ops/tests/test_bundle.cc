@@ -25,10 +25,9 @@ void Reseal(std::vector<uint8_t> *bytes) {
   std::copy(d.begin(), d.end(), bytes->end() - kBundleTrailerBytes);
 }
 
-std::string Kind(const std::vector<uint8_t> &bytes) {
+Code CodeOf(const std::vector<uint8_t> &bytes) {
   std::vector<BundleSoc> out;
-  const Status st = DecodeBundle(bytes.data(), bytes.size(), &out);
-  return st.ok() ? "ok" : st.kind();
+  return DecodeBundle(bytes.data(), bytes.size(), &out).code();
 }
 }  // namespace
 
@@ -58,40 +57,40 @@ TEST(Bundle, RefusesEveryTruncationAndEveryBitFlip) {
   const auto bytes = EncodeBundle(Sample()).value();
   for (size_t len = 0; len < bytes.size(); ++len) {
     std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + len);
-    if (Kind(cut) == "ok") CHECK_EQ(len, size_t{0} + bytes.size());  // never accepted
+    if (CodeOf(cut) == Code::kOk) CHECK_EQ(len, size_t{0} + bytes.size());  // never accepted
   }
   for (size_t i = 0; i < bytes.size(); ++i) {
     for (int bit = 0; bit < 8; ++bit) {
       auto flipped = bytes;
       flipped[i] ^= static_cast<uint8_t>(1u << bit);
-      if (Kind(flipped) == "ok") CHECK_EQ(i, size_t{9999});
+      if (CodeOf(flipped) == Code::kOk) CHECK_EQ(i, size_t{9999});
     }
   }
   auto padded = bytes;
   padded.insert(padded.end() - kBundleTrailerBytes, 0);
-  CHECK_EQ(Kind(padded), std::string("corrupt"));
+  CHECK_EQ(CodeOf(padded), Code::kCorrupt);
 }
 
 TEST(Bundle, NamesEachRefusal) {
   const auto bytes = EncodeBundle(Sample()).value();
-  CHECK_EQ(Kind({}), std::string("truncated"));
-  CHECK_EQ(Kind(std::vector<uint8_t>(bytes.begin(), bytes.end() - 1)), std::string("truncated"));
+  CHECK_EQ(CodeOf({}), Code::kTruncated);
+  CHECK_EQ(CodeOf(std::vector<uint8_t>(bytes.begin(), bytes.end() - 1)), Code::kTruncated);
   auto magic = bytes;
   magic[0] = 'X';
-  CHECK_EQ(Kind(magic), std::string("magic"));
+  CHECK_EQ(CodeOf(magic), Code::kBadMagic);
   auto version = bytes;
   version[8] = 2;
-  CHECK_EQ(Kind(version), std::string("version"));
+  CHECK_EQ(CodeOf(version), Code::kBadVersion);
   auto flags = bytes;
   flags[12] = 1;
   Reseal(&flags);
-  CHECK_EQ(Kind(flags), std::string("corrupt"));
+  CHECK_EQ(CodeOf(flags), Code::kCorrupt);
   auto sum = bytes;
   sum.back() ^= 0x80;
-  CHECK_EQ(Kind(sum), std::string("corrupt"));
+  CHECK_EQ(CodeOf(sum), Code::kCorrupt);
   // Oversized input is refused before a single byte is read.
   std::vector<BundleSoc> out;
-  CHECK_EQ(DecodeBundle(bytes.data(), kMaxBundleBytes + 1, &out).kind(), std::string("oversized"));
+  CHECK_EQ(DecodeBundle(bytes.data(), kMaxBundleBytes + 1, &out).code(), Code::kOversized);
 }
 
 TEST(Bundle, LengthFieldsCannotReachPastTheEnd) {
@@ -101,12 +100,12 @@ TEST(Bundle, LengthFieldsCannotReachPastTheEnd) {
   many[24] = 0xFF;
   many[25] = 0xFF;
   Reseal(&many);
-  CHECK_EQ(Kind(many), std::string("corrupt"));
+  CHECK_EQ(CodeOf(many), Code::kCorrupt);
   auto long_manifest = bytes;
   long_manifest[28] = 0xFF;
   long_manifest[29] = 0xFF;
   Reseal(&long_manifest);
-  CHECK_EQ(Kind(long_manifest), std::string("corrupt"));
+  CHECK_EQ(CodeOf(long_manifest), Code::kCorrupt);
   // The first binary's u64 size, right after its name: make it huge.
   const size_t manifest_len = Sample()[0].manifest_json.size();
   const size_t name_len = Sample()[0].binaries[0].name.size();
@@ -114,7 +113,7 @@ TEST(Bundle, LengthFieldsCannotReachPastTheEnd) {
   auto huge = bytes;
   for (int i = 0; i < 8; ++i) huge[size_at + i] = 0xFF;
   Reseal(&huge);
-  CHECK_EQ(Kind(huge), std::string("corrupt"));
+  CHECK_EQ(CodeOf(huge), Code::kCorrupt);
 }
 
 TEST(Bundle, RegistryRoundTripCarriesVerifiedKernels) {
@@ -132,8 +131,7 @@ TEST(Bundle, RegistryRoundTripCarriesVerifiedKernels) {
   auto k = restored.value()->Find("Ascend910_9392", "AddCustom", "float32");
   REQUIRE_OK(k);
   CHECK_EQ(*k.value().bytes, test_support::FakeBinary("Ascend910_9392", "float32"));
-  CHECK_EQ(restored.value()->Find("Ascend910_9392", "AddCustom", "int32").status().kind(),
-           std::string("missing_dtype"));
+  CHECK_EQ(restored.value()->Find("Ascend910_9392", "AddCustom", "int32").status().code(), Code::kMissingDType);
 }
 
 TEST(Bundle, RegistryRefusesWellFramedButInconsistentKernels) {
@@ -146,19 +144,18 @@ TEST(Bundle, RegistryRefusesWellFramedButInconsistentKernels) {
   CHECK_TRUE(KernelRegistry::FromSerialized(good).ok());
   auto wrong_bytes = soc;
   wrong_bytes.binaries[0].bytes[5] ^= 1;
-  CHECK_EQ(KernelRegistry::FromSerialized(EncodeBundle({wrong_bytes}).value()).status().kind(), std::string("corrupt"));
+  CHECK_EQ(KernelRegistry::FromSerialized(EncodeBundle({wrong_bytes}).value()).status().code(), Code::kCorrupt);
   auto stray = soc;
   stray.binaries.push_back({"other.npubin", {1}});
-  CHECK_EQ(KernelRegistry::FromSerialized(EncodeBundle({stray}).value()).status().kind(), std::string("corrupt"));
+  CHECK_EQ(KernelRegistry::FromSerialized(EncodeBundle({stray}).value()).status().code(), Code::kCorrupt);
   auto missing = soc;
   missing.binaries.clear();
-  CHECK_EQ(KernelRegistry::FromSerialized(EncodeBundle({missing}).value()).status().kind(), std::string("corrupt"));
+  CHECK_EQ(KernelRegistry::FromSerialized(EncodeBundle({missing}).value()).status().code(), Code::kCorrupt);
   auto twice = EncodeBundle({soc, soc}).value();
-  CHECK_EQ(KernelRegistry::FromSerialized(twice).status().kind(), std::string("corrupt"));
+  CHECK_EQ(KernelRegistry::FromSerialized(twice).status().code(), Code::kCorrupt);
   auto bad_manifest = soc;
   bad_manifest.manifest_json = "{}";
-  CHECK_EQ(KernelRegistry::FromSerialized(EncodeBundle({bad_manifest}).value()).status().kind(),
-           std::string("corrupt"));
+  CHECK_EQ(KernelRegistry::FromSerialized(EncodeBundle({bad_manifest}).value()).status().code(), Code::kCorrupt);
 }
 
 TEST(Bundle, SerializeRefusesWhenThereIsNoBinaryToCarry) {
@@ -166,7 +163,7 @@ TEST(Bundle, SerializeRefusesWhenThereIsNoBinaryToCarry) {
   KernelSpec ir_only;
   ir_only.has_binary = false;
   test_support::WriteOppKernels(opp, "Ascend910B1", {ir_only});
-  CHECK_EQ(KernelRegistry::FromOppRoot(opp.path())->Serialize().status().kind(), std::string("no_binary"));
+  CHECK_EQ(KernelRegistry::FromOppRoot(opp.path())->Serialize().status().code(), Code::kNoBinary);
   test_support::TempDir empty;
-  CHECK_EQ(KernelRegistry::FromOppRoot(empty.path())->Serialize().status().kind(), std::string("no_binary"));
+  CHECK_EQ(KernelRegistry::FromOppRoot(empty.path())->Serialize().status().code(), Code::kNoBinary);
 }

@@ -55,8 +55,7 @@ class RecordingRuntime : public DeviceRuntime {
   }
   Status Launch(const LoadedKernel &k, uint32_t block_dim, std::vector<uint8_t> *args) override {
     if (launch_error != 0) {
-      return Status::Error("aclrtLaunchKernelWithHostArgs",
-                           "aclrtLaunchKernelWithHostArgs returned " + std::to_string(launch_error));
+      return Status::ApiError("aclrtLaunchKernelWithHostArgs", "returned " + std::to_string(launch_error));
     }
     std::lock_guard<std::mutex> lock(mutex);
     launches.push_back({k.function, block_dim, *args});
@@ -64,7 +63,7 @@ class RecordingRuntime : public DeviceRuntime {
   }
   Status LoadKernel(int32_t dev, const KernelBinary &k, LoadedKernel *out) override {
     if (load_error != 0) {
-      return Status::Error("aclrtBinaryLoadFromData", "aclrtBinaryLoadFromData returned " + std::to_string(load_error));
+      return Status::ApiError("aclrtBinaryLoadFromData", "returned " + std::to_string(load_error));
     }
     ++loads;
     out->function = reinterpret_cast<void *>(static_cast<uintptr_t>(0xF00 + dev));
@@ -186,7 +185,7 @@ TEST(Executor, WorkspaceAndLocksAreAllocatedAndRefilledPerLaunch) {
   }
   k.lock_init_val = 5;  // not a byte pattern: refused before any launch
   Fixture g({k});
-  CHECK_EQ(g.Run(Call("float32", 10)).kind(), std::string("plan"));
+  CHECK_EQ(g.Run(Call("float32", 10)).code(), Code::kUnsupported);
   CHECK_EQ(g.runtime.launches.size(), size_t{0});
 }
 
@@ -194,7 +193,7 @@ TEST(Executor, RefusesUnknownSocNamingSocAndDtype) {
   Fixture f({Spec("float32")});
   f.runtime.soc = "Ascend310P3";
   const Status st = f.Run(Call("float32", 10));
-  CHECK_EQ(st.kind(), std::string("unknown_soc"));
+  CHECK_EQ(st.code(), Code::kUnknownSoc);
   CHECK_TRUE(st.message().find("Ascend310P3") != std::string::npos);
   CHECK_TRUE(st.message().find("available: Ascend910B1") != std::string::npos);
   CHECK_TRUE(st.message().find("dtype float32") != std::string::npos);
@@ -205,8 +204,8 @@ TEST(Executor, RefusesMissingDtypeAndIrOnlyKernels) {
   KernelSpec ir = Spec("int32");
   ir.has_binary = false;
   Fixture f({Spec("float32"), ir});
-  CHECK_EQ(f.Run(Call("bfloat16", 10)).kind(), std::string("missing_dtype"));
-  CHECK_EQ(f.Run(Call("int32", 10)).kind(), std::string("no_binary"));
+  CHECK_EQ(f.Run(Call("bfloat16", 10)).code(), Code::kMissingDType);
+  CHECK_EQ(f.Run(Call("int32", 10)).code(), Code::kNoBinary);
   CHECK_EQ(f.runtime.loads.load(), 0);
 }
 
@@ -216,7 +215,7 @@ TEST(Executor, VerifiesTheChecksumBeforeTheFirstLoad) {
   bin[0] ^= 0xFF;
   f.opp.Write("kernels/Ascend910B1/add_kernel_float32.npubin", bin);
   const Status st = f.Run(Call("float32", 10));
-  CHECK_EQ(st.kind(), std::string("checksum"));
+  CHECK_EQ(st.code(), Code::kChecksum);
   CHECK_TRUE(st.message().find("sha256") != std::string::npos);
   CHECK_EQ(f.runtime.loads.load(), 0);
 }
@@ -225,10 +224,13 @@ TEST(Executor, AclFailuresNameTheCallCodeSocAndDtype) {
   Fixture f({Spec("float32")});
   f.runtime.load_error = 107000;
   Status st = f.Run(Call("float32", 10));
+  CHECK_EQ(st.code(), Code::kRuntime);
+  CHECK_EQ(st.api(), std::string("aclrtBinaryLoadFromData"));
   CHECK_EQ(st.message(), std::string("aclrtBinaryLoadFromData returned 107000 (SoC Ascend910B1, dtype float32)"));
   f.runtime.load_error = 0;
   f.runtime.launch_error = 507015;
   st = f.Run(Call("float32", 10));
+  CHECK_EQ(st.api(), std::string("aclrtLaunchKernelWithHostArgs"));
   CHECK_EQ(st.message(),
            std::string("aclrtLaunchKernelWithHostArgs returned 507015 (SoC Ascend910B1, dtype float32)"));
 }

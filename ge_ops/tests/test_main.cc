@@ -5,8 +5,9 @@
 #include <cstring>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "testing.h"
-#include "tf_ge_custom_core/json.h"
 
 namespace testing {
 
@@ -33,12 +34,11 @@ std::string Show(const std::vector<unsigned char> &v) {
   }
   return s + "]";
 }
-std::string Show(const std::string &v) { return tf_ge_custom::core::QuoteJsonString(v); }
+std::string Show(const std::string &v) { return nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
 }  // namespace testing
 
 int main(int argc, char **argv) {
-  using tf_ge_custom::core::QuoteJsonString;
   std::string filter;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--list") == 0) {
@@ -58,10 +58,8 @@ int main(int argc, char **argv) {
       failures.push_back(std::string("uncaught exception: ") + e.what());
     }
     testing::g_failures = nullptr;
-    std::string line = "{\"name\":" + QuoteJsonString(c.name) + ",\"passed\":" + (failures.empty() ? "true" : "false") +
-                       ",\"failures\":[";
-    for (size_t i = 0; i < failures.size(); ++i) line += (i ? "," : "") + QuoteJsonString(failures[i]);
-    std::cout << line << "]}\n" << std::flush;
+    const nlohmann::json line = {{"name", c.name}, {"passed", failures.empty()}, {"failures", failures}};
+    std::cout << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n" << std::flush;
     (failures.empty() ? passed : failed)++;
   }
   std::cout << passed << " passed, " << failed << " failed\n";

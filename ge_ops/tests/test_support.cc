@@ -13,7 +13,8 @@
 namespace test_support {
 
 std::string ArgsJson(bool has_ffts) {
-  // Offsets written out by hand from FACTS 5 (8-byte pointer slots, then 4-byte ints).
+  // Offsets written out by hand from docs/ascend-stack.md, "Launching the kernel" (8-byte
+  // pointer slots, then 4-byte ints).
   const int b = has_ffts ? 8 : 0;
   auto slot = [](const std::string &name, const std::string &role, int offset, int size, int index = -1) {
     std::string s = "{\"name\": \"" + name + "\", \"role\": \"" + role + "\", ";

@@ -46,6 +46,7 @@ std::string Show(const std::vector<T> &v) {
 }
 inline std::string Show(unsigned char v) { return std::to_string(static_cast<int>(v)); }
 inline std::string Show(bool v) { return v ? "true" : "false"; }
+inline std::string Show(tf_ge_custom::core::Code v) { return tf_ge_custom::core::CodeName(v); }
 
 template <typename A, typename B>
 bool CheckEq(const A &a, const B &b, const char *ea, const char *eb, const char *file, int line) {
@@ -58,12 +59,6 @@ bool CheckEq(const A &a, const B &b, const char *ea, const char *eb, const char 
 
 
 }  // namespace testing
-
-inline const tf_ge_custom::core::Status &tgc_status_of(const tf_ge_custom::core::Status &s) { return s; }
-template <typename T>
-const tf_ge_custom::core::Status &tgc_status_of(const tf_ge_custom::core::Result<T> &r) {
-  return r.status();
-}
 
 #define TEST_JOIN2(a, b) a##b
 #define TEST_JOIN(a, b) TEST_JOIN2(a, b)
@@ -90,7 +85,7 @@ const tf_ge_custom::core::Status &tgc_status_of(const tf_ge_custom::core::Result
   do {                                                                                            \
     const auto &tgc_st_ = (expr);                                                                 \
     if (!tgc_st_.ok()) {                                                                          \
-      ::testing::RecordFailure(__FILE__, __LINE__, "not ok: " #expr ": " + tgc_status_of(tgc_st_).ToString()); \
+      ::testing::RecordFailure(__FILE__, __LINE__, "not ok: " #expr ": " + ::tf_ge_custom::core::StatusOf(tgc_st_).ToString()); \
       return;                                                                                     \
     }                                                                                             \
   } while (0)

@@ -1,7 +1,8 @@
 """Builds of ge_ops/ for the GE-side tests, made by the same code setup.py uses.
 
-The regular build reuses setup.py's build folder (build/temp-tf-ge-custom/ge), so after
-`make install` it is already up to date; the sanitizer build has its own folder.
+An install builds only what ships (tf_ge_custom/_build/ge_step.py); the core's native tests
+and fuzz driver are built here, into build/ge-tests/ (kept between runs, so a second run only
+recompiles what changed) and build/ge-sanitize/ (AddressSanitizer + UBSan).
 """
 import json
 import os
@@ -17,6 +18,8 @@ SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD_ROOT = SOURCE_ROOT / "build"
 NATIVE_TESTS = SOURCE_ROOT / "ge_ops" / "tests"
 _TEST_RE = re.compile(r"^TEST\((\w+),\s*(\w+)\)", re.M)
+NATIVE_TARGETS = ("tf_ge_custom_core_tests", "tf_ge_custom_fuzz")
+NATIVE_OPTIONS = ("-DTF_GE_CUSTOM_WITH_CANN=OFF", "-DTF_GE_CUSTOM_TESTS=ON")
 
 
 def case_names():
@@ -41,8 +44,15 @@ def run_cases(exe, env=None, timeout=600):
 
 
 class NativeBuild(object):
-    def __init__(self, build_dir):
+    def __init__(self, build_dir, options=NATIVE_OPTIONS):
         self.dir = pathlib.Path(build_dir)
+        self.options = list(options)
+
+    def build(self):
+        """Configure and build the native tests and fuzz driver (again: only what changed)."""
+        ge_step.configure_and_build(str(SOURCE_ROOT), str(self.dir), NATIVE_TARGETS, _jobs(),
+                                    self.options)
+        return self
 
     def exe(self, name):
         path = self.dir / name
@@ -60,20 +70,14 @@ def _jobs():
 
 @pytest.fixture(scope="session")
 def native_build():
-    build_dir = BUILD_ROOT / "temp-tf-ge-custom" / ge_step.BUILD_SUBDIR
-    ge_step.configure_and_build(str(SOURCE_ROOT), str(build_dir), ge_step.CORE_TARGETS, _jobs(),
-                                ["-DTF_GE_CUSTOM_WITH_CANN=OFF"])
-    return NativeBuild(build_dir)
+    # <root>/ge: the folder ge_step.run uses under a build_temp of <root> (test_ge_step.py).
+    return NativeBuild(BUILD_ROOT / "ge-tests" / ge_step.BUILD_SUBDIR).build()
 
 
 @pytest.fixture(scope="session")
 def sanitized_build():
-    build_dir = BUILD_ROOT / "ge-sanitize"
-    ge_step.configure_and_build(str(SOURCE_ROOT), str(build_dir),
-                                ("tf_ge_custom_core_tests", "tf_ge_custom_fuzz"), _jobs(),
-                                ["-DTF_GE_CUSTOM_WITH_CANN=OFF", "-DTF_GE_CUSTOM_SANITIZE=ON",
-                                 "-DCMAKE_BUILD_TYPE=Sanitize"])
-    return NativeBuild(build_dir)
+    return NativeBuild(BUILD_ROOT / "ge-sanitize", NATIVE_OPTIONS + (
+        "-DTF_GE_CUSTOM_SANITIZE=ON", "-DCMAKE_BUILD_TYPE=Sanitize")).build()
 
 
 def pytest_generate_tests(metafunc):

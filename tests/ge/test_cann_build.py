@@ -1,5 +1,6 @@
 """On a host with a CANN toolkit: the GE libraries were built and load with every symbol
-resolved (GE opens them RTLD_NOW, and one failed dlopen fails GE init: FACTS 2).
+resolved (GE opens them RTLD_NOW, and one failed dlopen fails GE init: docs/ascend-stack.md,
+"Where GE loads custom-op libraries").
 Elsewhere (CI) these are skipped: they need a CANN toolkit."""
 import json
 import os

@@ -1,7 +1,8 @@
 """The CANN-facing sources compile against the real public GE/ACL headers.
 
-Runs ../shared/tools/ge-syntax-check (g++ -fsyntax-only) where its header cache exists;
-CI has neither CANN nor those headers, so there it is skipped with the hardware reason.
+Runs the workplace's ge-syntax-check tool (shared/tools/ beside a checkout; g++
+-fsyntax-only against the public GE, metadef and ACL headers) where it and its header cache
+exist; a machine without them skips this with the hardware reason.
 """
 import os
 import pathlib

@@ -56,3 +56,31 @@ def test_ge_dtype_table_covers_every_dtype(native_build):
     assert pairs == [(d.ge, d.name) for d in op_def.DTYPES.values()]
     assert re.findall(r"X\((\w+)\)", text.split("FOR_EACH_OP(X)")[1].splitlines()[0]) == [
         op.type_name for op in op_def.OPS]
+
+
+def test_kernel_contract_header_restates_the_python_contract(native_build):
+    """kernel_contract.h, read back: the manifest format, the limits, every slot role with its
+    kind, and the mix_mode -> load magic rule are the Python module's values."""
+    from tf_ge_custom import kernel_contract as c
+
+    text = (native_build.generated / "kernel_contract.h").read_text()
+
+    def constant(name):
+        return re.search(r"constexpr [^=;]*\b%s = (.+);" % name, text).group(1)
+
+    assert constant("kManifestFormat") == '"%s"' % c.MANIFEST_FORMAT
+    assert int(constant("kManifestVersion")) == c.MANIFEST_VERSION
+    assert constant("kManifestFileName") == '"%s"' % c.MANIFEST_NAME
+    assert int(constant("kMaxGrid")) == c.MAX_GRID == 65535
+    assert constant("kIndexLimit") == "INT64_C(%d)" % c.INDEX_LIMIT
+    assert c.INDEX_LIMIT == 2 ** 31
+    rows = re.findall(r'\{SlotRole::(\w+), "(\w+)", (true|false), (true|false), (true|false)\}', text)
+    assert [r[1] for r in rows] == list(c.ROLES)
+    for enumerator, role, pointer, single, indexed in rows:
+        assert enumerator == "k" + "".join(p.capitalize() for p in role.split("_"))
+        assert (pointer, single, indexed) == tuple(
+            "true" if role in group else "false"
+            for group in (c.POINTER_ROLES, c.SINGLE_ROLES, c.INDEXED_ROLES))
+    modes = re.findall(r'\{"(\w+)", BinaryMagic::(\w+)\}', text)
+    magic_of = dict(re.findall(r"X\((k\w+), (\w+)\)", text.split("FOR_EACH_BINARY_MAGIC(X)")[1].splitlines()[0]))
+    assert {mode: magic_of[e] for mode, e in modes} == c.MAGIC_BY_MIX_MODE

@@ -1,4 +1,5 @@
-"""The setup.py step for the GE side: what it records, and when it builds the CANN libraries."""
+"""The setup.py step for the GE side: what it records, that it builds only what ships, and
+when it builds the CANN libraries."""
 import json
 import os
 import pathlib
@@ -34,11 +35,10 @@ def test_cann_toolkit_detection(tmp_path):
 
 def test_installed_build_info_records_the_ge_step():
     info = json.loads((PACKAGE / "build_info.json").read_text())["ge"]
-    assert set(info) >= {"built", "reason", "ascend_home", "libraries", "headers"}
+    assert set(info) == {"built", "reason", "ascend_home", "libraries", "headers"}
     for header in info["headers"]:
         assert (PACKAGE / "opp" / header).is_file()
     assert info["headers"] == ["op_graph/include/add_custom.h"]
-    assert os.access(str(PACKAGE / info["manifest_tool"]), os.X_OK)
     if info["built"]:
         assert info["reason"] == ""
         for lib in info["libraries"]:
@@ -49,9 +49,23 @@ def test_installed_build_info_records_the_ge_step():
         assert not list((PACKAGE / "opp").rglob("*.so"))
 
 
-def test_step_without_cann_says_once_why_and_records_it(tmp_path, monkeypatch, native_build):
+def test_the_install_ships_no_test_tool():
+    # The core's tests and fuzz driver are built by the tests, the manifest tool is gone: an
+    # installed package holds nothing executable of ge_ops/ but, with CANN, the two libraries.
+    names = {p.name for p in PACKAGE.rglob("*") if p.is_file()}
+    assert not names & {"tf_ge_custom_core_tests", "tf_ge_custom_fuzz", "tf_ge_custom_manifest_check"}
+    executables = [p for p in PACKAGE.rglob("*") if p.is_file() and os.access(str(p), os.X_OK)
+                   and p.suffix not in (".so", ".py")]
+    assert executables == []
+
+
+def test_step_without_cann_needs_no_cmake_and_says_once_why(tmp_path, monkeypatch):
     monkeypatch.delenv("ASCEND_HOME_PATH", raising=False)
-    ctx = BuildContext(str(SOURCE_ROOT), str(tmp_path / "pkg"), str(native_build.dir.parent), jobs=2)
+
+    def no_cmake():
+        raise AssertionError("the GE step ran CMake without a CANN toolkit")
+    monkeypatch.setattr(ge_step, "cmake_command", no_cmake)
+    ctx = BuildContext(str(SOURCE_ROOT), str(tmp_path / "pkg"), str(tmp_path / "build"), jobs=2)
     messages = []
     ctx.log = messages.append
     ge_step.run(ctx)
@@ -59,13 +73,15 @@ def test_step_without_cann_says_once_why_and_records_it(tmp_path, monkeypatch, n
     assert len(skipped) == 1 and "ASCEND_HOME_PATH is not set" in skipped[0]
     info = ctx.build_info["ge"]
     assert info["built"] is False and info["ascend_home"] is None and info["libraries"] == []
-    assert (tmp_path / "pkg" / "opp" / "op_graph" / "include" / "add_custom.h").is_file()
+    header = tmp_path / "pkg" / "opp" / "op_graph" / "include" / "add_custom.h"
+    assert "REG_OP(AddCustom)" in header.read_text()
     assert not (tmp_path / "pkg" / "opp" / "framework").exists()
 
 
 def test_step_with_a_broken_toolkit_fails_loudly(tmp_path, monkeypatch, native_build):
     # A toolkit that passes detection but cannot compile: the build must stop, not skip.
-    # It reuses the core build, so only the CANN sources are compiled (and fail on the stand-in).
+    # It reuses the tests' core build, so only the CANN sources are compiled (and fail on the
+    # stand-in).
     monkeypatch.setenv("ASCEND_HOME_PATH", _fake_toolkit(tmp_path / "cann"))
     ctx = BuildContext(str(SOURCE_ROOT), str(tmp_path / "pkg"), str(native_build.dir.parent), jobs=2)
     messages = []
@@ -74,8 +90,7 @@ def test_step_with_a_broken_toolkit_fails_loudly(tmp_path, monkeypatch, native_b
         with pytest.raises(BuildError) as info:
             ge_step.run(ctx)
     finally:  # leave the shared build configured as before
-        ge_step.configure_and_build(str(SOURCE_ROOT), str(native_build.dir), ge_step.CORE_TARGETS,
-                                    2, ["-DTF_GE_CUSTOM_WITH_CANN=OFF"])
+        native_build.build()
     assert "command failed" in str(info.value)
     assert any("against CANN at" in m for m in messages)
     assert "ge" not in ctx.build_info

@@ -1,5 +1,6 @@
 """The core under AddressSanitizer + UBSan: its native tests, and a bounded fuzz run of the
-deserializer, the manifest reader and the JSON reader (ge_ops/fuzz/)."""
+deserializer and the manifest reader (ge_ops/fuzz/): whatever the reader accepts must plan
+and pack without a refusal."""
 import os
 import subprocess
 
@@ -26,8 +27,8 @@ def test_bounded_fuzz_finds_nothing(sanitized_build):
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=SANITIZER_ENV,
         timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-6000:]
-    assert "3 passed, 0 failed" in proc.stdout
-    for target in ("bundle", "manifest", "json"):
+    assert "2 passed, 0 failed" in proc.stdout
+    for target in ("bundle", "manifest"):
         line = [l for l in proc.stdout.splitlines() if l.startswith("fuzz %s:" % target)]
         assert line, proc.stdout
         # Accepted inputs prove the mutations reach past the first check, not just bounce off it.

@@ -4,6 +4,7 @@ geometry, and save every output.
 
     python interpreter_runner.py KERNEL.py GEOMETRY.py CASES.npz PLAN.json OUT.npz
 """
+import builtins
 import importlib.util
 import json
 import os
@@ -30,6 +31,9 @@ def main(kernel_path, geometry_path, cases_path, plan_path, out_path):
         sys.exit("expected PyPI triton first on sys.path, got triton-ascend at %s"
                  % triton.__file__)
     kernel = _load(kernel_path, "add_kernel_source").add_kernel
+    # geometry.py imports its limits from tf_ge_custom.kernel_contract: the package's
+    # pure-Python modules, without TensorFlow (the flag setup.py sets for the same reason).
+    builtins.__TF_GE_CUSTOM_SETUP__ = True
     geometry = _load(geometry_path, "kernel_geometry")
     with open(plan_path) as f:
         plan = json.load(f)

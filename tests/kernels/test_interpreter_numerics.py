@@ -1,9 +1,9 @@
 """The project's kernel source, launched through the project's geometry, in Triton's CPU
 interpreter, against numpy.
 
-triton-ascend 3.2.0's interpreter cannot run a loop whose bounds are tensors (FACTS 5), so
-the kernel runs under PyPI triton's interpreter (make triton-interp) in a child process:
-both share the triton.language front end the source is written in. bfloat16 is left out
+triton-ascend 3.2.0's interpreter cannot run a loop whose bounds are tensors
+(docs/ascend-stack.md, "The interpreters"), so the kernel runs under PyPI triton's
+interpreter (make triton-interp) in a child process: both share the triton.language front end the source is written in. bfloat16 is left out
 because both interpreters store it wrongly (NaN); test_lowering.py checks its lowering.
 """
 import json

@@ -1,4 +1,6 @@
-"""The Python manifest reader against the shared fixtures and tampered binaries."""
+"""The Python manifest validator: the shared fixtures (which the GE library's reader is held
+to as well), every refusal kind on documents built here, and tampered binaries."""
+import copy
 import hashlib
 import json
 import os
@@ -13,6 +15,121 @@ FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
                         "fixtures", "manifests")
 with open(os.path.join(FIXTURES, "expected.json")) as _f:
     EXPECTED = json.load(_f)
+
+
+def _fixture_text(name):
+    with open(os.path.join(FIXTURES, name + ".json")) as f:
+        return f.read()
+
+
+def _k0(doc):
+    return doc["kernels"][0]
+
+
+def _slots0(doc):
+    return doc["kernels"][0]["args"]["slots"]
+
+
+class _Text(object):
+    """An edit of the manifest's text, for what a parsed document cannot hold."""
+
+    def __init__(self, edit):
+        self.edit = edit
+
+
+def _ffts_last(doc):
+    slots = _slots0(doc)
+    ffts = slots.pop(0)
+    for s in slots:
+        s["offset"] -= 8
+    ffts["offset"] = 56
+    slots.append(ffts)
+
+
+# name -> (base fixture, edit of the parsed document or of the text, kind): one defect each,
+# for the rules only the Python validator applies (docs/kernel-manifest.md, "Where a reader
+# draws the lines"); the shared fixtures cover the others.
+REFUSALS = {
+    "syntax_not_json": ("valid_ir_only", _Text(lambda t: t[:40]), "syntax"),
+    "syntax_top_level_array": ("valid_ir_only", _Text(lambda t: "[]\n"), "syntax"),
+    "syntax_nan": ("valid_ir_only", _Text(lambda t: t.replace(
+        '"workspace_size": 0', '"workspace_size": NaN', 1)), "syntax"),
+    "version_as_string": ("valid_ir_only", lambda d: d.update(version="1"), "version"),
+    "version_other_format": ("valid_ir_only", lambda d: d.update(format="kernel-manifest"), "version"),
+    "version_format_not_a_string": ("valid_ir_only", lambda d: d.update(format=5), "version"),
+    "version_true": ("valid_ir_only", lambda d: d.update(version=True), "version"),
+    "schema_duplicate_key": ("valid_ir_only", _Text(lambda t: t.replace(
+        '"soc": "Ascend910B1",', '"soc": "Ascend910B1",\n  "soc": "Ascend910B2",')), "schema"),
+    "schema_block_size_fraction": ("valid_ir_only", _Text(lambda t: t.replace(
+        '"block_size": 4096', '"block_size": 4096.0', 1)), "schema"),
+    "schema_integer_beyond_int64": ("valid_ir_only", _Text(lambda t: t.replace(
+        '"workspace_size": 0', '"workspace_size": 18446744073709551616', 1)), "schema"),
+    "schema_format_missing": ("valid_ir_only", lambda d: d.pop("format"), "schema"),
+    "schema_version_missing": ("valid_ir_only", lambda d: d.pop("version"), "schema"),
+    "schema_unknown_top_key": ("valid_ir_only", lambda d: d.update(comment="hi"), "schema"),
+    "schema_unknown_kernel_key": ("valid_ir_only", lambda d: _k0(d).update(stream=0), "schema"),
+    "schema_unknown_slot_key": ("valid_ir_only", lambda d: _slots0(d)[3].update(align=8), "schema"),
+    "schema_missing_kernels": ("valid_ir_only", lambda d: d.pop("kernels"), "schema"),
+    "schema_empty_kernels": ("valid_ir_only", lambda d: d.update(kernels=[]), "schema"),
+    "schema_missing_toolchain_cann": ("valid_ir_only", lambda d: d["toolchain"].pop("cann"), "schema"),
+    "schema_block_size_string": ("valid_ir_only", lambda d: _k0(d).update(block_size="4096"), "schema"),
+    "schema_boolean_as_integer": ("valid_ir_only", lambda d: _k0(d).update(lock_num=False), "schema"),
+    "schema_negative_workspace": ("valid_ir_only", lambda d: _k0(d).update(workspace_size=-1), "schema"),
+    "schema_uppercase_sha": ("valid_ir_only", lambda d: d.update(
+        kernel_source_sha256=d["kernel_source_sha256"].upper()), "schema"),
+    "schema_binary_without_sha": ("valid_binaries", lambda d: _k0(d).update(sha256=None), "schema"),
+    "schema_magic_disagrees": ("valid_ir_only", lambda d: _k0(d).update(magic="ELF_AICORE"), "schema"),
+    "schema_unknown_mix_mode": ("valid_ir_only", lambda d: _k0(d).update(mix_mode="simt"), "schema"),
+    "schema_zero_programs": ("valid_ir_only", lambda d: _k0(d)["grid"].update(max_programs=0), "schema"),
+    "schema_duplicate_kernel": ("valid_ir_only", lambda d: d["kernels"].append(copy.deepcopy(_k0(d))),
+                                "schema"),
+    "schema_launch_not_block_multiple": ("valid_ir_only", lambda d: _k0(d).update(
+        max_elements_per_launch=1073741825), "schema"),
+    "schema_soc_with_dash": ("valid_ir_only", lambda d: d.update(soc="Ascend-910B1"), "schema"),
+    "schema_zero_vector_cores": ("valid_ir_only", lambda d: d.update(vector_core_count=0), "schema"),
+    "schema_slot_missing_offset": ("valid_ir_only", lambda d: _slots0(d)[4].pop("offset"), "schema"),
+    "schema_index_as_string": ("valid_ir_only", lambda d: _slots0(d)[3].update(index="0"), "schema"),
+    "layout_overlap": ("valid_ir_only", lambda d: _slots0(d)[4].update(offset=24), "layout"),
+    "layout_misaligned_pointer": ("valid_ir_only", lambda d: _slots0(d)[3].update(offset=20), "layout"),
+    "layout_size_not_rounded": ("valid_ir_only", lambda d: _k0(d)["args"].update(size=60), "layout"),
+    "layout_size_too_large": ("valid_ir_only", lambda d: _k0(d)["args"].update(size=72), "layout"),
+    "layout_has_ffts_false_with_slot": ("valid_ir_only", lambda d: _k0(d)["args"].update(has_ffts=False),
+                                        "layout"),
+    "layout_has_ffts_true_without_slot": ("valid_without_ffts", lambda d: _k0(d)["args"].update(
+        has_ffts=True), "layout"),
+    "layout_ffts_not_first": ("valid_ir_only", _ffts_last, "layout"),
+    "layout_unknown_role": ("valid_ir_only", lambda d: _slots0(d)[6].update(role="scalar"), "layout"),
+    "layout_index_on_grid": ("valid_ir_only", lambda d: _slots0(d)[7].update(index=0), "layout"),
+    "layout_input_without_index": ("valid_ir_only", lambda d: _slots0(d)[3].pop("index"), "layout"),
+    "layout_pointer_of_4_bytes": ("valid_ir_only", lambda d: _slots0(d)[5].update(size=4), "layout"),
+    "layout_grid_of_8_bytes": ("valid_ir_only", lambda d: (
+        _slots0(d)[9].update(size=8, offset=64), _k0(d)["args"].update(size=72)), "layout"),
+    "layout_second_workspace": ("valid_ir_only", lambda d: _slots0(d)[1].update(
+        role="workspace", name="workspace2"), "layout"),
+    "mismatch_unknown_op": ("valid_ir_only", lambda d: _k0(d).update(op="MulCustom"), "mismatch"),
+    "mismatch_unknown_dtype": ("valid_ir_only", lambda d: _k0(d).update(dtype="float64"), "mismatch"),
+    "mismatch_entry": ("valid_ir_only", lambda d: _k0(d).update(entry="add_kernel_v2"), "mismatch"),
+    "mismatch_block_size": ("valid_ir_only", lambda d: _k0(d).update(block_size=2048), "mismatch"),
+    "mismatch_binary_name": ("valid_binaries", lambda d: _k0(d).update(
+        binary="add_kernel_fp32.npubin"), "mismatch"),
+}
+
+
+def _refused_text(name):
+    base, edit, _ = REFUSALS[name]
+    text = _fixture_text(base)
+    if isinstance(edit, _Text):
+        return edit.edit(text)
+    doc = json.loads(text)
+    edit(doc)
+    return json.dumps(doc, indent=2)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSALS))
+def test_each_rule_refuses_with_its_kind(name):
+    with pytest.raises(ManifestError) as e:
+        kernel_manifest.parse_manifest(_refused_text(name))
+    assert e.value.kind == REFUSALS[name][2]
 
 
 def _verdict(path, check_files):
@@ -30,9 +147,12 @@ def test_each_fixture_gets_its_recorded_verdict(name):
     assert got == {"valid": case["valid"], "kind": case["kind"]}
 
 
-def test_fixtures_cover_every_error_kind_and_valid_ones():
+def test_fixtures_and_rules_cover_every_error_kind_and_valid_ones():
     kinds = {case["kind"] for case in EXPECTED.values()}
-    assert kinds == {None, "io", "syntax", "version", "schema", "layout", "mismatch", "checksum"}
+    assert {None, "checksum", "layout", "version"} <= kinds  # shared with the GE library
+    kinds |= {kind for _, _, kind in REFUSALS.values()}
+    assert kinds == {None, "syntax", "version", "schema", "layout", "mismatch", "checksum"}
+    # "io": test_errors_are_value_errors_of_the_package
 
 
 def test_normalized_form_is_sorted_compact_json_of_the_file():

@@ -1,6 +1,7 @@
 """npu_supported_ops.json: generated from the op definition, shipped, installed, all equal.
 
-The oracle is TF Adapter's rule (FACTS 1, tf_adapter/util/npu_ops_identifier.cc): an op is
+The oracle is TF Adapter's rule (docs/ascend-stack.md, "How TF Adapter picks ops";
+tf_adapter/util/npu_ops_identifier.cc): an op is
 NPU-supported when its type is a key whose value is a JSON object; isGray and isHeavy must
 be false for AddCustom.
 """

@@ -1,15 +1,18 @@
-"""Build step: the GE side (``ge_ops/``, a CMake project).
+"""Build step: the GE side (``ge_ops/``). It builds only what the package ships.
 
-Always: the CANN-free core, its native tests, the fuzz driver and the manifest tool (which is
-installed into ``_lib/`` so tests and tools can hold the C++ manifest reader against the
-Python one), plus the ``REG_OP`` headers generated from ``op_def.py``, installed into
-``opp/op_graph/include/``.
+Always: the ``REG_OP`` headers generated from ``op_def.py`` by ``ge_ops/codegen/`` (pure
+Python, no compiler), installed into ``opp/op_graph/include/``.
 
 Only when ``ASCEND_HOME_PATH`` points at a CANN toolkit: the GE library
-(``opp/op_graph/lib/linux/<arch>/``) and the TF parser plugin (``opp/framework/tensorflow/``).
-Without one, the step says once that it skipped them and why, and records it in
-``build_info["ge"]`` (``tf-ge-custom doctor`` reports it).
+(``opp/op_graph/lib/linux/<arch>/``) and the TF parser plugin (``opp/framework/tensorflow/``),
+built by the CMake project ``ge_ops/`` with the CANN-free core they link. Without one, neither
+CMake nor a compiler runs here: the step says once that it skipped them and why, and records
+it in ``build_info["ge"]`` (``tf-ge-custom doctor`` reports it).
+
+The core's native tests and fuzz driver are built by the tests (tests/ge/conftest.py) with
+:func:`configure_and_build`, never by an install.
 """
+import importlib.util
 import os
 import shutil
 import sys
@@ -21,9 +24,7 @@ GE_SOURCE_DIR = "ge_ops"
 BUILD_SUBDIR = "ge"
 GE_LIBRARY = "libtf_ge_custom_ge.so"
 PARSER_LIBRARY = "libtf_ge_custom_parsers.so"
-MANIFEST_TOOL = "tf_ge_custom_manifest_check"
 TOOL_DIR = "_lib"
-CORE_TARGETS = ("tf_ge_custom_core_tests", "tf_ge_custom_fuzz", MANIFEST_TOOL)
 CANN_TARGETS = ("tf_ge_custom_ge", "tf_ge_custom_parsers")
 # the offline-export tools (ge_ops/export/, CANN only), installed into _lib/ (docs/export.md)
 EXPORT_TOOLS = ("tf_ge_custom_air_tool", "tf_ge_custom_om_runner")
@@ -49,16 +50,27 @@ def cann_toolkit(env=None):
 def cmake_command():
     cmake = shutil.which("cmake")
     if cmake is None:
-        raise BuildError("cmake is needed to build the GE side of tf-ge-custom (ge_ops/) but is "
-                         "not on PATH; install it (apt-get install cmake, or pip install cmake)")
+        raise BuildError("cmake is needed to build ge_ops/ (the GE libraries against CANN, or the "
+                         "core's tests) but is not on PATH; install it (apt-get install cmake, "
+                         "or pip install cmake)")
     return cmake
 
 
-def configure_and_build(source_root, build_dir, targets=CORE_TARGETS, jobs=2, options=(),
-                        log=None, verbose=False):
+def generate_sources(source_root, out_dir):
+    """The sources ``ge_ops/codegen/generate_op_sources.py`` writes from op_def.py and
+    kernel_contract.py (the same files CMake generates); returns their paths."""
+    path = os.path.join(source_root, GE_SOURCE_DIR, "codegen", "generate_op_sources.py")
+    spec = importlib.util.spec_from_file_location("_tf_ge_custom_codegen", path)
+    codegen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(codegen)
+    return codegen.generate(os.path.join(source_root, "tf_ge_custom", "op_def.py"), out_dir)
+
+
+def configure_and_build(source_root, build_dir, targets, jobs=2, options=(), log=None,
+                        verbose=False):
     """Configure ge_ops/ into build_dir and build targets; returns build_dir.
 
-    Also used by the tests (tests/ge/), so that they build exactly what setup.py builds.
+    Also used by the tests (tests/ge/), so that they build the core as setup.py does.
     """
     log = log or (lambda message: sys.stderr.write(message + "\n"))
     cmake = cmake_command()
@@ -85,16 +97,15 @@ def _install(src, dst):
 def run(ctx):
     build_dir = os.path.join(ctx.build_temp, BUILD_SUBDIR)
     ascend_home, reason = cann_toolkit()
-    options = ["-DTF_GE_CUSTOM_WITH_CANN=" + ("OFF" if reason else "ON")]
-    targets = list(CORE_TARGETS)
+    generate_sources(ctx.source_root, os.path.join(build_dir, "generated"))
     if reason is None:
-        options.append("-DASCEND_HOME_PATH=" + ascend_home)
-        targets += CANN_TARGETS + EXPORT_TOOLS
         ctx.log("building the GE library and TF parser plugin against CANN at %s" % ascend_home)
+        options = ["-DTF_GE_CUSTOM_WITH_CANN=ON", "-DTF_GE_CUSTOM_TESTS=OFF",
+                   "-DASCEND_HOME_PATH=" + ascend_home]
+        configure_and_build(ctx.source_root, build_dir, CANN_TARGETS + EXPORT_TOOLS, ctx.jobs,
+                            options, ctx.log, ctx.verbose)
     else:
         ctx.log("GE library and TF parser plugin skipped: " + reason)
-    ctx.log("building the GE core (ge_ops/) and its tests")
-    configure_and_build(ctx.source_root, build_dir, targets, ctx.jobs, options, ctx.log, ctx.verbose)
 
     headers = []
     proto_dir = os.path.join(build_dir, "generated", "op_proto")
@@ -103,8 +114,6 @@ def run(ctx):
             relative = GE_INCLUDE_DIR + "/" + name
             _install(os.path.join(proto_dir, name), os.path.join(ctx.opp_root, relative))
             headers.append(relative)
-    _install(os.path.join(build_dir, MANIFEST_TOOL),
-             os.path.join(ctx.package_dir, TOOL_DIR, MANIFEST_TOOL))
 
     libraries = []
     if reason is None:
@@ -120,6 +129,5 @@ def run(ctx):
         "ascend_home": ascend_home,
         "libraries": libraries,
         "headers": headers,
-        "manifest_tool": TOOL_DIR + "/" + MANIFEST_TOOL,
         "export_tools": [TOOL_DIR + "/" + t for t in EXPORT_TOOLS] if reason is None else [],
     }

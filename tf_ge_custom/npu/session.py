@@ -2,11 +2,11 @@
 
 TF Adapter (``npu_bridge``) acts through a Grappler custom optimizer named
 ``NpuOptimizer``: its ``parameter_map`` carries the options, and the documented
-requirement is ``remapping`` and ``memory_optimization`` OFF (FACTS 6). The rest of the
-proto is set as TF Adapter's own helper sets it (tf_adapter/python/npu_bridge/npu_init.py,
-``npu_config_proto``). Without ``npu_bridge`` imported TensorFlow skips the unknown
-optimizer and the graph runs on the CPU, which is what a machine without the NPU stack
-should do.
+requirement is ``remapping`` and ``memory_optimization`` OFF (docs/ascend-stack.md, "TF1
+session configuration"). The rest of the proto is set as TF Adapter's own helper sets it
+(tf_adapter/python/npu_bridge/npu_init.py, ``npu_config_proto``). Without ``npu_bridge``
+imported TensorFlow skips the unknown optimizer and the graph runs on the CPU, which is
+what a machine without the NPU stack should do.
 """
 import importlib
 import importlib.util

@@ -40,14 +40,14 @@ class Reader {
 };
 
 Status Corrupt(const std::string &what) {
-  return Status::Error("corrupt", "serialized AddCustom kernels are damaged: " + what +
-                                      "; rebuild the model (OM) with this package installed");
+  return Status::Error(Code::kCorrupt, "serialized AddCustom kernels are damaged: " + what +
+                                           "; rebuild the model (OM) with this package installed");
 }
 
 }  // namespace
 
 Result<std::vector<uint8_t>> EncodeBundle(const std::vector<BundleSoc> &socs) {
-  if (socs.size() > kMaxBundleSocs) return Status::Error("oversized", "too many SoCs to serialize");
+  if (socs.size() > kMaxBundleSocs) return Status::Error(Code::kOversized, "too many SoCs to serialize");
   std::vector<uint8_t> out(kBundleMagic, kBundleMagic + sizeof(kBundleMagic));
   PutU(kBundleVersion, 4, &out);
   PutU(0, 4, &out);
@@ -55,41 +55,41 @@ Result<std::vector<uint8_t>> EncodeBundle(const std::vector<BundleSoc> &socs) {
   PutU(socs.size(), 4, &out);
   for (const auto &soc : socs) {
     if (soc.manifest_json.size() > kMaxManifestBytesInBundle || soc.binaries.size() > kMaxBinariesPerSoc) {
-      return Status::Error("oversized", "a manifest or its binary list is too large to serialize");
+      return Status::Error(Code::kOversized, "a manifest or its binary list is too large to serialize");
     }
     PutU(soc.manifest_json.size(), 4, &out);
     out.insert(out.end(), soc.manifest_json.begin(), soc.manifest_json.end());
     PutU(soc.binaries.size(), 4, &out);
     for (const auto &b : soc.binaries) {
-      if (b.name.empty() || b.name.size() > 255) return Status::Error("oversized", "binary name length out of range");
+      if (b.name.empty() || b.name.size() > 255) return Status::Error(Code::kOversized, "binary name length out of range");
       PutU(b.name.size(), 2, &out);
       out.insert(out.end(), b.name.begin(), b.name.end());
       PutU(b.bytes.size(), 8, &out);
       out.insert(out.end(), b.bytes.begin(), b.bytes.end());
     }
-    if (out.size() > kMaxBundleBytes) return Status::Error("oversized", "kernels exceed the serialized size limit");
+    if (out.size() > kMaxBundleBytes) return Status::Error(Code::kOversized, "kernels exceed the serialized size limit");
   }
   const uint64_t body = out.size() - kBundleHeaderBytes;
   for (int i = 0; i < 8; ++i) out[16 + i] = static_cast<uint8_t>(body >> (8 * i));
   const auto digest = Sha256Digest(out.data(), out.size());
   out.insert(out.end(), digest.begin(), digest.end());
-  if (out.size() > kMaxBundleBytes) return Status::Error("oversized", "kernels exceed the serialized size limit");
+  if (out.size() > kMaxBundleBytes) return Status::Error(Code::kOversized, "kernels exceed the serialized size limit");
   return out;
 }
 
 Status DecodeBundle(const uint8_t *data, size_t size, std::vector<BundleSoc> *out) {
   out->clear();
   if (size > kMaxBundleBytes) {
-    return Status::Error("oversized", "serialized kernels of " + std::to_string(size) + " bytes exceed the limit of " +
-                                          std::to_string(kMaxBundleBytes));
+    return Status::Error(Code::kOversized, "serialized kernels of " + std::to_string(size) + " bytes exceed the limit of " +
+                                               std::to_string(kMaxBundleBytes));
   }
   if (size < kBundleHeaderBytes + kBundleTrailerBytes) {
-    return Status::Error("truncated", "serialized kernels have " + std::to_string(size) + " bytes, fewer than the " +
-                                          std::to_string(kBundleHeaderBytes + kBundleTrailerBytes) +
-                                          " of an empty bundle; rebuild the model (OM)");
+    return Status::Error(Code::kTruncated, "serialized kernels have " + std::to_string(size) + " bytes, fewer than the " +
+                                               std::to_string(kBundleHeaderBytes + kBundleTrailerBytes) +
+                                               " of an empty bundle; rebuild the model (OM)");
   }
   if (std::memcmp(data, kBundleMagic, sizeof(kBundleMagic)) != 0) {
-    return Status::Error("magic", "the serialized data is not tf-ge-custom kernels (wrong magic); rebuild the model");
+    return Status::Error(Code::kBadMagic, "the serialized data is not tf-ge-custom kernels (wrong magic); rebuild the model");
   }
   Reader header(data + sizeof(kBundleMagic), kBundleHeaderBytes - sizeof(kBundleMagic));
   uint64_t version = 0, flags = 0, body = 0;
@@ -97,14 +97,14 @@ Status DecodeBundle(const uint8_t *data, size_t size, std::vector<BundleSoc> *ou
   header.U(4, &flags);
   header.U(8, &body);
   if (version != kBundleVersion) {
-    return Status::Error("version", "serialized kernels have format version " + std::to_string(version) +
-                                        ", this library reads version " + std::to_string(kBundleVersion) +
-                                        "; rebuild the model (OM) with this package version");
+    return Status::Error(Code::kBadVersion, "serialized kernels have format version " + std::to_string(version) +
+                                                ", this library reads version " + std::to_string(kBundleVersion) +
+                                                "; rebuild the model (OM) with this package version");
   }
   if (flags != 0) return Corrupt("unknown flags " + std::to_string(flags));
   const uint64_t expected_body = size - kBundleHeaderBytes - kBundleTrailerBytes;
   if (body != expected_body) {
-    return Status::Error(body > expected_body ? "truncated" : "corrupt",
+    return Status::Error(body > expected_body ? Code::kTruncated : Code::kCorrupt,
                          "the header announces " + std::to_string(body) + " body bytes, the data holds " +
                              std::to_string(expected_body) + "; the serialized kernels were cut or padded");
   }

@@ -15,17 +15,17 @@ Status ReadFileBytes(const std::string &path, uint64_t max_bytes, std::vector<ui
   out->clear();
   FILE *f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
-    return Status::Error("io", "cannot open " + path + ": " + std::strerror(errno));
+    return Status::Error(Code::kIo, "cannot open " + path + ": " + std::strerror(errno));
   }
   struct stat st;
   if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
     std::fclose(f);
-    return Status::Error("io", path + " is not a regular file");
+    return Status::Error(Code::kIo, path + " is not a regular file");
   }
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     std::fclose(f);
-    return Status::Error("io", path + " has " + std::to_string(st.st_size) + " bytes, more than the " +
-                                   std::to_string(max_bytes) + " allowed");
+    return Status::Error(Code::kIo, path + " has " + std::to_string(st.st_size) + " bytes, more than the " +
+                                        std::to_string(max_bytes) + " allowed");
   }
   out->resize(static_cast<size_t>(st.st_size));
   const size_t got = out->empty() ? 0 : std::fread(out->data(), 1, out->size(), f);
@@ -33,7 +33,7 @@ Status ReadFileBytes(const std::string &path, uint64_t max_bytes, std::vector<ui
   std::fclose(f);
   if (got != out->size() || extra) {
     out->clear();
-    return Status::Error("io", "the size of " + path + " changed while it was read");
+    return Status::Error(Code::kIo, "the size of " + path + " changed while it was read");
   }
   return Status::Ok();
 }

@@ -15,13 +15,13 @@ void PutLittleEndian(uint64_t value, int64_t size, uint8_t *dst) {
 
 Status PackHostArgs(const ArgLayout &layout, const HostArgValues &v, std::vector<uint8_t> *out) {
   if (layout.size < 0 || layout.size > (1 << 16)) {
-    return Status::Error("args", "host-argument size " + std::to_string(layout.size) + " is out of range");
+    return Status::Error(Code::kOutOfRange, "host-argument size " + std::to_string(layout.size) + " is out of range");
   }
   std::vector<uint8_t> bytes(static_cast<size_t>(layout.size), 0);
   for (const ArgSlot &slot : layout.slots) {
     if (slot.offset < 0 || slot.size <= 0 || slot.offset + slot.size > layout.size) {
-      return Status::Error("args", "slot " + slot.name + " lies outside the " + std::to_string(layout.size) +
-                                       "-byte argument struct");
+      return Status::Error(Code::kOutOfRange, "slot " + slot.name + " lies outside the " + std::to_string(layout.size) +
+                                                  "-byte argument struct");
     }
     uint64_t value = 0;
     switch (slot.role) {
@@ -32,9 +32,9 @@ Status PackHostArgs(const ArgLayout &layout, const HostArgValues &v, std::vector
       case SlotRole::kOutput: {
         const auto &list = slot.role == SlotRole::kInput ? v.inputs : v.outputs;
         if (slot.index < 0 || static_cast<size_t>(slot.index) >= list.size()) {
-          return Status::Error("args", std::string("the layout wants ") + SlotRoleName(slot.role) + " " +
-                                           std::to_string(slot.index) + " but the op has " +
-                                           std::to_string(list.size()));
+          return Status::Error(Code::kOutOfRange, std::string("the layout wants ") + SlotRoleName(slot.role) + " " +
+                                                      std::to_string(slot.index) + " but the op has " +
+                                                      std::to_string(list.size()));
         }
         value = list[static_cast<size_t>(slot.index)];
         break;
@@ -42,8 +42,8 @@ Status PackHostArgs(const ArgLayout &layout, const HostArgValues &v, std::vector
       case SlotRole::kNumElements: {
         const int64_t limit = slot.size == 4 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
         if (v.num_elements < 0 || v.num_elements > limit) {
-          return Status::Error("args", "element count " + std::to_string(v.num_elements) + " does not fit the " +
-                                           std::to_string(8 * slot.size) + "-bit num_elements argument");
+          return Status::Error(Code::kOutOfRange, "element count " + std::to_string(v.num_elements) + " does not fit the " +
+                                                      std::to_string(8 * slot.size) + "-bit num_elements argument");
         }
         value = static_cast<uint64_t>(v.num_elements);
         break;
@@ -53,8 +53,8 @@ Status PackHostArgs(const ArgLayout &layout, const HostArgValues &v, std::vector
       case SlotRole::kGridZ: {
         const uint32_t g = slot.role == SlotRole::kGridX ? v.grid_x : slot.role == SlotRole::kGridY ? v.grid_y : v.grid_z;
         if (g < 1 || g > static_cast<uint32_t>(std::numeric_limits<int32_t>::max())) {
-          return Status::Error("args", std::string(SlotRoleName(slot.role)) + " " + std::to_string(g) +
-                                           " is not a positive int32");
+          return Status::Error(Code::kOutOfRange, std::string(SlotRoleName(slot.role)) + " " + std::to_string(g) +
+                                                      " is not a positive int32");
         }
         value = g;
         break;

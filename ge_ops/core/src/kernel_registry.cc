@@ -27,38 +27,37 @@ std::shared_ptr<KernelRegistry> KernelRegistry::FromOppRoot(const std::string &o
 
 Result<std::shared_ptr<KernelRegistry>> KernelRegistry::FromSerialized(const std::vector<uint8_t> &bytes) {
   std::vector<BundleSoc> socs;
-  Status st = DecodeBundle(bytes.data(), bytes.size(), &socs);
-  if (!st.ok()) return st;
+  TF_GE_CUSTOM_RETURN_IF_ERROR(DecodeBundle(bytes.data(), bytes.size(), &socs));
   std::shared_ptr<KernelRegistry> r(new KernelRegistry());
   r->origin_ = "the kernels serialized into the model";
   for (auto &soc : socs) {
     auto parsed = ParseManifest(soc.manifest_json, ManifestCheck());
     if (!parsed.ok()) {
-      return Status::Error("corrupt", "a serialized kernel manifest is invalid: " + parsed.status().message());
+      return Status::Error(Code::kCorrupt, "a serialized kernel manifest is invalid: " + parsed.status().message());
     }
     SocKernels k;
     k.manifest_text = soc.manifest_json;
-    k.manifest = std::move(parsed.value());
+    k.manifest = std::move(parsed).value();
     const std::string name = k.manifest.soc;
-    if (r->socs_.count(name) != 0) return Status::Error("corrupt", "SoC " + name + " is serialized twice");
+    if (r->socs_.count(name) != 0) return Status::Error(Code::kCorrupt, "SoC " + name + " is serialized twice");
     for (auto &bin : soc.binaries) {
       const KernelEntry *owner = nullptr;
       for (const auto &e : k.manifest.kernels) {
         if (e.has_binary && e.binary == bin.name) owner = &e;
       }
       if (owner == nullptr) {
-        return Status::Error("corrupt", "serialized binary " + bin.name + " belongs to no kernel of " + name);
+        return Status::Error(Code::kCorrupt, "serialized binary " + bin.name + " belongs to no kernel of " + name);
       }
       if (k.binaries.count(bin.name) != 0) {
-        return Status::Error("corrupt", "serialized binary " + bin.name + " appears twice");
+        return Status::Error(Code::kCorrupt, "serialized binary " + bin.name + " appears twice");
       }
-      st = VerifyBinary(*owner, name, bin.bytes);
-      if (!st.ok()) return Status::Error("corrupt", st.message());
+      const Status verified = VerifyBinary(*owner, name, bin.bytes);
+      if (!verified.ok()) return Status::Error(Code::kCorrupt, verified.message());
       k.binaries[bin.name] = std::make_shared<const std::vector<uint8_t>>(std::move(bin.bytes));
     }
     for (const auto &e : k.manifest.kernels) {
       if (e.has_binary && k.binaries.count(e.binary) == 0) {
-        return Status::Error("corrupt", "the serialized kernels of " + name + " lack " + e.binary);
+        return Status::Error(Code::kCorrupt, "the serialized kernels of " + name + " lack " + e.binary);
       }
     }
     r->socs_.emplace(name, std::move(k));
@@ -86,73 +85,60 @@ Result<KernelRegistry::SocKernels *> KernelRegistry::LoadSoc(const std::string &
   available.erase(std::unique(available.begin(), available.end()), available.end());
   const std::string dir = JoinPath(origin_, soc);
   if (opp_root_.empty() || soc.empty() || soc.find('/') != std::string::npos || soc[0] == '.' || !IsDirectory(dir)) {
-    return Status::Error("unknown_soc", "no kernels for SoC \"" + soc + "\" in " + origin_ + " (available: " +
-                                            Join(available) + "); build them with tf-ge-custom build-kernels --soc " +
-                                            soc + " and reinstall the package");
+    return Status::Error(Code::kUnknownSoc, "no kernels for SoC \"" + soc + "\" in " + origin_ + " (available: " +
+                                                Join(available) + "); build them with tf-ge-custom build-kernels --soc " +
+                                                soc + " and reinstall the package");
   }
   const std::string path = JoinPath(dir, kManifestFileName);
   std::vector<uint8_t> text;
-  Status st = ReadFileBytes(path, 16u << 20, &text);
-  if (!st.ok()) return Status::Error(kKindIo, "kernel manifest " + path + ": " + st.message());
-  SocKernels k;
-  k.manifest_text.assign(text.begin(), text.end());
+  TF_GE_CUSTOM_RETURN_IF_ERROR(ReadFileBytes(path, 16u << 20, &text).WithPrefix("kernel manifest"));
+  const std::string manifest_text(text.begin(), text.end());
   ManifestCheck check;
   check.expected_soc = soc;
-  auto parsed = ParseManifest(k.manifest_text, check);
-  if (!parsed.ok()) {
-    return Status::Error(parsed.status().kind(), path + ": " + parsed.status().message());
-  }
-  k.manifest = std::move(parsed.value());
+  auto parsed = ParseManifest(manifest_text, check);
+  if (!parsed.ok()) return parsed.status().WithPrefix(path);
+  SocKernels k{manifest_text, std::move(parsed).value(), {}};
   return &socs_.emplace(soc, std::move(k)).first->second;
 }
 
 Result<KernelBinary> KernelRegistry::Find(const std::string &soc, const std::string &op, const std::string &dtype) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto loaded = LoadSoc(soc);
-  if (!loaded.ok()) return loaded.status();
-  SocKernels &k = *loaded.value();
+  TF_GE_CUSTOM_ASSIGN_OR_RETURN(SocKernels *const loaded, LoadSoc(soc));
+  SocKernels &k = *loaded;
   const KernelEntry *e = k.manifest.Find(op, dtype);
   if (e == nullptr) {
     std::vector<std::string> dtypes;
     for (const auto &x : k.manifest.kernels) {
       if (x.op == op) dtypes.push_back(x.dtype);
     }
-    return Status::Error("missing_dtype", "the kernels for SoC " + soc + " in " + origin_ + " have no " + op +
-                                              " kernel for dtype " + dtype + " (available: " + Join(dtypes) +
-                                              "); rebuild the kernels including that dtype");
+    return Status::Error(Code::kMissingDType, "the kernels for SoC " + soc + " in " + origin_ + " have no " + op +
+                                                  " kernel for dtype " + dtype + " (available: " + Join(dtypes) +
+                                                  "); rebuild the kernels including that dtype");
   }
   if (!e->has_binary) {
-    return Status::Error("no_binary", "the manifest for SoC " + soc + " lists " + op + "/" + dtype +
-                                          " without an npubin (built without CANN, IR only); build the kernels on "
-                                          "a host with a CANN toolkit and reinstall the package");
+    return Status::Error(Code::kNoBinary, "the manifest for SoC " + soc + " lists " + op + "/" + dtype +
+                                              " without an npubin (built without CANN, IR only); build the kernels on "
+                                              "a host with a CANN toolkit and reinstall the package");
   }
   auto it = k.binaries.find(e->binary);
   if (it == k.binaries.end()) {
     // Read and verify once; later calls reuse the verified bytes.
     const std::string path = JoinPath(JoinPath(origin_, soc), e->binary);
     std::vector<uint8_t> bytes;
-    Status st = ReadFileBytes(path, kMaxFileBytes, &bytes);
-    if (!st.ok()) {
-      return Status::Error(kKindChecksum, "kernel binary " + path + " cannot be read (" + st.message() +
-                                              "); reinstall the package");
+    const Status read = ReadFileBytes(path, kMaxFileBytes, &bytes);
+    if (!read.ok()) {
+      return Status::Error(Code::kChecksum, "kernel binary " + path + " cannot be read (" + read.message() +
+                                                "); reinstall the package");
     }
-    st = VerifyBinary(*e, soc, bytes);
-    if (!st.ok()) return st;
+    TF_GE_CUSTOM_RETURN_IF_ERROR(VerifyBinary(*e, soc, bytes));
     it = k.binaries.emplace(e->binary, std::make_shared<const std::vector<uint8_t>>(std::move(bytes))).first;
   }
-  KernelBinary out;
-  out.soc = soc;
-  out.entry = *e;
-  out.bytes = it->second;
-  return out;
+  return KernelBinary{soc, *e, it->second};
 }
 
 Status KernelRegistry::LoadAllSocs() {
   if (opp_root_.empty()) return Status::Ok();
-  for (const auto &soc : ListSubdirectories(origin_)) {
-    auto loaded = LoadSoc(soc);
-    if (!loaded.ok()) return loaded.status();
-  }
+  for (const auto &soc : ListSubdirectories(origin_)) TF_GE_CUSTOM_RETURN_IF_ERROR(LoadSoc(soc));
   return Status::Ok();
 }
 
@@ -160,8 +146,7 @@ Result<std::vector<uint8_t>> KernelRegistry::Serialize() {
   std::vector<std::pair<std::string, std::vector<std::string>>> wanted;  // soc -> dtypes with binaries
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    Status st = LoadAllSocs();
-    if (!st.ok()) return st;
+    TF_GE_CUSTOM_RETURN_IF_ERROR(LoadAllSocs());
     for (const auto &s : socs_) {
       std::vector<std::string> keys;
       for (const auto &e : s.second.manifest.kernels) {
@@ -176,9 +161,9 @@ Result<std::vector<uint8_t>> KernelRegistry::Serialize() {
     BundleSoc soc;
     for (const auto &key : w.second) {
       const size_t nl = key.find('\n');
-      auto k = Find(w.first, key.substr(0, nl), key.substr(nl + 1));  // verifies the checksum
-      if (!k.ok()) return k.status();
-      soc.binaries.push_back(BundleBinary{k.value().entry.binary, *k.value().bytes});
+      // Find verifies the checksum.
+      TF_GE_CUSTOM_ASSIGN_OR_RETURN(const KernelBinary k, Find(w.first, key.substr(0, nl), key.substr(nl + 1)));
+      soc.binaries.push_back(BundleBinary{k.entry.binary, *k.bytes});
       ++binaries;
     }
     std::lock_guard<std::mutex> lock(mutex_);
@@ -186,9 +171,9 @@ Result<std::vector<uint8_t>> KernelRegistry::Serialize() {
     socs.push_back(std::move(soc));
   }
   if (binaries == 0) {
-    return Status::Error("no_binary", "there are no npubins in " + origin_ +
-                                          " to put into the model; build the kernels on a host with a CANN toolkit "
-                                          "(tf-ge-custom build-kernels) and reinstall the package");
+    return Status::Error(Code::kNoBinary, "there are no npubins in " + origin_ +
+                                              " to put into the model; build the kernels on a host with a CANN toolkit "
+                                              "(tf-ge-custom build-kernels) and reinstall the package");
   }
   return EncodeBundle(socs);
 }

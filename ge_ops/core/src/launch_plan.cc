@@ -9,16 +9,16 @@ namespace core {
 
 Result<LaunchPlan> LaunchPlan::Make(int64_t num_elements, int64_t itemsize, const KernelEntry &kernel) {
   if (num_elements < 0) {
-    return Status::Error("plan", "element count " + std::to_string(num_elements) +
-                                     " is negative (an unknown dimension reached Execute)");
+    return Status::Error(Code::kOutOfRange, "element count " + std::to_string(num_elements) +
+                                                " is negative (an unknown dimension reached Execute)");
   }
   if (itemsize <= 0 || kernel.block_size <= 0 || kernel.max_elements_per_launch < kernel.block_size ||
       kernel.max_programs <= 0 || kernel.max_grid <= 0) {
-    return Status::Error("plan", "kernel limits are not usable (validate the manifest first)");
+    return Status::Error(Code::kInternal, "kernel limits are not usable (validate the manifest first)");
   }
   if (num_elements > std::numeric_limits<int64_t>::max() / itemsize) {
-    return Status::Error("plan", std::to_string(num_elements) + " elements of " + std::to_string(itemsize) +
-                                     " bytes overflow a 64-bit byte size");
+    return Status::Error(Code::kOutOfRange, std::to_string(num_elements) + " elements of " + std::to_string(itemsize) +
+                                                " bytes overflow a 64-bit byte size");
   }
   LaunchPlan p;
   p.num_elements_ = num_elements;
@@ -45,8 +45,8 @@ Result<uint64_t> WorkspaceBytes(const KernelEntry &kernel, uint32_t block_dim) {
   const unsigned __int128 bytes =
       static_cast<unsigned __int128>(static_cast<uint64_t>(kernel.workspace_size)) * block_dim;
   if (bytes > static_cast<unsigned __int128>(std::numeric_limits<int64_t>::max())) {
-    return Status::Error("plan", "workspace of " + std::to_string(kernel.workspace_size) + " bytes x " +
-                                     std::to_string(block_dim) + " programs overflows");
+    return Status::Error(Code::kOutOfRange, "workspace of " + std::to_string(kernel.workspace_size) + " bytes x " +
+                                                std::to_string(block_dim) + " programs overflows");
   }
   return static_cast<uint64_t>(bytes);
 }
@@ -56,9 +56,9 @@ Result<uint8_t> LockFillByte(int64_t lock_init_val) {
   const auto b = static_cast<uint8_t>(v & 0xFF);
   for (int i = 1; i < 8; ++i) {
     if (static_cast<uint8_t>(v >> (8 * i)) != b) {
-      return Status::Error("plan", "lock_init_val " + std::to_string(lock_init_val) +
-                                       " cannot be written by a byte memset (its 8 bytes differ); this "
-                                       "library supports lock values such as 0 and -1");
+      return Status::Error(Code::kUnsupported, "lock_init_val " + std::to_string(lock_init_val) +
+                                                   " cannot be written by a byte memset (its 8 bytes differ); this "
+                                                   "library supports lock values such as 0 and -1");
     }
   }
   return b;

@@ -14,7 +14,7 @@ namespace core {
 Result<std::string> FileContaining(const void *address) {
   Dl_info info;
   if (dladdr(address, &info) == 0 || info.dli_fname == nullptr || info.dli_fname[0] == '\0') {
-    return Status::Error("dladdr", "dladdr cannot name the file holding this library");
+    return Status::Error(Code::kLocation, "dladdr cannot name the file holding this library");
   }
   char resolved[PATH_MAX];
   if (realpath(info.dli_fname, resolved) == nullptr) return std::string(info.dli_fname);
@@ -30,9 +30,9 @@ Result<std::string> OppRootFromLibraryPath(const std::string &library_path) {
     dir = DirName(dir);
   }
   if (parts[2] != "lib" || parts[3] != "op_graph" || parts[0].empty() || parts[1].empty()) {
-    return Status::Error("location", "the GE library " + library_path +
-                                         " is not inside an OPP root (expected <root>/op_graph/lib/<os>/<arch>/); "
-                                         "reinstall the package instead of copying the library");
+    return Status::Error(Code::kLocation, "the GE library " + library_path +
+                                              " is not inside an OPP root (expected <root>/op_graph/lib/<os>/<arch>/); "
+                                              "reinstall the package instead of copying the library");
   }
   return dir;
 }

@@ -15,20 +15,20 @@ Result<const DTypeDefinition *> CheckDTypes(const OpDefinition &op, const std::v
   std::string supported;
   for (const auto &d : op.dtypes) supported += (supported.empty() ? "" : ", ") + d.name;
   if (inputs.size() != op.inputs.size()) {
-    return Status::Error("dtype", op.type_name + " takes " + std::to_string(op.inputs.size()) + " inputs, got " +
-                                      std::to_string(inputs.size()));
+    return Status::Error(Code::kBadDType, op.type_name + " takes " + std::to_string(op.inputs.size()) + " inputs, got " +
+                                              std::to_string(inputs.size()));
   }
   for (size_t i = 1; i < inputs.size(); ++i) {
     if (inputs[i].dtype != inputs[0].dtype) {
-      return Status::Error("dtype", op.type_name + ": " + op.inputs[0] + " is " + inputs[0].dtype + " but " +
-                                        op.inputs[i] + " is " + inputs[i].dtype + "; all inputs must share one dtype");
+      return Status::Error(Code::kBadDType, op.type_name + ": " + op.inputs[0] + " is " + inputs[0].dtype + " but " +
+                                                op.inputs[i] + " is " + inputs[i].dtype + "; all inputs must share one dtype");
     }
   }
   const DTypeDefinition *d = inputs.empty() ? nullptr : op.FindDType(inputs[0].dtype);
   if (d == nullptr) {
-    return Status::Error("dtype", op.type_name + " does not support dtype " +
-                                      (inputs.empty() ? std::string("(none)") : inputs[0].dtype) +
-                                      "; supported: " + supported);
+    return Status::Error(Code::kBadDType, op.type_name + " does not support dtype " +
+                                              (inputs.empty() ? std::string("(none)") : inputs[0].dtype) +
+                                              "; supported: " + supported);
   }
   return d;
 }
@@ -37,10 +37,10 @@ Result<int64_t> ElementCount(const std::vector<int64_t> &dims) {
   int64_t n = 1;
   for (int64_t d : dims) {
     if (d < 0) {
-      return Status::Error("shape", "shape " + ShapeString(dims) + " has an unknown or negative dimension at run time");
+      return Status::Error(Code::kBadShape, "shape " + ShapeString(dims) + " has an unknown or negative dimension at run time");
     }
     if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) {
-      return Status::Error("shape", "shape " + ShapeString(dims) + " has more than 2^63 elements");
+      return Status::Error(Code::kBadShape, "shape " + ShapeString(dims) + " has more than 2^63 elements");
     }
     n *= d;
   }
@@ -48,20 +48,20 @@ Result<int64_t> ElementCount(const std::vector<int64_t> &dims) {
 }
 
 Result<int64_t> CheckSameShapeAndCount(const OpDefinition &op, const std::vector<TensorInfo> &inputs) {
-  if (inputs.empty()) return Status::Error("shape", op.type_name + " has no inputs");
+  if (inputs.empty()) return Status::Error(Code::kBadShape, op.type_name + " has no inputs");
   for (size_t i = 1; i < inputs.size(); ++i) {
     if (inputs[i].dims != inputs[0].dims) {
-      return Status::Error("shape", op.type_name + " needs inputs of the same shape (the kernel does not "
-                                                   "broadcast), got " + op.inputs[0] + " " +
-                                        ShapeString(inputs[0].dims) + " and " + op.inputs[i] + " " +
-                                        ShapeString(inputs[i].dims));
+      return Status::Error(Code::kBadShape, op.type_name + " needs inputs of the same shape (the kernel does not "
+                                                           "broadcast), got " + op.inputs[0] + " " +
+                                                ShapeString(inputs[0].dims) + " and " + op.inputs[i] + " " +
+                                                ShapeString(inputs[i].dims));
     }
   }
   return ElementCount(inputs[0].dims);
 }
 
 Result<std::vector<int64_t>> InferOutputShape(const OpDefinition &op, const std::vector<TensorInfo> &inputs) {
-  if (inputs.empty()) return Status::Error("shape", op.type_name + " has no inputs");
+  if (inputs.empty()) return Status::Error(Code::kBadShape, op.type_name + " has no inputs");
   auto unknown_rank = [](const std::vector<int64_t> &d) { return d.size() == 1 && d[0] == kUnknownRank; };
   std::vector<int64_t> out = inputs[0].dims;
   for (size_t i = 1; i < inputs.size(); ++i) {
@@ -80,9 +80,9 @@ Result<std::vector<int64_t>> InferOutputShape(const OpDefinition &op, const std:
       }
     }
     if (!ok) {
-      return Status::Error("shape", op.type_name + " needs inputs of the same shape (the kernel does not "
-                                                   "broadcast), got " + op.inputs[0] + " " +
-                                        ShapeString(inputs[0].dims) + " and " + op.inputs[i] + " " + ShapeString(d));
+      return Status::Error(Code::kBadShape, op.type_name + " needs inputs of the same shape (the kernel does not "
+                                                           "broadcast), got " + op.inputs[0] + " " +
+                                                ShapeString(inputs[0].dims) + " and " + op.inputs[i] + " " + ShapeString(d));
     }
   }
   return out;
