@@ -8,6 +8,7 @@ tf_ge_custom/_build/, one module each.
 import builtins
 import os
 import re
+import shutil
 import sys
 
 from setuptools import Distribution, setup
@@ -36,6 +37,10 @@ class BuildPyWithNative(build_py):
         else:
             package_dir = os.path.join(self.build_lib, "tf_ge_custom")
         build_temp = os.path.join(HERE, "build", "temp-tf-ge-custom")
+        # Everything under _lib/ and opp/ is written by the steps below: a build folder left
+        # by an earlier build must not ship what this build no longer makes.
+        for generated in ("_lib", "opp"):
+            shutil.rmtree(os.path.join(package_dir, generated), ignore_errors=True)
         ctx = _build.BuildContext(HERE, package_dir, build_temp, verbose=self.verbose > 1)
         try:
             _build.run_steps(ctx, [op_library, opp_step, ge_step, kernels_step])

@@ -35,7 +35,7 @@ def test_cann_toolkit_detection(tmp_path):
 
 def test_installed_build_info_records_the_ge_step():
     info = json.loads((PACKAGE / "build_info.json").read_text())["ge"]
-    assert set(info) == {"built", "reason", "ascend_home", "libraries", "headers"}
+    assert set(info) == {"built", "reason", "ascend_home", "libraries", "headers", "export_tools"}
     for header in info["headers"]:
         assert (PACKAGE / "opp" / header).is_file()
     assert info["headers"] == ["op_graph/include/add_custom.h"]
@@ -43,6 +43,8 @@ def test_installed_build_info_records_the_ge_step():
         assert info["reason"] == ""
         for lib in info["libraries"]:
             assert (PACKAGE / "opp" / lib).is_file()
+        for tool in info["export_tools"]:
+            assert (PACKAGE / tool).is_file()
     else:
         assert info["libraries"] == [] and info["reason"]
         # Nothing half-built: no GE library where GE would dlopen it.
