@@ -137,6 +137,7 @@ def _has(home, requirement, cache):
 # (whose Version may be the internal build number rather than the release name).
 def _install_records(home):
     records = sorted(glob.glob(os.path.join(home, "*-linux", "ascend_toolkit_install.info")))
+    records.append(os.path.join(home, "ascend_toolkit_install.info"))  # home is <arch>-linux
     return [os.path.relpath(p, home) for p in records]
 
 
