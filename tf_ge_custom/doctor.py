@@ -403,10 +403,10 @@ def check_cann(ctx):
     name = "CANN toolkit"
     home = ctx.cann_home()
     atc = ctx.which("atc", path=ctx.environ.get("PATH"))
+    found = home and "%s at %s" % (cann_toolkit.describe(cann_toolkit.toolkit_version(home)[0]), home)
     if home and atc:
-        return Check(name, OK, "%s at %s; atc: %s" % (
-            cann_toolkit.describe(cann_toolkit.toolkit_version(home)[0]), home, atc))
-    missing = []
+        return Check(name, OK, "%s; atc: %s" % (found, atc))
+    missing = [found] if home else []
     if not home:
         missing.append("no toolkit (ASCEND_HOME_PATH / ASCEND_TOOLKIT_HOME unset or not a folder)")
     if not atc:

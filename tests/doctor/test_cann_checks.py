@@ -232,3 +232,10 @@ def test_the_ge_library_line_shows_the_recorded_decision(root):
                     "toolkit": {"version": "9.2.0-beta.1", "home": "/c", "decision": "build"}}}
     check = doctor.check_ge_library(context(root, {}, build_info=built))
     assert check.detail.startswith("built against CANN 9.2.0-beta.1 at /c: " + header)
+
+
+def test_the_cann_line_names_the_version_without_atc_too(root, tmp_path):
+    home = toolkit(tmp_path / "cann", version="9.1.0")
+    check = doctor.check_cann(context(root, {"ASCEND_HOME_PATH": str(home)}))
+    assert check.status == doctor.WARN
+    assert check.detail.startswith("CANN 9.1.0 at %s; atc is not on PATH" % home)
