@@ -43,6 +43,7 @@ class BuildPyWithNative(build_py):
             shutil.rmtree(os.path.join(package_dir, generated), ignore_errors=True)
         ctx = _build.BuildContext(HERE, package_dir, build_temp, verbose=self.verbose > 1)
         try:
+            ge_step.decide()  # TF_GE_CUSTOM_REQUIRE_GE=1 without a usable toolkit: fail at once
             _build.run_steps(ctx, [op_library, opp_step, ge_step, kernels_step])
         except _build.BuildError as e:
             sys.stderr.write("\ntf-ge-custom build failed:\n%s\n" % e)

@@ -71,8 +71,10 @@ def parse_socs(value):
     if not names:
         raise ValueError("no SoC given; supported: %s" % ", ".join(socs.SOCS))
     for name in names:
-        if name not in socs.SOCS:
-            raise ValueError("unsupported SoC %r; supported: %s" % (name, ", ".join(socs.SOCS)))
+        try:
+            socs.get(name)
+        except KeyError as e:  # says why a known variant cannot be built, and what can
+            raise ValueError(e.args[0])
     return list(dict.fromkeys(names))
 
 

@@ -8,8 +8,11 @@ per target), which agrees with CANN's ``<arch>-linux/data/platform_config/<SoC>.
 number into every HIVM IR it emits (``VECTOR_CORE_COUNT``); the builder checks it against
 this table, so a stale entry fails the build instead of shipping a wrong grid cap.
 
-The list is the intersection of triton-ascend 3.2.0's accepted A2/A3 targets
-(``TRITON_ASCEND_ARCH``) and bishengir-compile's ``--target`` values.
+The list holds every A2 and A3 SoC that bishengir-compile accepts as ``--target`` and whose
+name a kernel manifest can carry (``[A-Za-z0-9_]+``, docs/kernel-manifest.md). The builder
+hands the target to triton-ascend itself, so triton-ascend 3.2.0's ``TRITON_ASCEND_ARCH`` list
+(which lacks Ascend910B2C) does not limit it. Two known variants are left out, and
+:func:`get` says why (``NOT_BUILDABLE``; docs/cann.md has the sources).
 """
 from typing import NamedTuple
 
@@ -25,6 +28,7 @@ SOCS = {
     for s in (
         SoC("Ascend910B1", "A2", 48),
         SoC("Ascend910B2", "A2", 48),
+        SoC("Ascend910B2C", "A2", 48),
         SoC("Ascend910B3", "A2", 40),
         SoC("Ascend910B4", "A2", 40),
         SoC("Ascend910_9362", "A3", 40),
@@ -37,9 +41,20 @@ SOCS = {
 }
 
 
+# A2/A3 devices report these names too, but no npubin can be built for them here.
+NOT_BUILDABLE = {
+    "Ascend910B4-1": "an A2 SoC (40 vector cores) that bishengir-compile accepts as a target, but "
+                     "a kernel manifest's SoC name cannot contain '-' (docs/kernel-manifest.md)",
+    "Ascend910_9361": "an A3 SoC that neither bishengir-compile (AscendNPU-IR's target table) nor "
+                      "triton-ascend knows as a target",
+}
+
+
 def get(name):
     """The :class:`SoC` called ``name``; ``KeyError`` lists the supported ones."""
     try:
         return SOCS[name]
     except KeyError:
-        raise KeyError("unsupported SoC %r; supported: %s" % (name, ", ".join(SOCS)))
+        why = NOT_BUILDABLE.get(name)
+        raise KeyError("unsupported SoC %r%s; supported: %s" % (
+            name, " (%s)" % why if why else "", ", ".join(SOCS)))

@@ -100,26 +100,10 @@ def tool_version(path, name):
     return text.splitlines()[0] if text else "unknown"
 
 
-# Files a CANN toolkit records its version in, tried in order (8.x layouts).
-_CANN_VERSION_FILES = (
-    ("compiler/version.info", r"^\s*Version\s*=\s*(\S+)"),
-    ("version.info", r"^\s*Version\s*=\s*(\S+)"),
-    ("ascend_toolkit_install.info", r"^\s*version\s*=\s*(\S+)"),
-)
-
-
 def cann_version(env=None):
-    """The CANN toolkit version under ``$ASCEND_HOME_PATH`` (or ``$ASCEND_TOOLKIT_HOME``)."""
+    """The CANN toolkit version under ``$ASCEND_HOME_PATH`` (or ``$ASCEND_TOOLKIT_HOME``), read
+    the way the build and ``doctor`` read it (tf_ge_custom/_build/cann_toolkit.py)."""
+    from tf_ge_custom._build.cann_toolkit import toolkit_version
+
     env = os.environ if env is None else env
-    home = env.get("ASCEND_HOME_PATH") or env.get("ASCEND_TOOLKIT_HOME")
-    if not home:
-        return None
-    for rel, pattern in _CANN_VERSION_FILES:
-        try:
-            with open(os.path.join(home, rel)) as f:
-                match = re.search(pattern, f.read(), re.MULTILINE | re.IGNORECASE)
-        except (IOError, OSError):
-            continue
-        if match:
-            return match.group(1)
-    return None
+    return toolkit_version(env.get("ASCEND_HOME_PATH") or env.get("ASCEND_TOOLKIT_HOME"))[0]

@@ -21,6 +21,7 @@ import sys
 from typing import NamedTuple, Optional
 
 from . import _library, environment, op_def, opp, path_rules
+from ._build import cann_toolkit
 from ._version import __version__
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
@@ -54,7 +55,7 @@ class Context(object):
     def __init__(self, root=None, build_info=None, environ=None,
                  shell_custom_opp_path=_FROM_PROCESS,
                  find_spec=None, which=None, arch=None, manifest_reader=None,
-                 dlopen_check=None):
+                 dlopen_check=None, cwd=None):
         self.root = root or opp.opp_root()
         self.build_info = _library.build_info() if build_info is None else build_info
         self.environ = os.environ if environ is None else environ
@@ -67,6 +68,7 @@ class Context(object):
         self.arch = arch or opp.host_arch()
         self._manifest_reader = manifest_reader
         self.dlopen_check = dlopen_check or _dlopen_in_child
+        self.cwd = cwd or os.getcwd()  # where GE's online compile would write (docs/cann.md)
 
     def has_module(self, name):
         return self._find_spec(name) is not None
@@ -401,9 +403,10 @@ def check_cann(ctx):
     name = "CANN toolkit"
     home = ctx.cann_home()
     atc = ctx.which("atc", path=ctx.environ.get("PATH"))
+    found = home and "%s at %s" % (cann_toolkit.describe(cann_toolkit.toolkit_version(home)[0]), home)
     if home and atc:
-        return Check(name, OK, "%s; atc: %s" % (home, atc))
-    missing = []
+        return Check(name, OK, "%s; atc: %s" % (found, atc))
+    missing = [found] if home else []
     if not home:
         missing.append("no toolkit (ASCEND_HOME_PATH / ASCEND_TOOLKIT_HOME unset or not a folder)")
     if not atc:
@@ -425,7 +428,10 @@ def check_ge_library(ctx):
     absent = [p for p in files if not os.path.isfile(os.path.join(ctx.root, p))]
     if absent:
         return Check(name, FAIL, "recorded but missing: %s" % ", ".join(absent), REBUILD)
-    detail = "built against %s: %s" % (ge.get("ascend_home") or "CANN", ", ".join(files))
+    recorded = ge.get("toolkit") or {}
+    detail = "built against %s: %s" % (
+        "%s at %s" % (cann_toolkit.describe(recorded.get("version")), recorded.get("home"))
+        if recorded else ge.get("ascend_home") or "CANN", ", ".join(files))
     if ctx.cann_home() is None:
         return Check(name, OK, detail + " (its dependencies were not checked: no CANN here)")
     failures = []
@@ -485,11 +491,111 @@ def check_kernels(ctx):
                  else "; ".join(parts), fix, {"socs": socs})
 
 
+# --- the online path and the toolchain pairing (docs/cann.md) ---------------------------
+
+
+def check_online_compile(ctx):
+    """GE's TF parser compiles a REG_OP for AddCustom at graph parse time: can it?"""
+    name = "online op compile (GE)"
+    found = path_rules.ge_online_compile(ctx.environ, ctx.cwd, ctx.which)
+    data = found.as_dict()
+    if not found.problems:
+        return Check(name, OK, "GE's TF parser can compile the REG_OP it generates: %s, headers "
+                     "and libraries under %s, writable %s" % (found.compiler, found.home, found.cwd),
+                     data=data)
+    adapter = ctx.has_module("npu_bridge") or ctx.has_module("npu_device")
+    detail = ("GE's TF parser compiles a REG_OP for %s when it parses a graph, and would fail: %s"
+              % (op_def.ADD_CUSTOM.type_name, "; ".join(what for what, _ in found.problems)))
+    if not adapter:
+        detail += " (TF Adapter is not installed, so this only matters on an NPU host)"
+    fixes = []
+    for _, fix in found.problems:
+        if fix not in fixes:
+            fixes.append(fix)
+    return Check(name, FAIL if adapter else WARN, detail, "; ".join(fixes), data)
+
+
+def check_custom_opp_search_order(ctx):
+    """GE searches the folders vendor libraries register before ASCEND_CUSTOM_OPP_PATH."""
+    name = "custom OPP search order (GE)"
+    order = path_rules.ge_custom_op_lib_path(ctx.environ, ctx.arch)
+    data = order.as_dict()
+    entries = ", ".join(order.entries) or "(none)"
+    if order.vendor_libraries:
+        return Check(name, WARN, "GE searches, in front of the ASCEND_CUSTOM_OPP_PATH entries (%s), "
+                     "the folders that %d vendor librar%s register%s: %s; their parser plugins and "
+                     "op protos win over ours, and the folders are known only once GE has run them"
+                     % (entries, len(order.vendor_libraries),
+                        "y" if len(order.vendor_libraries) == 1 else "ies",
+                        "s" if len(order.vendor_libraries) == 1 else "",
+                        ", ".join(p for p, _ in order.vendor_libraries)),
+                     "make sure no such vendor package defines %s, or drop its entry from "
+                     "ASCEND_CUSTOM_OPP_PATH" % op_def.ADD_CUSTOM.type_name, data)
+    return Check(name, OK, "ASCEND_CUSTOM_OPP_PATH entries in GE's order: %s; no library there "
+                 "registers a vendor folder in front of them" % entries, data=data)
+
+
+def _npubin_toolchains(ctx):
+    """{soc: toolchain record} of the packaged manifests that carry npubins."""
+    reader = ctx.manifest_reader()
+    found = {}
+    for soc, path in sorted(reader.find_manifests(ctx.root).items()):
+        try:
+            manifest = reader.load_manifest(path, check_files=False)
+        except reader.ManifestError:
+            continue  # the check 'npubins' reports it
+        toolchain = manifest.toolchain
+        if toolchain.get("cann") is not None:  # None: IR only, nothing of CANN was used
+            found[soc] = toolchain
+    return found
+
+
+def _toolchain_phrase(toolchain):
+    return "CANN %s (triton-ascend %s, bishengir-compile %s)" % (
+        toolchain.get("cann"), toolchain.get("triton_ascend"), toolchain.get("bishengir"))
+
+
+def check_npubin_toolchain(ctx):
+    """The CANN whose hivmc built the packaged npubins against the installed one."""
+    name = "npubin toolchain"
+    try:
+        built = _npubin_toolchains(ctx)
+    except ImportError as e:
+        return Check(name, WARN, "the kernel manifest reader is not in this build (%s)" % e,
+                     "update tf-ge-custom to a version with precompiled kernels")
+    home = ctx.cann_home()
+    installed, version_file = cann_toolkit.toolkit_version(home) if home else (None, None)
+    data = {"installed": installed, "home": home, "version_file": version_file, "socs": built}
+    if not built:
+        return Check(name, OK, "no packaged npubins, so no toolchain to compare (see 'npubins')",
+                     data=data)
+    groups = {}
+    for soc, toolchain in built.items():
+        groups.setdefault(_toolchain_phrase(toolchain), []).append(soc)
+    made = "; ".join("%s built with %s" % (", ".join(socs), phrase)
+                     for phrase, socs in sorted(groups.items()))
+    if home is None or installed is None:
+        return Check(name, WARN, "npubins for %s; %s, so the pairing is unchecked" % (
+            made, "no CANN toolkit here" if home is None else "the toolkit at %s records no "
+            "version" % home), SOURCE_CANN, data)
+    other = sorted(soc for soc, t in built.items() if str(t.get("cann")) != installed)
+    if other:
+        rebuild = ("rebuild them with this toolkit, in the source checkout: tf-ge-custom "
+                   "build-kernels --soc %s --out kernels-out, then TF_GE_CUSTOM_KERNELS_DIR="
+                   "$PWD/kernels-out pip install --no-deps --force-reinstall . (docs/kernels.md)"
+                   % ",".join(other))
+        return Check(name, WARN, "npubins for %s; the installed toolkit is CANN %s (%s): a kernel "
+                     "from another CANN's hivmc is a pairing nobody has checked" % (
+                         made, installed, home), rebuild, data)
+    return Check(name, OK, "npubins for %s, the installed toolkit's version" % made, data=data)
+
+
 CHECKS = (
     check_tensorflow, check_op_library, check_opp_root,
     check_custom_opp_path, check_shell_environment, check_opp_path, check_home_path,
     check_tf1_finds_json, check_tf2_finds_json, check_ge_finds_library,
     check_npu_bridge, check_npu_device, check_cann, check_ge_library, check_kernels,
+    check_online_compile, check_custom_opp_search_order, check_npubin_toolchain,
 )
 
 

@@ -6,14 +6,19 @@ environment, and returns what that program would read or load, so that
 were read off the public sources (hicann/tensorflow, hicann/ge, 2026-11); each function
 names the file it replicates. Pure standard library.
 
-Deliberate simplifications (say so in doctor's output where they matter):
-- ``aclGetCustomOpLibPath()`` is modelled as ``ASCEND_CUSTOM_OPP_PATH`` itself. GE puts
-  the folders of vendors registered through ``libcust_opapi.so`` init functions in front
-  of it (graph_metadef/register/op_lib_register.cc, ``CallInitFunc``); we ship none.
-- A JSON file that does not parse contributes no ops.
+GE's custom OPP search path (``aclGetCustomOpLibPath()``) is not ``ASCEND_CUSTOM_OPP_PATH``
+alone: after loading the custom-op libraries of its entries, GE runs the init function that
+each *vendor* library registered (``REGISTER_OP_LIB(vendor).RegOpLibInit(fn)``) and puts the
+folders they return in front of the entries (graph_metadef/register/op_lib_register.cc,
+``CallInitFunc``; docs/cann.md). Those folders exist only once GE has run the functions, so
+:func:`ge_custom_op_lib_path` names the libraries that register them, and the other rules here
+follow the entries alone. This package's own library registers none.
+
+Deliberate simplification: a JSON file that does not parse contributes no ops.
 """
 import json
 import os
+import re
 
 from . import opp
 
@@ -291,3 +296,130 @@ def ge_parser_plugins(environ=None):
                 if name.endswith(".so") and not name.endswith("lib_caffe_parser.so"):
                     libraries.append((os.path.join(folder, name), entry))
     return libraries, notes
+
+
+# op_lib_register.h: REGISTER_OP_LIB constructs a ge::OpLibRegister; a library that does so
+# names the class's mangled symbols in its dynamic symbol table.
+OP_LIB_REGISTER_SYMBOL = b"_ZN2ge13OpLibRegister"
+
+
+def registers_vendor_folder(path, chunk_size=1 << 20):
+    """Whether the library at ``path`` calls ``ge::OpLibRegister`` (registers a vendor op-lib
+    init function); False when it cannot be read."""
+    keep = len(OP_LIB_REGISTER_SYMBOL) - 1
+    tail = b""
+    try:
+        with open(path, "rb") as f:
+            while True:
+                block = f.read(chunk_size)
+                if not block:
+                    return False
+                window = tail + block
+                if OP_LIB_REGISTER_SYMBOL in window:
+                    return True
+                tail = window[-keep:]
+    except (IOError, OSError):
+        return False
+
+
+class CustomOpLibPath(object):
+    """GE's custom OPP search path: the folders of vendor libraries, then the entries."""
+
+    def __init__(self, arch):
+        self.vendor_libraries = []  # (path, entry): each puts a folder in front, in load order
+        self.entries = []  # the non-empty ASCEND_CUSTOM_OPP_PATH entries, in order
+        self.libraries = GeLibraries(arch)
+
+    def as_dict(self):
+        return {"vendor_libraries": [{"path": p, "entry": e} for p, e in self.vendor_libraries],
+                "entries": list(self.entries), "libraries": self.libraries.as_dict()}
+
+
+def ge_custom_op_lib_path(environ=None, arch=None):
+    """GE's ``aclGetCustomOpLibPath()``, as far as it can be known before GE runs.
+
+    Replicates graph_metadef/register/op_lib_register.cc, ``PreProcessForCustomOp``: GE
+    loads the libraries of :func:`ge_custom_op_libraries`, calls the init function of every
+    vendor library among them, and searches ``<folder of each>:...:ASCEND_CUSTOM_OPP_PATH``.
+    """
+    environ = _environ(environ)
+    result = CustomOpLibPath(arch or opp.host_arch())
+    result.libraries = ge_custom_op_libraries(environ, result.libraries.arch)
+    result.vendor_libraries = [(p, e) for p, e in result.libraries.libraries
+                               if registers_vendor_folder(p)]
+    result.entries = [e for e in _split(environ.get(CUSTOM_OPP_PATH_VAR) or "") if e]
+    return result
+
+
+# tensorflow_custom_op_parser.cc: the online TF parse compiles, for every REG_AUTO_MAPPING_OP
+# node type, a REG_OP generated from the node's OpDef (docs/cann.md).
+ONLINE_COMPILE_HEADERS = ("graph/operator_reg.h", "register/register.h", "graph/operator.h")
+ONLINE_COMPILE_LIBRARIES = ("libregister.so", "libgraph.so", "libruntime.so")
+# kSafePathRegex: GE refuses to run the compile when a path does not match.
+_GE_SAFE_PATH = re.compile(r"^(?!.*\.{2})[A-Za-z0-9./+\-_]+$")
+
+
+class OnlineCompile(object):
+    """What GE's online REG_OP compile would find: ``problems`` is empty when it can run."""
+
+    def __init__(self):
+        self.compiler = None  # g++ as found on PATH
+        self.home = None  # ASCEND_HOME_PATH
+        self.cwd = None
+        self.problems = []  # (what, fix) pairs
+
+    def as_dict(self):
+        return {"compiler": self.compiler, "ascend_home": self.home, "cwd": self.cwd,
+                "problems": [what for what, _ in self.problems]}
+
+
+def ge_online_compile(environ=None, cwd=None, which=None):
+    """GE's TF parser, online path: can it compile the ``REG_OP`` it generates?
+
+    Replicates parser/parser/tensorflow/tensorflow_custom_op_parser.cc (``GetCompilePath``,
+    ``CompileCustomOpFiles``, ``ParseCustomOp``): ``g++`` from ``PATH``, run on files in
+    ``./custom_op_tmp_<pid>/`` of the working directory, with ``-I $ASCEND_HOME_PATH/include/``
+    (for the three headers the generated code includes) and ``-L $ASCEND_HOME_PATH/lib64/
+    -lregister -lgraph -lruntime``; both folders must pass GE's safe-path rule, and GE leaves
+    one out when ``ASCEND_HOME_PATH`` already contains ``include/`` or ``lib64/``.
+    """
+    import shutil
+
+    environ = _environ(environ)
+    which = which or shutil.which
+    result = OnlineCompile()
+    result.cwd = cwd or os.getcwd()
+    result.compiler = which("g++", path=environ.get("PATH", os.defpath))
+    if result.compiler is None:
+        result.problems.append(("g++ is not on PATH", "install g++ (e.g. apt-get install g++)"))
+    source = "source <CANN install>/set_env.sh"
+    home = environ.get("ASCEND_HOME_PATH")
+    result.home = home
+    if not home:
+        result.problems.append(("ASCEND_HOME_PATH is unset", source))
+    elif not os.path.isdir(home):
+        result.problems.append(("ASCEND_HOME_PATH=%s is not a folder" % home, source))
+    else:
+        folder = home if home.endswith("/") else home + "/"
+        for sub in ("include/", "lib64/"):
+            if sub in folder:
+                result.problems.append(("ASCEND_HOME_PATH=%s contains %r, so GE passes no %s "
+                                        "folder to g++" % (home, sub, "-I" if sub == "include/" else "-L"),
+                                        "set ASCEND_HOME_PATH to the toolkit folder: " + source))
+        if not _GE_SAFE_PATH.match(folder + "include/"):
+            result.problems.append(("ASCEND_HOME_PATH=%s has '..' or characters GE refuses in the "
+                                    "compile command (it allows A-Za-z0-9./+-_)" % home,
+                                    "install CANN under such a path, or point ASCEND_HOME_PATH at a "
+                                    "link that has one"))
+        missing = [os.path.join(home, "include", h) for h in ONLINE_COMPILE_HEADERS
+                   if not os.path.isfile(os.path.join(home, "include", h))]
+        missing += [os.path.join(home, "lib64", l) for l in ONLINE_COMPILE_LIBRARIES
+                    if not os.path.isfile(os.path.join(home, "lib64", l))]
+        if missing:
+            result.problems.append(("missing under ASCEND_HOME_PATH: %s" % ", ".join(missing),
+                                    "point ASCEND_HOME_PATH at a full CANN toolkit: " + source))
+    if not (os.path.isdir(result.cwd) and os.access(result.cwd, os.W_OK | os.X_OK)):
+        result.problems.append(("the working directory %s is not writable (GE writes "
+                                "custom_op_tmp_<pid>/ there)" % result.cwd,
+                                "run the program from a writable directory"))
+    return result

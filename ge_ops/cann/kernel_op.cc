@@ -10,6 +10,7 @@
 #include "tf_ge_custom_core/kernel_cache.h"
 #include "tf_ge_custom_core/library_location.h"
 #include "tf_ge_custom_core/op_checks.h"
+#include "tf_ge_custom_core/outputs.h"
 
 namespace tf_ge_custom {
 namespace cann {
@@ -38,6 +39,30 @@ uint64_t Address(const void *p) { return static_cast<uint64_t>(reinterpret_cast<
 
 // Any address inside this library, for dladdr.
 void LibraryAnchor() {}
+
+// The outputs from MallocOutputTensor, each described like x; one with no elements gets a
+// one-element buffer and then its real, empty shape back (core/outputs.h says why).
+class ContextOutputs : public core::OutputAllocator {
+ public:
+  ContextOutputs(gert::EagerOpExecutionContext *ctx, const gert::Tensor &x) : ctx_(ctx), x_(x) {}
+
+  core::Result<uint64_t> AllocOutput(size_t index, core::OutputSize size) override {
+    const bool one_element = size == core::OutputSize::kOneElement;
+    const gert::StorageShape one({1}, {1});
+    gert::Tensor *out =
+        ctx_->MallocOutputTensor(index, one_element ? one : x_.GetShape(), x_.GetFormat(), x_.GetDataType());
+    if (out == nullptr) {
+      return core::Status::ApiError("MallocOutputTensor", "returned null for output " + std::to_string(index));
+    }
+    if (one_element) out->GetShape() = x_.GetShape();
+    // In a static graph the address may be a legal 0 offset: never test it for null.
+    return Address(out->GetAddr());
+  }
+
+ private:
+  gert::EagerOpExecutionContext *ctx_;
+  const gert::Tensor &x_;
+};
 
 }  // namespace
 
@@ -86,16 +111,9 @@ ge::graphStatus KernelOp::Execute(gert::EagerOpExecutionContext *ctx) {
     call.dtype = dtype.value();
     call.num_elements = count.value();
 
-    const gert::Tensor *x = ctx->GetInputTensor(0);
-    for (size_t o = 0; o < op_->outputs.size(); ++o) {
-      gert::Tensor *out = ctx->MallocOutputTensor(o, x->GetShape(), x->GetFormat(), x->GetDataType());
-      if (out == nullptr) {
-        return Fail(node, core::Status::ApiError("MallocOutputTensor", "returned null for output " + std::to_string(o) +
-                                                                           " (dtype " + dtype.value()->name + ")"));
-      }
-      // In a static graph the address may be a legal 0 offset: never test it for null.
-      call.outputs.push_back(Address(out->GetAddr()));
-    }
+    ContextOutputs outputs(ctx, *ctx->GetInputTensor(0));
+    const core::Status allocated = core::AllocateOutputs(&call, outputs);
+    if (!allocated.ok()) return Fail(node, allocated);
     auto registry = Registry();
     if (!registry.ok()) return Fail(node, registry.status());
     AclRuntime runtime(ctx);

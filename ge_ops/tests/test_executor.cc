@@ -10,6 +10,7 @@
 #include "testing.h"
 #include "tf_ge_custom_core/executor.h"
 #include "tf_ge_custom_core/op_checks.h"
+#include "tf_ge_custom_core/outputs.h"
 
 using namespace tf_ge_custom::core;
 using test_support::KernelSpec;
@@ -266,4 +267,63 @@ TEST(Executor, RunsFromSerializedKernelsWithoutTheFilesOnDisk) {
   KernelCache cache;
   REQUIRE_OK(LaunchKernels(Call("float32", 10), *restored.value(), cache, f.runtime));
   CHECK_EQ(f.runtime.launches.size(), size_t{1});
+}
+
+namespace {
+
+// A recorder for MallocOutputTensor: what each output was asked for, and a distinct address.
+class RecordingOutputs : public OutputAllocator {
+ public:
+  std::vector<std::string> requests;  // "<index>:as-shaped" or "<index>:one-element"
+  int fail_at = -1;
+  Result<uint64_t> AllocOutput(size_t index, OutputSize size) override {
+    requests.push_back(std::to_string(index) + (size == OutputSize::kOneElement ? ":one-element" : ":as-shaped"));
+    if (static_cast<int>(index) == fail_at) {
+      return Status::ApiError("MallocOutputTensor", "returned null for output " + std::to_string(index));
+    }
+    return uint64_t{0x0000900000000000ull} + index;
+  }
+};
+
+}  // namespace
+
+// GE's eager context refuses a 0-byte MallocOutputTensor (its allocator wants a size > 0), so an
+// empty output must be asked for as one element; then nothing else happens (docs/ge-library.md).
+TEST(Executor, ZeroElementOutputsAreAllocatedAsOneElementAndNothingRuns) {
+  Fixture f({Spec("float32")});
+  KernelCall c = Call("float32", 0);
+  RecordingOutputs outputs;
+  REQUIRE_OK(AllocateOutputs(&c, outputs));
+  CHECK_EQ(outputs.requests, std::vector<std::string>{"0:one-element"});
+  CHECK_EQ(c.outputs, std::vector<uint64_t>{0x0000900000000000ull});
+  REQUIRE_OK(f.Run(c));
+  CHECK_EQ(f.runtime.soc_calls.load(), 0);
+  CHECK_EQ(f.runtime.loads.load(), 0);
+  CHECK_EQ(f.runtime.workspace_requests.size(), size_t{0});
+  CHECK_EQ(f.runtime.launches.size(), size_t{0});
+}
+
+TEST(Executor, OutputsWithElementsAreAllocatedAsShapedAndLaunchedInto) {
+  Fixture f({Spec("bfloat16")});
+  KernelCall c = Call("bfloat16", 1);
+  RecordingOutputs outputs;
+  REQUIRE_OK(AllocateOutputs(&c, outputs));
+  CHECK_EQ(outputs.requests, std::vector<std::string>{"0:as-shaped"});
+  REQUIRE_OK(f.Run(c));
+  REQUIRE_EQ(f.runtime.launches.size(), size_t{1});
+  CHECK_EQ(ReadLe(f.runtime.launches[0].args, 40, 8), uint64_t{0x0000900000000000ull});  // z slot
+}
+
+TEST(Executor, AFailedOutputAllocationNamesTheOutputDtypeAndCount) {
+  KernelCall c = Call("int32", 0);
+  RecordingOutputs outputs;
+  outputs.fail_at = 0;
+  const Status st = AllocateOutputs(&c, outputs);
+  CHECK_FALSE(st.ok());
+  CHECK_TRUE(st.code() == Code::kRuntime);
+  CHECK_EQ(st.api(), std::string("MallocOutputTensor"));
+  CHECK_EQ(st.message(), std::string("MallocOutputTensor returned null for output 0 (output 0, dtype int32, 0 elements)"));
+  CHECK_TRUE(OutputAllocation(0) == OutputSize::kOneElement);
+  CHECK_TRUE(OutputAllocation(1) == OutputSize::kAsShaped);
+  CHECK_TRUE(OutputAllocation(int64_t{1} << 40) == OutputSize::kAsShaped);
 }

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 import tf_ge_custom
+from tf_ge_custom import doctor
 
 OWN = ("TensorFlow", "op library", "OPP root", "ASCEND_CUSTOM_OPP_PATH",
        "TF2 adapter finds the JSON")
@@ -61,7 +62,7 @@ def test_text_report_from_the_console_script(tmp_path):
     lines = out.splitlines()
     assert lines[0].startswith("tf-ge-custom %s doctor" % tf_ge_custom.__version__)
     checks = [l for l in lines[1:-1] if not l.startswith(" ")]
-    assert len(checks) == 15
+    assert len(checks) == len(doctor.CHECKS)
     assert all(l.split()[0] in ("OK", "WARN", "FAIL") for l in checks)
     fixes = [l for l in lines if l.lstrip().startswith("fix: ")]
     assert len(fixes) == sum(l.startswith("WARN") or l.startswith("FAIL") for l in checks)

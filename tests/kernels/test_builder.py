@@ -118,6 +118,11 @@ def test_a_rebuild_replaces_the_soc_folder_whole(tmp_path, hivmc_env):
     ("Ascend910B9", "all", "unsupported SoC"),
     ("", "all", "no SoC"),
     ("Ascend910B1", "float64", "no dtype"),
+    # known variants that cannot be built say why (docs/cann.md)
+    ("Ascend910B4-1", "all", "unsupported SoC 'Ascend910B4-1' (an A2 SoC (40 vector cores) that "
+                             "bishengir-compile accepts as a target, but a kernel manifest's SoC "
+                             "name cannot contain '-'"),
+    ("Ascend910_9361", "all", "unsupported SoC 'Ascend910_9361' (an A3 SoC that neither"),
 ])
 def test_bad_soc_or_dtype_is_refused_before_compiling(tmp_path, socs, dtypes, message):
     with pytest.raises(ValueError) as e:

@@ -7,6 +7,7 @@ built, or why it skipped, under its own key of ``ctx.build_info``. ``setup.py`` 
 """
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -15,7 +16,26 @@ BUILD_INFO_NAME = "build_info.json"
 
 
 class BuildError(Exception):
-    """A build step failed; the message says what to install or change."""
+    """A build step failed; the message says what to install or change.
+
+    ``first_error`` is the first error line of a failed command's output (compiler, linker
+    or CMake), when there is one: with many errors, the first is the one to fix.
+    """
+
+    def __init__(self, message, first_error=None):
+        super(BuildError, self).__init__(message)
+        self.first_error = first_error
+
+
+_ERROR_LINE = re.compile(r"\berror\b|: cannot find |undefined reference", re.I)
+
+
+def first_error(output):
+    """The first line of a build log that reports an error, or None."""
+    for line in output.splitlines():
+        if _ERROR_LINE.search(line):
+            return line.strip()
+    return None
 
 
 class BuildContext(object):
@@ -53,8 +73,10 @@ def run_command(cmd, log, verbose=False):
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True)
     if proc.returncode != 0:
-        raise BuildError("command failed (exit %d): %s\n%s" % (
-            proc.returncode, " ".join(shlex.quote(c) for c in cmd), proc.stdout[-8000:]))
+        first = first_error(proc.stdout)
+        raise BuildError("command failed (exit %d): %s\n%s%s" % (
+            proc.returncode, " ".join(shlex.quote(c) for c in cmd),
+            "first error: %s\n" % first if first else "", proc.stdout[-8000:]), first)
     return proc.stdout
 
 

@@ -3,11 +3,15 @@
 Always: the ``REG_OP`` headers generated from ``op_def.py`` by ``ge_ops/codegen/`` (pure
 Python, no compiler), installed into ``opp/op_graph/include/``.
 
-Only when ``ASCEND_HOME_PATH`` points at a CANN toolkit: the GE library
-(``opp/op_graph/lib/linux/<arch>/``) and the TF parser plugin (``opp/framework/tensorflow/``),
-built by the CMake project ``ge_ops/`` with the CANN-free core they link. Without one, neither
-CMake nor a compiler runs here: the step says once that it skipped them and why, and records
-it in ``build_info["ge"]`` (``tf-ge-custom doctor`` reports it).
+Only when ``ASCEND_HOME_PATH`` points at a CANN toolkit that can host them (feature
+detection, :mod:`.cann_toolkit`): the GE library (``opp/op_graph/lib/linux/<arch>/``) and the
+TF parser plugin (``opp/framework/tensorflow/``), built by the CMake project ``ge_ops/`` with
+the CANN-free core they link. Otherwise neither CMake nor a compiler runs here: the step says
+once, in one line, that it skipped them and why (toolkit version, what is missing, the CANN
+that has it), and records the decision in ``build_info["ge"]`` (``tf-ge-custom doctor``
+reports it); the CPU op still installs. ``TF_GE_CUSTOM_REQUIRE_GE=1`` turns that skip into a
+build failure. A toolkit that passes detection and then fails to compile stops the build,
+showing the compiler's first error.
 
 The core's native tests and fuzz driver are built by the tests (tests/ge/conftest.py) with
 :func:`configure_and_build`, never by an install.
@@ -18,6 +22,7 @@ import shutil
 import sys
 
 from . import BuildError, run_command
+from . import cann_toolkit as cann
 from ..opp import GE_INCLUDE_DIR, ge_library_dir
 
 GE_SOURCE_DIR = "ge_ops"
@@ -31,20 +36,10 @@ EXPORT_TOOLS = ("tf_ge_custom_air_tool", "tf_ge_custom_om_runner")
 
 
 def cann_toolkit(env=None):
-    """``(ascend_home, None)`` for a usable CANN toolkit, else ``(ascend_home_or_None, reason)``."""
-    env = os.environ if env is None else env
-    home = env.get("ASCEND_HOME_PATH") or None
-    if home is None:
-        return None, ("ASCEND_HOME_PATH is not set; to build them, run `source "
-                      "<CANN install>/set_env.sh` and reinstall the package")
-    needed = [os.path.join(home, "include", "graph", "custom_op.h"),
-              os.path.join(home, "lib64", "libascendcl.so")]
-    missing = [p for p in needed if not os.path.isfile(p)]
-    if missing:
-        return home, ("ASCEND_HOME_PATH=%s is not a CANN toolkit with the GE custom-op API "
-                      "(missing %s); point it at a CANN 8.5+ toolkit and reinstall the package"
-                      % (home, ", ".join(missing)))
-    return home, None
+    """``(ascend_home, None)`` for a toolkit that can host the GE library, else
+    ``(ascend_home_or_None, reason)``: the short form of ``cann_toolkit.from_environment``."""
+    toolkit = cann.from_environment(env)
+    return toolkit.home, (toolkit.reason or None)
 
 
 def cmake_command():
@@ -94,18 +89,41 @@ def _install(src, dst):
     os.replace(tmp, dst)
 
 
+def decide(env=None):
+    """The toolkit record for this build; raises BuildError when a skip is not allowed."""
+    try:
+        required = cann.require_ge(env)
+    except ValueError as e:
+        raise BuildError(str(e))
+    toolkit = cann.from_environment(env)
+    if required and not toolkit.build:
+        raise BuildError("%s=1 asks for the GE library, but it cannot be built: %s"
+                         % (cann.REQUIRE_VAR, toolkit.reason))
+    return toolkit
+
+
 def run(ctx):
     build_dir = os.path.join(ctx.build_temp, BUILD_SUBDIR)
-    ascend_home, reason = cann_toolkit()
+    toolkit = decide()
     generate_sources(ctx.source_root, os.path.join(build_dir, "generated"))
-    if reason is None:
-        ctx.log("building the GE library and TF parser plugin against CANN at %s" % ascend_home)
+    if toolkit.build:
         options = ["-DTF_GE_CUSTOM_WITH_CANN=ON", "-DTF_GE_CUSTOM_TESTS=OFF",
-                   "-DASCEND_HOME_PATH=" + ascend_home]
-        configure_and_build(ctx.source_root, build_dir, CANN_TARGETS + EXPORT_TOOLS, ctx.jobs,
-                            options, ctx.log, ctx.verbose)
+                   "-DASCEND_HOME_PATH=" + toolkit.home,
+                   "-DTF_GE_CUSTOM_CANN_REGISTRY_ARCHIVE=" + os.path.join(
+                       toolkit.home, cann.LIBRARY_DIR, "libcustom_op_registry_static.a")]
+        ctx.log("building the GE library and TF parser plugin against %s at %s"
+                % (cann.describe(toolkit.version), toolkit.home))
+        try:
+            configure_and_build(ctx.source_root, build_dir, CANN_TARGETS + EXPORT_TOOLS, ctx.jobs,
+                                options, ctx.log, ctx.verbose)
+        except BuildError as e:
+            raise BuildError("building the GE library against %s at %s failed (the toolkit has "
+                             "every feature it needs, so this is not skipped)%s\n%s" % (
+                                 cann.describe(toolkit.version), toolkit.home,
+                                 "; first error:\n  %s" % e.first_error if e.first_error else "", e),
+                             e.first_error)
     else:
-        ctx.log("GE library and TF parser plugin skipped: " + reason)
+        ctx.log("GE library and TF parser plugin skipped: " + toolkit.reason)
 
     headers = []
     proto_dir = os.path.join(build_dir, "generated", "op_proto")
@@ -116,7 +134,7 @@ def run(ctx):
             headers.append(relative)
 
     libraries = []
-    if reason is None:
+    if toolkit.build:
         for built, relative in ((GE_LIBRARY, ge_library_dir() + "/" + GE_LIBRARY),
                                 (PARSER_LIBRARY, "framework/tensorflow/" + PARSER_LIBRARY)):
             _install(os.path.join(build_dir, built), os.path.join(ctx.opp_root, relative))
@@ -124,10 +142,11 @@ def run(ctx):
         for tool in EXPORT_TOOLS:
             _install(os.path.join(build_dir, "export", tool), os.path.join(ctx.package_dir, TOOL_DIR, tool))
     ctx.build_info["ge"] = {
-        "built": reason is None,
-        "reason": reason or "",
-        "ascend_home": ascend_home,
+        "built": toolkit.build,
+        "reason": toolkit.reason,
+        "ascend_home": toolkit.home,
+        "toolkit": toolkit.as_dict(),
         "libraries": libraries,
         "headers": headers,
-        "export_tools": [TOOL_DIR + "/" + t for t in EXPORT_TOOLS] if reason is None else [],
+        "export_tools": [TOOL_DIR + "/" + t for t in EXPORT_TOOLS] if toolkit.build else [],
     }
