@@ -1,10 +1,17 @@
 """``tf-ge-custom doctor``: check the installation and the Ascend stack, one line per check.
 
-Each check says OK, WARN or FAIL, what it found and, unless OK, the fix. The exit status
-is non-zero only when a check FAILs: on a machine without the NPU stack (no CANN, no TF
-Adapter) the missing pieces are WARN, so the command passes there, and everything this
-package can check without them (TensorFlow, the op library, the OPP root and its files)
-still decides. ``--json`` prints the same checks for machines.
+Each check says OK, WARN or FAIL, what it found and, unless OK, the fix: a command that
+works as printed wherever one can (the ``export`` lines hold the exact value to set). The
+exit status is non-zero only when a check FAILs. On a host with no Ascend component at all
+(no TF Adapter, no CANN, no ``ASCEND_*`` variable, no ``/usr/local/Ascend``) the stack's
+checks that would only WARN about what is absent fold into one INFO line (CPU mode); WARN is
+for a partial or inconsistent stack. What this package installs itself (TensorFlow against
+the build record, the op library, the OPP root) decides everywhere. ``--json`` prints the
+same checks for machines, folded ones included.
+
+Importing this module does not import TensorFlow; only the TensorFlow and op library checks
+do, and the op library is first loaded in a child process, so that a damaged file is a FAIL
+line rather than a crash of doctor.
 
 Whether TF Adapter (TF1 and TF2) and GE would find our JSON and libraries is answered by
 replicating their search rules (:mod:`tf_ge_custom.path_rules`) on this process's
@@ -15,17 +22,21 @@ import importlib
 import importlib.util
 import json
 import os
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from typing import NamedTuple, Optional
 
-from . import _library, environment, op_def, opp, path_rules
+from . import _library, environment, files, op_def, opp, path_rules
 from ._version import __version__
+from .errors import OpLibraryError
 
-OK, WARN, FAIL = "OK", "WARN", "FAIL"
-_RANK = {OK: 0, WARN: 1, FAIL: 2}
-REBUILD = _library.REBUILD_COMMAND
+OK, INFO, WARN, FAIL = "OK", "INFO", "WARN", "FAIL"
+STATUSES = (OK, INFO, WARN, FAIL)
+_RANK = {OK: 0, INFO: 0, WARN: 1, FAIL: 2}
+REBUILD = _library.rebuild_command()
 SOURCE_CANN = "source <CANN install>/set_env.sh (e.g. /usr/local/Ascend/cann/set_env.sh)"
 
 
@@ -42,7 +53,9 @@ class Check(NamedTuple):
 
 
 def worst(statuses):
-    return max(statuses, key=_RANK.__getitem__) if statuses else OK
+    """The most severe status (INFO counts as OK)."""
+    found = max(statuses, key=_RANK.__getitem__) if statuses else OK
+    return OK if found == INFO else found
 
 
 _FROM_PROCESS = object()
@@ -54,9 +67,16 @@ class Context(object):
     def __init__(self, root=None, build_info=None, environ=None,
                  shell_custom_opp_path=_FROM_PROCESS,
                  find_spec=None, which=None, arch=None, manifest_reader=None,
-                 dlopen_check=None):
+                 dlopen_check=None, library_probe=None, build_info_error="",
+                 install_dirs=("/usr/local/Ascend",)):
         self.root = root or opp.opp_root()
-        self.build_info = _library.build_info() if build_info is None else build_info
+        self.build_info_error = build_info_error  # why the build record is unusable
+        if build_info is None:
+            try:
+                build_info = _library.build_info()
+            except OpLibraryError as e:
+                build_info, self.build_info_error = {}, str(e)
+        self.build_info = build_info
         self.environ = os.environ if environ is None else environ
         # ASCEND_CUSTOM_OPP_PATH as the shell exported it (what atc sees; None: unset).
         self.shell_custom_opp_path = (environment.original_custom_opp_path()
@@ -67,9 +87,33 @@ class Context(object):
         self.arch = arch or opp.host_arch()
         self._manifest_reader = manifest_reader
         self.dlopen_check = dlopen_check or _dlopen_in_child
+        # () -> "" when the op library loads in a child process, else what went wrong
+        self.library_probe = library_probe or _load_library_in_child
+        self.install_dirs = install_dirs  # where CANN and the driver install by default
 
     def has_module(self, name):
         return self._find_spec(name) is not None
+
+    def ascend_components(self):
+        """What of the Ascend stack this host has, in words (empty: none at all)."""
+        found = ["%s (importable)" % m for m in ("npu_bridge", "npu_device") if self.has_module(m)]
+        found += ["$%s" % var for var in sorted(self.environ)
+                  if var.startswith("ASCEND_") and var != path_rules.CUSTOM_OPP_PATH_VAR]
+        others = [e for e in environment.split_path_list(
+            self.environ.get(path_rules.CUSTOM_OPP_PATH_VAR) or "")
+            if e and not environment.contains_root(e, self.root)]
+        if others:
+            found.append("other ASCEND_CUSTOM_OPP_PATH entries (%s)" % ", ".join(others))
+        path = self.environ.get("PATH")
+        found += ["%s on PATH" % tool for tool in ("atc", "npu-smi")
+                  if self.which(tool, path=path)]
+        found += [folder for folder in self.install_dirs if os.path.isdir(folder)]
+        ge = self.ge_info() or {}
+        if ge.get("built"):
+            found.append("a GE library built by this package")
+        if (self.build_info.get("kernels") or {}).get("socs"):
+            found.append("npubins recorded by this build")
+        return found
 
     def manifest_reader(self):
         """The kernel manifest reader module (raises ImportError when not built yet)."""
@@ -108,7 +152,65 @@ def _dlopen_in_child(path, environ):
     return "" if proc.returncode == 0 else (proc.stderr.strip().splitlines() or ["failed"])[-1]
 
 
+# Run in a child by _load_library_in_child: every check import tf_ge_custom makes, then the
+# load itself, with the package imported without TensorFlow (so nothing loads early).
+_LOAD_PROBE = r"""
+import builtins, json, sys
+builtins.__TF_GE_CUSTOM_NO_TENSORFLOW__ = True
+sys.path.insert(0, sys.argv[1])
+import tf_ge_custom
+from tf_ge_custom import _library
+try:
+    _library.load()
+    error = ""
+except tf_ge_custom.OpLibraryError as e:
+    error = str(e)
+sys.stdout.write("\nTF_GE_CUSTOM_LOAD " + json.dumps({"error": error,
+                 "package": tf_ge_custom.__file__}) + "\n")
+"""
+_LOAD_MARK = "TF_GE_CUSTOM_LOAD "
+
+
+def _load_library_in_child(timeout=300):
+    """Load this package's op library in a child process; "" when it loads, else why not.
+
+    A library the recorded checks cannot fault may still crash the loader (SIGBUS, SIGSEGV):
+    in a child that is a message, not the end of doctor.
+    """
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    try:
+        proc = subprocess.run([sys.executable, "-c", _LOAD_PROBE, package_parent],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "loading it in a child process did not finish within %d s" % timeout
+    except OSError as e:
+        return "cannot start a child process to load it: %s" % e
+    if proc.returncode < 0:
+        try:
+            name = signal.Signals(-proc.returncode).name
+        except ValueError:
+            name = "signal %d" % -proc.returncode
+        return ("loading %s killed a child process with %s: the file is damaged in a way "
+                "the build record cannot show" % (_library.library_path_unchecked(), name))
+    for line in proc.stdout.splitlines():
+        if line.startswith(_LOAD_MARK):
+            return json.loads(line[len(_LOAD_MARK):])["error"]
+    tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    return "a child process loading it failed (exit %d): %s" % (proc.returncode, tail)
+
+
 # --- TensorFlow and the op library -------------------------------------------------
+
+
+def _without_fix(message):
+    """An OpLibraryError's message without its closing rebuild advice (doctor prints its own)."""
+    for marker in (" Rebuild", " Build and install it:"):
+        at = message.find(marker)
+        if at > 0:
+            return message[:at].rstrip(" .:")
+    return message
 
 
 def check_tensorflow(ctx):
@@ -119,6 +221,9 @@ def check_tensorflow(ctx):
         return Check("TensorFlow", FAIL, "cannot import tensorflow: %s" % e,
                      "install the TensorFlow the package was built for (%s), then %s"
                      % (built or "unknown", REBUILD))
+    if ctx.build_info_error:
+        return Check("TensorFlow", FAIL, "TensorFlow %s; %s" % (
+            tf.__version__, _without_fix(ctx.build_info_error)), REBUILD)
     if built is None:
         return Check("TensorFlow", FAIL,
                      "TensorFlow %s; the package records no TensorFlow build (not built?)"
@@ -140,10 +245,15 @@ def _registered_op(name):
 
 def check_op_library(ctx):
     name = "op library"
+    if ctx.build_info_error:
+        return Check(name, FAIL, _without_fix(ctx.build_info_error), REBUILD)
+    error = ctx.library_probe()  # in a child first: a crash there is only a message
+    if error:
+        return Check(name, FAIL, _without_fix(error), REBUILD)
     try:
         _library.load()
     except Exception as e:  # OpLibraryError, or TensorFlow itself missing
-        return Check(name, FAIL, str(e).split(". ")[0], REBUILD)
+        return Check(name, FAIL, _without_fix(str(e)), REBUILD)
     import tensorflow as tf
 
     problems = []
@@ -179,13 +289,11 @@ def check_opp_root(ctx):
     problems, fixes = [], set()
     json_path = os.path.join(root, opp.SUPPORTED_OPS_JSON)
     try:
-        with open(json_path) as f:
-            text = f.read()
-        if json.loads(text) != opp.supported_ops_document():
+        if files.load_json(json_path, path_rules.JSON_MAX_BYTES) != opp.supported_ops_document():
             problems.append("%s does not match the op definition" % opp.SUPPORTED_OPS_JSON)
             fixes.add(REBUILD)
-    except (IOError, OSError, ValueError) as e:
-        problems.append("%s unreadable: %s" % (opp.SUPPORTED_OPS_JSON, e))
+    except files.FileProblem as e:
+        problems.append("%s unusable: %s" % (opp.SUPPORTED_OPS_JSON, e))
         fixes.add(REBUILD)
     for folder in (opp.GE_INCLUDE_DIR, opp.ge_library_dir(ctx.arch), opp.KERNELS_DIR):
         if not os.path.isdir(os.path.join(root, folder)):
@@ -194,17 +302,17 @@ def check_opp_root(ctx):
     # GE dlopens every .so under framework/ (recursively): only our parser plugin belongs.
     ge = ctx.ge_info() or {}
     allowed = set(ge.get("libraries") or ())
-    for folder, _dirs, files in os.walk(os.path.join(root, opp.FRAMEWORK_DIR)):
-        for file_name in files:
+    for folder, _dirs, names in os.walk(os.path.join(root, opp.FRAMEWORK_DIR)):
+        for file_name in names:
             relative = os.path.relpath(os.path.join(folder, file_name), root).replace(os.sep, "/")
             if file_name.endswith(".so") and relative not in allowed:
                 problems.append("%s is not a GE plugin this build made, yet GE would load it"
                                 % relative)
-                fixes.add("delete it, or rebuild from a clean tree: make clean; " + REBUILD)
-    if os.path.exists(os.path.join(root, path_rules.CUST_OPAPI_SO)):
+                fixes.add("rm -f " + shlex.quote(os.path.join(folder, file_name)))
+    if os.path.lexists(os.path.join(root, path_rules.CUST_OPAPI_SO)):
         problems.append("%s found: GE would load it as well as op_graph/lib (ship one layout)"
                         % path_rules.CUST_OPAPI_SO)
-        fixes.add("delete %s" % os.path.join(root, path_rules.CUST_OPAPI_SO))
+        fixes.add("rm -f " + shlex.quote(os.path.join(root, path_rules.CUST_OPAPI_SO)))
     if problems:
         return Check(name, FAIL, "%s: %s" % (root, "; ".join(problems)), "; ".join(sorted(fixes)))
     return Check(name, OK, "%s (npu_supported_ops.json matches the op definition)" % root)
@@ -213,16 +321,31 @@ def check_opp_root(ctx):
 # --- environment ---------------------------------------------------------------------
 
 
-def _export_line(root):
-    return 'export ASCEND_CUSTOM_OPP_PATH=%s${ASCEND_CUSTOM_OPP_PATH:+:$ASCEND_CUSTOM_OPP_PATH}' % root
+def _export_line(root, value=None):
+    """The shell command that puts ``root`` first in ASCEND_CUSTOM_OPP_PATH, keeping only the
+    entries of ``value`` that every program resolves alike (existing absolute folders)."""
+    kept = [e for e in environment.split_path_list(value or "")
+            if e and os.path.isabs(e) and os.path.isdir(e)
+            and not environment.contains_root(e, root)]
+    return "export %s=%s" % (path_rules.CUSTOM_OPP_PATH_VAR,
+                             shlex.quote(":".join([root] + list(dict.fromkeys(kept)))))
+
+
+def _root_problem(ctx):
+    """Why the OPP root cannot be listed in ASCEND_CUSTOM_OPP_PATH at all ("" normally)."""
+    return environment.separator_problem(ctx.root)
 
 
 def check_custom_opp_path(ctx):
     name = "ASCEND_CUSTOM_OPP_PATH"
     value = ctx.environ.get(path_rules.CUSTOM_OPP_PATH_VAR)
     entries = environment.split_path_list(value or "")
+    if _root_problem(ctx):
+        return Check(name, FAIL, "%s; import tf_ge_custom leaves the variable alone, so TF "
+                     "Adapter and GE never find AddCustom" % _root_problem(ctx),
+                     environment.INSTALL_ELSEWHERE, {"value": value, "entries": entries})
     notes, status = [], OK
-    fix = ""
+    drop = set()  # entries the fix leaves out
     if not environment.contains_root(value, ctx.root):
         status = WARN
         if environment.opted_out(ctx.environ):
@@ -230,7 +353,6 @@ def check_custom_opp_path(ctx):
                 environment.OPT_OUT_VAR, ctx.environ.get(environment.OPT_OUT_VAR), ctx.root))
         else:
             notes.append("does not contain %s" % ctx.root)
-        fix = _export_line(ctx.root)
     elif entries and entries[0] != ctx.root:
         notes.append("contains the OPP root, not first")
     odd = [e for e in entries if e and not os.path.isabs(e)]
@@ -253,13 +375,14 @@ def check_custom_opp_path(ctx):
         clash = [op.type_name for op in op_def.OPS if read.ops and op.type_name in read.ops]
         if clash:
             rivals.append("%s (%s)" % (entry, ", ".join(clash)))
+            drop.add(entry)
     if rivals:
         status = worst([status, WARN])
         notes.append("other entries also declare our ops: %s; TF1 takes the later entry's "
-                     "value and GE loads both libraries" % "; ".join(rivals))
-        fix = fix or "remove those entries, or rename one of the ops"
-    if status != OK and not fix:
-        fix = "leave only existing absolute folders in it: " + _export_line(ctx.root)
+                     "value and GE loads both libraries; the fix drops them" % "; ".join(rivals))
+    fix = ""
+    if status != OK:
+        fix = _export_line(ctx.root, ":".join(e for e in entries if e not in drop))
     detail = value if value is not None else "(unset)"
     if notes:
         detail += " -- " + "; ".join(notes)
@@ -272,11 +395,14 @@ def check_shell_environment(ctx):
     if environment.contains_root(value, ctx.root):
         return Check(name, OK, "the shell's ASCEND_CUSTOM_OPP_PATH contains the OPP root, so "
                      "atc and ACL programs find AddCustom too")
+    if _root_problem(ctx):
+        return Check(name, WARN, "atc cannot be shown the OPP root: its path contains ':' "
+                     "(see ASCEND_CUSTOM_OPP_PATH)", environment.INSTALL_ELSEWHERE)
     return Check(name, WARN,
                  "the shell's ASCEND_CUSTOM_OPP_PATH (%s) lacks the OPP root: Python programs "
-                 "that import tf_ge_custom are fine, but atc and other programs are not"
-                 % ("unset" if value is None else value or "empty"),
-                 "before running atc: " + _export_line(ctx.root))
+                 "that import tf_ge_custom are fine, but atc and other programs are not; run "
+                 "the fix in the shell before atc" % ("unset" if value is None else value or "empty"),
+                 _export_line(ctx.root, value))
 
 
 def check_opp_path(ctx):
@@ -308,7 +434,7 @@ def check_home_path(ctx):
 # --- would the stack find our files? ---------------------------------------------------
 
 
-def _lookup_check(name, lookup, root, adapter_installed, adapter_module):
+def _lookup_check(name, lookup, root, adapter_installed, adapter_module, environ):
     data = lookup.as_dict()
     ours = root.rstrip("/") + "/"
     if lookup.supported and lookup.source and lookup.source.startswith(ours):
@@ -324,21 +450,24 @@ def _lookup_check(name, lookup, root, adapter_installed, adapter_module):
     detail = "would keep %s on the CPU: %s" % (lookup.op_type, why)
     if not adapter_installed:
         detail += " (%s is not installed, so this only matters on an NPU host)" % adapter_module
-    fix = ("import tf_ge_custom before %s reads the op list, or %s; on the old OPP layout, "
-           "source a newer CANN's set_env.sh" % (adapter_module, _export_line(root)))
+    detail += ("; import tf_ge_custom before %s reads the op list, or export the OPP root "
+               "in the shell (the fix); on the old OPP layout, source a newer CANN's "
+               "set_env.sh" % adapter_module)
+    fix = (environment.INSTALL_ELSEWHERE if environment.separator_problem(root)
+           else _export_line(root, environ.get(path_rules.CUSTOM_OPP_PATH_VAR)))
     return Check(name, status, detail, fix, data)
 
 
 def check_tf1_finds_json(ctx):
     lookup = path_rules.tf1_lookup(op_def.ADD_CUSTOM.type_name, ctx.environ)
     return _lookup_check("TF1 adapter finds the JSON", lookup, ctx.root,
-                         ctx.has_module("npu_bridge"), "npu_bridge")
+                         ctx.has_module("npu_bridge"), "npu_bridge", ctx.environ)
 
 
 def check_tf2_finds_json(ctx):
     lookup = path_rules.tf2_lookup(op_def.ADD_CUSTOM.type_name, ctx.environ)
     return _lookup_check("TF2 adapter finds the JSON", lookup, ctx.root,
-                         ctx.has_module("npu_device"), "npu_device")
+                         ctx.has_module("npu_device"), "npu_device", ctx.environ)
 
 
 def _expected_ge_libraries(ctx):
@@ -369,7 +498,7 @@ def check_ge_finds_library(ctx):
         return Check(name, FAIL if cann else WARN,
                      "GE would not load %s (%s)" % (", ".join(missing),
                                                     "; ".join(found.notes) or "not on its path"),
-                     _export_line(ctx.root), data)
+                     _export_line(ctx.root, ctx.environ.get(path_rules.CUSTOM_OPP_PATH_VAR)), data)
     if missing_parsers:
         return Check(name, WARN, "GE loads the custom-op library, but its TF parser would not "
                      "load %s (%s): atc --framework=3 cannot parse AddCustom"
@@ -421,11 +550,11 @@ def check_ge_library(ctx):
     if not ge.get("built"):
         return Check(name, WARN, "not built: %s" % (ge.get("reason") or "no reason recorded"),
                      "install the CANN toolkit, %s, then %s" % (SOURCE_CANN, REBUILD))
-    files = list(ge.get("libraries") or ()) + list(ge.get("headers") or ())
-    absent = [p for p in files if not os.path.isfile(os.path.join(ctx.root, p))]
+    recorded = list(ge.get("libraries") or ()) + list(ge.get("headers") or ())
+    absent = [p for p in recorded if not os.path.isfile(os.path.join(ctx.root, p))]
     if absent:
         return Check(name, FAIL, "recorded but missing: %s" % ", ".join(absent), REBUILD)
-    detail = "built against %s: %s" % (ge.get("ascend_home") or "CANN", ", ".join(files))
+    detail = "built against %s: %s" % (ge.get("ascend_home") or "CANN", ", ".join(recorded))
     if ctx.cann_home() is None:
         return Check(name, OK, detail + " (its dependencies were not checked: no CANN here)")
     failures = []
@@ -478,7 +607,8 @@ def check_kernels(ctx):
             parts.append("%s: %s" % (soc, ", ".join(have)))
     fix = ""
     if status == FAIL:
-        fix = "the files were changed after the build: " + REBUILD
+        parts.append("the files were changed after the build")
+        fix = REBUILD
     elif status == WARN:
         fix = "build the missing dtypes on a CANN host (tf-ge-custom build-kernels --help)"
     return Check(name, status, "checksums verified; " + "; ".join(parts) if status != FAIL
@@ -493,24 +623,55 @@ CHECKS = (
 )
 
 
+# What the package installs itself: these decide on every host, CPU-only ones included.
+# Every other check is about the Ascend stack (see fold_cpu_mode).
+OWN_CHECKS = (check_tensorflow, check_op_library, check_opp_root, check_custom_opp_path)
+CPU_MODE = "Ascend stack"
+
+
+def fold_cpu_mode(ctx, pairs):
+    """On a host with no Ascend component at all, the stack checks that only WARN about
+    what is absent become one INFO line; ``pairs`` are (check function, result)."""
+    if ctx.ascend_components():
+        return [result for _, result in pairs]
+    folded = [r for check, r in pairs if check not in OWN_CHECKS and r.status == WARN]
+    if not folded:
+        return [result for _, result in pairs]
+    info = Check(CPU_MODE, INFO,
+                 "no Ascend component on this host (no TF Adapter, no CANN toolkit or atc, no "
+                 "ASCEND_* variable, no %s): CPU mode, add_custom runs on its CPU kernel. "
+                 "Not applicable here: %s" % (" or ".join(ctx.install_dirs) or "install folder",
+                                              ", ".join(r.name for r in folded)),
+                 data={"cpu_mode": True, "folded": [r.as_dict() for r in folded]})
+    results, placed = [], False
+    for _, result in pairs:
+        if result in folded:
+            if not placed:
+                results.append(info)
+                placed = True
+            continue
+        results.append(result)
+    return results
+
+
 def run_checks(ctx=None, checks=CHECKS):
     """Run every check; a check that raises becomes a FAIL naming the exception."""
     ctx = ctx or Context()
-    results = []
+    pairs = []
     for check in checks:
         try:
-            results.append(check(ctx))
+            pairs.append((check, check(ctx)))
         except Exception as e:  # a doctor must report, never crash
-            results.append(Check(check.__name__[len("check_"):].replace("_", " "), FAIL,
-                                 "the check itself failed: %s: %s" % (type(e).__name__, e),
-                                 "please report this as a bug"))
-    return results
+            pairs.append((check, Check(check.__name__[len("check_"):].replace("_", " "), FAIL,
+                                       "the check itself failed: %s: %s" % (type(e).__name__, e),
+                                       "please report this as a bug")))
+    return fold_cpu_mode(ctx, pairs)
 
 
 def report(results, root):
     return {"tf_ge_custom": __version__, "opp_root": root,
             "status": worst([r.status for r in results]),
-            "counts": {s: sum(r.status == s for r in results) for s in (OK, WARN, FAIL)},
+            "counts": {s: sum(r.status == s for r in results) for s in STATUSES},
             "checks": [r.as_dict() for r in results]}
 
 
@@ -522,7 +683,7 @@ def format_text(results, root):
         if r.fix:
             lines.append("%-4s  %-*s  fix: %s" % ("", width, "", r.fix))
     counts = report(results, root)["counts"]
-    lines.append("%d OK, %d WARN, %d FAIL" % (counts[OK], counts[WARN], counts[FAIL]))
+    lines.append(", ".join("%d %s" % (counts[s], s) for s in STATUSES))
     return "\n".join(lines) + "\n"
 
 
