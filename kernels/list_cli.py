@@ -105,12 +105,14 @@ def _check_options(args):
     if args.dtype is not None:
         from tf_ge_custom import op_def
 
+        choices = ", ".join(op_def.ADD_CUSTOM.dtypes)
+        if not args.dtype.strip():
+            raise UsageError("--dtype is empty; choose from %s" % choices)
         wanted = [d.strip() for d in args.dtype.split(",")]
         unknown = [d for d in wanted if d not in op_def.ADD_CUSTOM.dtypes]
-        if not args.dtype.strip() or unknown:
-            raise UsageError("--dtype %r: %s; choose from %s" % (
-                args.dtype, "unknown dtype(s) %s" % ", ".join(repr(d) for d in unknown)
-                if unknown else "empty", ", ".join(op_def.ADD_CUSTOM.dtypes)))
+        if unknown:
+            raise UsageError("--dtype %r: unknown dtype(s) %s; choose from %s" % (
+                args.dtype, ", ".join(repr(d) for d in unknown), choices))
     if args.soc is not None and not args.soc.strip():
         raise UsageError("--soc is empty")
     if args.dir is not None and not os.path.isdir(args.dir):
