@@ -5,9 +5,7 @@ component is one INFO line.
 The fixes are run for real (bash, rm, pip --dry-run) and the check is asked again: the
 oracle is the check's own verdict on the environment the fix produced.
 """
-import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
