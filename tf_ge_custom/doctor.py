@@ -9,9 +9,10 @@ for a partial or inconsistent stack. What this package installs itself (TensorFl
 the build record, the op library, the OPP root) decides everywhere. ``--json`` prints the
 same checks for machines, folded ones included.
 
-Importing this module does not import TensorFlow; only the TensorFlow and op library checks
-do, and the op library is first loaded in a child process, so that a damaged file is a FAIL
-line rather than a crash of doctor.
+doctor never imports TensorFlow nor loads the op library itself: the TensorFlow and op
+library checks read what one child process found (TensorFlow's version, the library's
+checks and load, the op it registered), so that a damaged library is a FAIL line rather
+than a crash of doctor, and doctor pays TensorFlow's import once.
 
 Whether TF Adapter (TF1 and TF2) and GE would find our JSON and libraries is answered by
 replicating their search rules (:mod:`tf_ge_custom.path_rules`) on this process's
@@ -67,7 +68,7 @@ class Context(object):
     def __init__(self, root=None, build_info=None, environ=None,
                  shell_custom_opp_path=_FROM_PROCESS,
                  find_spec=None, which=None, arch=None, manifest_reader=None,
-                 dlopen_check=None, library_probe=None, build_info_error="",
+                 dlopen_check=None, tensorflow_probe=None, build_info_error="",
                  install_dirs=("/usr/local/Ascend",)):
         self.root = root or opp.opp_root()
         self.build_info_error = build_info_error  # why the build record is unusable
@@ -87,12 +88,19 @@ class Context(object):
         self.arch = arch or opp.host_arch()
         self._manifest_reader = manifest_reader
         self.dlopen_check = dlopen_check or _dlopen_in_child
-        # () -> "" when the op library loads in a child process, else what went wrong
-        self.library_probe = library_probe or _load_library_in_child
+        # () -> what a child process found of TensorFlow and the op library (probe_tensorflow)
+        self._tensorflow_probe = tensorflow_probe or probe_tensorflow
+        self._tensorflow = None
         self.install_dirs = install_dirs  # where CANN and the driver install by default
 
     def has_module(self, name):
         return self._find_spec(name) is not None
+
+    def tensorflow(self):
+        """What one child process found of TensorFlow and the op library (asked once)."""
+        if self._tensorflow is None:
+            self._tensorflow = self._tensorflow_probe()
+        return self._tensorflow
 
     def ascend_components(self):
         """What of the Ascend stack this host has, in words (empty: none at all)."""
@@ -152,56 +160,104 @@ def _dlopen_in_child(path, environ):
     return "" if proc.returncode == 0 else (proc.stderr.strip().splitlines() or ["failed"])[-1]
 
 
-# Run in a child by _load_library_in_child: every check import tf_ge_custom makes, then the
-# load itself, with the package imported without TensorFlow (so nothing loads early).
-_LOAD_PROBE = r"""
+# Run in a child by probe_tensorflow: TensorFlow's version, then every check import
+# tf_ge_custom makes and the load itself, then what the library registered. The package is
+# imported without TensorFlow, so that nothing loads before the step that reports it.
+_PROBE = r"""
 import builtins, json, sys
 builtins.__TF_GE_CUSTOM_NO_TENSORFLOW__ = True
-sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, sys.argv[1])  # this very package; everything else as the parent finds it
 import tf_ge_custom
-from tf_ge_custom import _library
+from tf_ge_custom import _library, op_def
+del sys.path[0]
+
+def say(key, value):
+    sys.stdout.write("\nTF_GE_CUSTOM_PROBE " + json.dumps([key, value]) + "\n")
+    sys.stdout.flush()
+
+say("package", tf_ge_custom.__file__)
+try:
+    import tensorflow as tf
+except Exception as e:
+    say("tensorflow_error", "%s: %s" % (type(e).__name__, e))
+    sys.exit(0)
+say("tensorflow", tf.__version__)
 try:
     _library.load()
-    error = ""
 except tf_ge_custom.OpLibraryError as e:
-    error = str(e)
-sys.stdout.write("\nTF_GE_CUSTOM_LOAD " + json.dumps({"error": error,
-                 "package": tf_ge_custom.__file__}) + "\n")
+    say("library_error", str(e))
+    sys.exit(0)
+from tensorflow.python.framework import op_def_registry
+ops = {}
+for op in op_def.OPS:
+    if hasattr(op_def_registry, "get"):
+        registered = op_def_registry.get(op.type_name)
+    else:  # TensorFlow 1.15
+        registered = op_def_registry.get_registered_ops().get(op.type_name)
+    if registered is None:
+        ops[op.type_name] = None
+        continue
+    attrs = {a.name: a for a in registered.attr}
+    dtypes = []
+    if op.type_attr in attrs:
+        dtypes = [tf.as_dtype(t).name for t in attrs[op.type_attr].allowed_values.list.type]
+    ops[op.type_name] = {"inputs": [a.name for a in registered.input_arg],
+                         "outputs": [a.name for a in registered.output_arg], "dtypes": dtypes}
+say("ops", ops)
 """
-_LOAD_MARK = "TF_GE_CUSTOM_LOAD "
+_PROBE_MARK = "TF_GE_CUSTOM_PROBE "
 
 
-def _load_library_in_child(timeout=300):
-    """Load this package's op library in a child process; "" when it loads, else why not.
+def _signal_name(returncode):
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return "signal %d" % -returncode
 
-    A library the recorded checks cannot fault may still crash the loader (SIGBUS, SIGSEGV):
-    in a child that is a message, not the end of doctor.
+
+def probe_tensorflow(timeout=600):
+    """TensorFlow and this package's op library, as a child process sees them.
+
+    Returns a dict: ``tensorflow`` (its version) or ``tensorflow_error``; then
+    ``library_error`` or ``ops`` (what the library registered); ``crash`` when the child died
+    of a signal (a library the recorded checks cannot fault may still crash the loader:
+    in a child that is a message, not the end of doctor); ``failure`` for anything else.
     """
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     try:
-        proc = subprocess.run([sys.executable, "-c", _LOAD_PROBE, package_parent],
+        proc = subprocess.run([sys.executable, "-c", _PROBE, package_parent],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True, env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return "loading it in a child process did not finish within %d s" % timeout
+        return {"failure": "a child process importing TensorFlow and loading the op library "
+                           "did not finish within %d s" % timeout}
     except OSError as e:
-        return "cannot start a child process to load it: %s" % e
-    if proc.returncode < 0:
-        try:
-            name = signal.Signals(-proc.returncode).name
-        except ValueError:
-            name = "signal %d" % -proc.returncode
-        return ("loading %s killed a child process with %s: the file is damaged in a way "
-                "the build record cannot show" % (_library.library_path_unchecked(), name))
+        return {"failure": "cannot start a child process: %s" % e}
+    found = {}
     for line in proc.stdout.splitlines():
-        if line.startswith(_LOAD_MARK):
-            return json.loads(line[len(_LOAD_MARK):])["error"]
-    tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-    return "a child process loading it failed (exit %d): %s" % (proc.returncode, tail)
+        if line.startswith(_PROBE_MARK):
+            key, value = json.loads(line[len(_PROBE_MARK):])
+            found[key] = value
+    if proc.returncode < 0:
+        if "tensorflow" in found:
+            found["crash"] = ("loading %s killed a child process with %s: the file is damaged "
+                              "in a way the build record cannot show"
+                              % (_library.library_path_unchecked(), _signal_name(proc.returncode)))
+        else:
+            found["crash"] = ("importing TensorFlow killed a child process with %s"
+                              % _signal_name(proc.returncode))
+    elif not found or ("ops" not in found and not set(found) & {"tensorflow_error",
+                                                                "library_error"}):
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        found["failure"] = "a child process importing TensorFlow failed (exit %d): %s" % (
+            proc.returncode, tail)
+    return found
 
 
 # --- TensorFlow and the op library -------------------------------------------------
+# Both checks read one child process's findings (Context.tensorflow): doctor itself never
+# imports TensorFlow nor maps the op library.
 
 
 def _without_fix(message):
@@ -215,67 +271,56 @@ def _without_fix(message):
 
 def check_tensorflow(ctx):
     built = (ctx.build_info.get("tensorflow") or {}).get("version")
-    try:
-        import tensorflow as tf
-    except ImportError as e:
-        return Check("TensorFlow", FAIL, "cannot import tensorflow: %s" % e,
+    probe = ctx.tensorflow()
+    running = probe.get("tensorflow")
+    if running is None:
+        why = (probe.get("tensorflow_error") or probe.get("crash") or probe.get("failure")
+               or "no answer")
+        return Check("TensorFlow", FAIL, "cannot import tensorflow: %s" % why,
                      "install the TensorFlow the package was built for (%s), then %s"
                      % (built or "unknown", REBUILD))
     if ctx.build_info_error:
         return Check("TensorFlow", FAIL, "TensorFlow %s; %s" % (
-            tf.__version__, _without_fix(ctx.build_info_error)), REBUILD)
+            running, _without_fix(ctx.build_info_error)), REBUILD)
     if built is None:
         return Check("TensorFlow", FAIL,
                      "TensorFlow %s; the package records no TensorFlow build (not built?)"
-                     % tf.__version__, REBUILD)
-    if built != tf.__version__:
+                     % running, REBUILD)
+    if built != running:
         return Check("TensorFlow", FAIL,
                      "TensorFlow %s is running but the op library was built for %s"
-                     % (tf.__version__, built), "rebuild against this TensorFlow: " + REBUILD)
+                     % (running, built), REBUILD)
     return Check("TensorFlow", OK, "%s, the version the op library was built for" % built)
-
-
-def _registered_op(name):
-    from tensorflow.python.framework import op_def_registry
-
-    if hasattr(op_def_registry, "get"):
-        return op_def_registry.get(name)
-    return op_def_registry.get_registered_ops().get(name)  # TensorFlow 1.15
 
 
 def check_op_library(ctx):
     name = "op library"
     if ctx.build_info_error:
         return Check(name, FAIL, _without_fix(ctx.build_info_error), REBUILD)
-    error = ctx.library_probe()  # in a child first: a crash there is only a message
-    if error:
-        return Check(name, FAIL, _without_fix(error), REBUILD)
-    try:
-        _library.load()
-    except Exception as e:  # OpLibraryError, or TensorFlow itself missing
-        return Check(name, FAIL, _without_fix(str(e)), REBUILD)
-    import tensorflow as tf
-
+    probe = ctx.tensorflow()
+    for key in ("tensorflow_error", "library_error", "crash", "failure"):
+        if probe.get(key):
+            detail = _without_fix(probe[key])
+            if key == "tensorflow_error":
+                detail = "cannot be loaded without TensorFlow (%s)" % detail
+            return Check(name, FAIL, detail, REBUILD)
     problems = []
     for op in op_def.OPS:
-        registered = _registered_op(op.type_name)
+        registered = (probe.get("ops") or {}).get(op.type_name)
         if registered is None:
             problems.append("%s is not registered" % op.type_name)
             continue
-        inputs = tuple(a.name for a in registered.input_arg)
-        outputs = tuple(a.name for a in registered.output_arg)
-        attrs = {a.name: a for a in registered.attr}
-        dtypes = ()
-        if op.type_attr in attrs:
-            dtypes = tuple(tf.as_dtype(t).name for t in attrs[op.type_attr].allowed_values.list.type)
+        inputs, outputs = tuple(registered["inputs"]), tuple(registered["outputs"])
+        dtypes = tuple(registered["dtypes"])
         if (inputs, outputs) != (op.inputs, op.outputs) or set(dtypes) != set(op.dtypes):
             problems.append("%s registered as %s -> %s over %s; the op definition says %s -> %s "
                             "over %s" % (op.type_name, inputs, outputs, dtypes, op.inputs,
                                          op.outputs, op.dtypes))
     if problems:
         return Check(name, FAIL, "; ".join(problems), REBUILD)
-    return Check(name, OK, "%s loads and registers %s" % (
-        os.path.basename(_library.library_path()), ", ".join(o.type_name for o in op_def.OPS)))
+    return Check(name, OK, "%s matches its build record, loads and registers %s" % (
+        os.path.basename(_library.library_path_unchecked()),
+        ", ".join(o.type_name for o in op_def.OPS)))
 
 
 # --- the OPP root -------------------------------------------------------------------
