@@ -8,7 +8,6 @@ records, in ``build_info.json``, the TensorFlow it built against and the library
 and SHA-256; :func:`load` checks all of it before ``tf.load_op_library`` ever sees the
 file, and refuses with :class:`OpLibraryError` naming the file and the rebuild command.
 """
-import hashlib
 import os
 import re
 import threading
@@ -182,14 +181,6 @@ def build_info(path=None):
     return validate_build_info(document, path)
 
 
-def sha256_of(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def check_library_file(path, info):
     """Raise :class:`OpLibraryError` unless ``path`` is the file the build recorded.
 
@@ -213,10 +204,9 @@ def check_library_file(path, info):
             "(truncated or replaced) and loading it could crash the process. Rebuild: %s"
             % (path, found, size, rebuild_command()))
     try:
-        actual = sha256_of(path)
-    except (IOError, OSError) as e:
-        raise OpLibraryError("cannot read the op library %s: %s. Rebuild: %s"
-                             % (path, e, rebuild_command()))
+        actual = files.sha256_file(path)
+    except files.FileProblem as e:
+        raise OpLibraryError("cannot use the op library: %s. Rebuild: %s" % (e, rebuild_command()))
     if actual != digest:
         raise OpLibraryError(
             "the op library %s does not match the build record (SHA-256 %s, recorded %s): "

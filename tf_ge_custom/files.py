@@ -16,12 +16,13 @@ Standard library only, Python 3.7 syntax: ``import tf_ge_custom`` reads the buil
 through it.
 """
 import errno
+import hashlib
 import json
 import os
 import re
 import stat
 
-__all__ = ["FileProblem", "read_bytes", "regular_file_size", "read_text", "parse_json", "load_json",
+__all__ = ["FileProblem", "read_bytes", "regular_file_size", "sha256_file", "read_text", "parse_json", "load_json",
            "describe_mode", "MAX_JSON_DEPTH"]
 
 # The kernel manifest's C++ reader refuses JSON nested deeper than 512 (ge_ops/core json.h);
@@ -88,6 +89,20 @@ def regular_file_size(path):
     fd, info = _open_regular(path)
     os.close(fd)
     return info.st_size
+
+
+def sha256_file(path):
+    """Hex SHA-256 of the regular file ``path``'s bytes; raises FileProblem for anything else."""
+    fd, _ = _open_regular(path)
+    h = hashlib.sha256()
+    try:
+        for chunk in iter(lambda: os.read(fd, 1 << 20), b""):
+            h.update(chunk)
+    except OSError as e:
+        raise _os_error(path, e)
+    finally:
+        os.close(fd)
+    return h.hexdigest()
 
 
 def read_bytes(path, max_bytes):

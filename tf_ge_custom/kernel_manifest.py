@@ -12,7 +12,6 @@ Checks run in this order and the first failing class is reported:
 io (the file cannot be read), syntax, version, schema, layout, mismatch, checksum (layout checks that need the op
 definition are left to ``mismatch`` when the op is unknown).
 """
-import hashlib
 import json
 import os
 import re
@@ -536,7 +535,11 @@ def _check_files(kernels, directory, path):
             raise ManifestError("checksum", "%s/%s: %s has %d bytes, the manifest says %d; the "
                                 "file was changed or truncated after the build"
                                 % (k.op, k.dtype, file_path, size, k.binary_size), path)
-        digest = sha256_file(file_path)
+        try:
+            digest = sha256_file(file_path)
+        except files.FileProblem as e:
+            raise ManifestError("checksum", "%s/%s: binary %s cannot be read (%s)"
+                                % (k.op, k.dtype, file_path, e), path)
         if digest != k.sha256:
             raise ManifestError("checksum", "%s/%s: sha256 of %s is %s, the manifest says %s; the "
                                 "file was changed after the build"
@@ -545,8 +548,4 @@ def _check_files(kernels, directory, path):
 
 def sha256_file(file_path):
     """Hex sha256 of a file's bytes (the manifest's checksum)."""
-    h = hashlib.sha256()
-    with open(file_path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return files.sha256_file(file_path)

@@ -8,13 +8,12 @@ oracle is the check's own verdict on the environment the fix produced.
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
 import tf_ge_custom
-from tf_ge_custom import _library, doctor, environment, kernel_manifest, path_rules
+from tf_ge_custom import _library, doctor, environment, files, kernel_manifest, path_rules
 from tf_ge_custom._build import BuildContext, opp_step
 
 REPO = Path(__file__).resolve().parents[2]
@@ -154,52 +153,35 @@ def test_a_root_holding_the_separator_fails_with_the_install_elsewhere_fix(tmp_p
 # --- files that must not hang or crash doctor ------------------------------------------------
 
 
-def finishes(function, *args, timeout=30):
-    """Run ``function`` in a thread; fail if it blocks (a FIFO opened for reading would)."""
-    result = {}
-
-    def target():
-        try:
-            result["value"] = function(*args)
-        except BaseException as e:  # noqa: B902 - reported to the test
-            result["error"] = e
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(timeout)
-    assert not thread.is_alive(), "%s blocked" % function.__name__
-    if "error" in result:
-        raise result["error"]
-    return result["value"]
-
-
-def _fifo(path):
-    os.mkfifo(str(path))
-
-
 def _deep(path):
     path.write_text("{\"AddCustom\": " + "[" * 100000 + "]" * 100000 + "}")
 
 
-def _loop(path):
-    os.symlink(str(path), str(path))
+def make(kind, path, odd_files):
+    if kind == "deep":
+        _deep(path)
+    else:
+        odd_files.make(kind, path)
 
 
-@pytest.mark.parametrize("make, words", [
-    (_fifo, "FIFO"), (_deep, "deeper than"), (_loop, "symlink loop"), (os.mkdir, "directory")])
-def test_an_odd_supported_ops_json_in_the_root_is_a_fail_line(root, make, words):
+@pytest.mark.parametrize("kind, words", [
+    ("fifo", "FIFO"), ("deep", "deeper than"), ("symlink loop", "symlink loop"),
+    ("directory", "directory")])
+def test_an_odd_supported_ops_json_in_the_root_is_a_fail_line(root, odd_files, kind, words):
     path = root / "framework" / "tensorflow" / "npu_supported_ops.json"
     path.unlink()
-    make(path)
-    check = finishes(doctor.check_opp_root, context(root))
+    make(kind, path, odd_files)
+    check = odd_files.finishes(doctor.check_opp_root, context(root))
     assert check.status == doctor.FAIL and words in check.detail
 
 
-@pytest.mark.parametrize("make", [_fifo, _deep, _loop])
-def test_an_odd_json_in_another_entry_neither_hangs_nor_crashes(root, tmp_path, make):
+@pytest.mark.parametrize("kind", ["fifo", "deep", "symlink loop"])
+def test_an_odd_json_in_another_entry_neither_hangs_nor_crashes(root, tmp_path, odd_files,
+                                                                kind):
+    finishes = odd_files.finishes
     other = tmp_path / "other"
     (other / "framework" / "tensorflow").mkdir(parents=True)
-    make(other / "framework" / "tensorflow" / "npu_supported_ops.json")
+    make(kind, other / "framework" / "tensorflow" / "npu_supported_ops.json", odd_files)
     cann = tmp_path / "cann" / "opp"
     (cann / "built-in").mkdir(parents=True)
     environ = {VAR: "%s:%s" % (root, other), "ASCEND_OPP_PATH": str(cann)}
@@ -210,16 +192,17 @@ def test_an_odd_json_in_another_entry_neither_hangs_nor_crashes(root, tmp_path, 
     assert finishes(doctor.check_tf2_finds_json, context(root, environ)).status == doctor.OK
 
 
-def test_a_vendors_config_that_is_a_fifo_does_not_block_tf1s_lookup(tmp_path):
+def test_a_vendors_config_that_is_a_fifo_does_not_block_tf1s_lookup(tmp_path, odd_files):
     opp_path = tmp_path / "opp"
     (opp_path / "built-in").mkdir(parents=True)
     (opp_path / "vendors").mkdir()
-    os.mkfifo(str(opp_path / "vendors" / "config.ini"))
-    lookup = finishes(path_rules.tf1_lookup, "AddCustom", {"ASCEND_OPP_PATH": str(opp_path)})
+    odd_files.make("fifo", opp_path / "vendors" / "config.ini")
+    lookup = odd_files.finishes(path_rules.tf1_lookup, "AddCustom",
+                                {"ASCEND_OPP_PATH": str(opp_path)})
     assert lookup.reads[-1].role == "opp-custom"  # as with no config.ini
 
 
-def test_a_symlink_cycle_under_framework_is_walked_once(root, tmp_path):
+def test_a_symlink_cycle_under_framework_is_walked_once(root, tmp_path, odd_files):
     cann = tmp_path / "cann" / "opp"
     (cann / "built-in").mkdir(parents=True)
     folder = root / "framework" / "tensorflow"
@@ -227,18 +210,18 @@ def test_a_symlink_cycle_under_framework_is_walked_once(root, tmp_path):
     os.symlink(str(folder), str(folder / "again"))
     os.symlink(str(root / "framework"), str(folder / "up"))
     environ = {"ASCEND_OPP_PATH": str(cann), VAR: str(root)}
-    libraries, _ = finishes(path_rules.ge_parser_plugins, environ)
+    libraries, _ = odd_files.finishes(path_rules.ge_parser_plugins, environ)
     assert [os.path.basename(p) for p, _ in libraries] == ["libmine.so"]
 
 
-@pytest.mark.parametrize("make, kind", [
-    (os.mkdir, "io"), (_fifo, "io"), (_loop, "io"),
-    (lambda p: p.write_text("[" * 100000 + "]" * 100000), "syntax")])
-def test_a_damaged_manifest_in_the_package_is_a_fail_line(root, make, kind):
+@pytest.mark.parametrize("what, kind", [
+    ("directory", "io"), ("fifo", "io"), ("symlink loop", "io"), ("deep", "syntax")])
+def test_a_damaged_manifest_in_the_package_is_a_fail_line(root, odd_files, what, kind):
     soc = root / "kernels" / "Ascend910B1"
     soc.mkdir()
-    make(soc / "manifest.json")
-    check = finishes(doctor.check_kernels, context(root, manifest_reader=kernel_manifest))
+    make(what, soc / "manifest.json", odd_files)
+    check = odd_files.finishes(doctor.check_kernels,
+                               context(root, manifest_reader=kernel_manifest))
     assert check.status == doctor.FAIL and "Ascend910B1: %s error" % kind in check.detail
     assert check.fix == doctor.REBUILD
 
@@ -294,5 +277,5 @@ def test_the_installed_package_on_this_host_is_cpu_mode():
                                   if not k.startswith("ASCEND_")})
     assert ctx.ascend_components() == [], "this test host has part of an Ascend stack"
     assert ctx.build_info_error == ""
-    assert ctx.build_info["tensorflow"]["library_sha256"] == _library.sha256_of(
+    assert ctx.build_info["tensorflow"]["library_sha256"] == files.sha256_file(
         tf_ge_custom.library_path())

@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import zipfile
 
 import pytest
@@ -36,36 +35,6 @@ def soc_folder(dst):
     return dst
 
 
-def finishes(function, *args, timeout=30):
-    result = {}
-
-    def target():
-        try:
-            result["value"] = function(*args)
-        except BaseException as e:  # noqa: B902 - handed to the test
-            result["error"] = e
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(timeout)
-    assert not thread.is_alive(), "%s blocked" % function.__name__
-    if "error" in result:
-        raise result["error"]
-    return result["value"]
-
-
-def _fifo(path):
-    os.mkfifo(str(path))
-
-
-def _loop(path):
-    os.symlink(str(path), str(path))
-
-
-def _dangling(path):
-    os.symlink(str(path) + ".gone", str(path))
-
-
 def _sparse(size):
     def make(path):
         path.write_bytes(b"")
@@ -82,26 +51,34 @@ def _text(text):
 DEEP = "[" * 100000 + "]" * 100000
 
 
+def put(what, path, odd_files):
+    """``what``: one of odd_files.KINDS, or a function that writes ``path``."""
+    if isinstance(what, str):
+        odd_files.make(what, path)
+    else:
+        what(path)
+
+
 @pytest.mark.parametrize("make, kind, words", [
-    (os.mkdir, "io", "a directory"),
-    (_fifo, "io", "FIFO"),
-    (_loop, "io", "symlink loop"),
-    (_dangling, "io", "dangling symlink"),
+    ("directory", "io", "a directory"),
+    ("fifo", "io", "FIFO"),
+    ("symlink loop", "io", "symlink loop"),
+    ("dangling symlink", "io", "dangling symlink"),
     (_sparse((16 << 20) + 1), "io", "more than"),
     (_text(DEEP), "syntax", "deeper than 512"),
     (_text('{"a": %s}' % ("[" * 513 + "]" * 513)), "syntax", "deeper than 512"),
     (_text(b"\xff{}"), "syntax", "UTF-8"),
     (_text('{"format": Infinity}'), "syntax", "Infinity"),
 ])
-def test_a_manifest_in_any_form_is_a_named_error(tmp_path, make, kind, words):
+def test_a_manifest_in_any_form_is_a_named_error(tmp_path, odd_files, make, kind, words):
     soc = tmp_path / "kernels" / "Ascend910B1"
     soc.mkdir(parents=True)
     path = soc / "manifest.json"
-    make(path)
+    put(make, path, odd_files)
     assert kernel_manifest.find_manifests_in(str(tmp_path / "kernels")) == {
         "Ascend910B1": str(path)}, "a manifest.json that exists must not be skipped"
     with pytest.raises(ManifestError) as info:
-        finishes(kernel_manifest.load_manifest, str(path))
+        odd_files.finishes(kernel_manifest.load_manifest, str(path))
     assert info.value.kind == kind and words in str(info.value) and str(path) in str(info.value)
 
 
@@ -111,23 +88,23 @@ def test_deep_text_is_a_syntax_error_in_the_parser_too():
     assert info.value.kind == "syntax"
 
 
-@pytest.mark.parametrize("make, words", [
-    (os.mkdir, "a directory"), (_fifo, "FIFO"), (_loop, "symlink loop"),
-    (_dangling, "dangling symlink")])
-def test_an_npubin_in_any_form_is_a_checksum_error(tmp_path, make, words):
+@pytest.mark.parametrize("kind, words", [
+    ("directory", "a directory"), ("fifo", "FIFO"), ("symlink loop", "symlink loop"),
+    ("dangling symlink", "dangling symlink")])
+def test_an_npubin_in_any_form_is_a_checksum_error(tmp_path, odd_files, kind, words):
     soc = soc_folder(tmp_path / "Ascend910B1")
     binary = soc / "add_kernel_int32.npubin"
     binary.unlink()
-    make(binary)
+    odd_files.make(kind, binary)
     with pytest.raises(ManifestError) as info:
-        finishes(kernel_manifest.load_manifest, str(soc / "manifest.json"))
+        odd_files.finishes(kernel_manifest.load_manifest, str(soc / "manifest.json"))
     assert info.value.kind == "checksum" and words in str(info.value)
 
 
-def test_a_soc_entry_that_is_a_symlink_loop_is_listed_and_refused(tmp_path):
+def test_a_soc_entry_that_is_a_symlink_loop_is_listed_and_refused(tmp_path, odd_files):
     kernels = tmp_path / "kernels"
     kernels.mkdir()
-    _loop(kernels / "Ascend910B1")
+    odd_files.make("symlink loop", kernels / "Ascend910B1")
     (kernels / "README.txt").write_text("notes are not SoCs")
     found = kernel_manifest.find_manifests_in(str(kernels))
     assert list(found) == ["Ascend910B1"]
@@ -136,12 +113,13 @@ def test_a_soc_entry_that_is_a_symlink_loop_is_listed_and_refused(tmp_path):
     assert info.value.kind == "io"
 
 
-@pytest.mark.parametrize("make", [os.mkdir, _fifo, _loop, _text(DEEP)])
-def test_list_kernels_reports_a_damaged_manifest_and_fails(tmp_path, capsys, make):
+@pytest.mark.parametrize("make", ["directory", "fifo", "symlink loop",
+                                  _text(DEEP)])
+def test_list_kernels_reports_a_damaged_manifest_and_fails(tmp_path, capsys, odd_files, make):
     soc = tmp_path / "out" / "Ascend910B1"
     soc.mkdir(parents=True)
-    make(soc / "manifest.json")
-    assert finishes(cli.main, ["list-kernels", "--dir", str(tmp_path / "out")]) == 1
+    put(make, soc / "manifest.json", odd_files)
+    assert odd_files.finishes(cli.main, ["list-kernels", "--dir", str(tmp_path / "out")]) == 1
     out = capsys.readouterr().out
     assert "Ascend910B1" in out and "INVALID" in out and "no precompiled kernels" not in out
 
@@ -166,13 +144,14 @@ def build_ctx(tmp_path, monkeypatch):
     return _build.BuildContext(str(source), str(tmp_path / "pkg"), str(tmp_path / "tmp"))
 
 
-@pytest.mark.parametrize("make", [os.mkdir, _fifo, _loop, _text(DEEP)])
-def test_the_package_build_refuses_a_damaged_manifest(tmp_path, build_ctx, make):
+@pytest.mark.parametrize("make", ["directory", "fifo", "symlink loop",
+                                  _text(DEEP)])
+def test_the_package_build_refuses_a_damaged_manifest(tmp_path, build_ctx, odd_files, make):
     soc = tmp_path / "built" / "Ascend910B1"
     soc.mkdir()
-    make(soc / "manifest.json")
+    put(make, soc / "manifest.json", odd_files)
     with pytest.raises(_build.BuildError) as info:
-        finishes(kernels_step.run, build_ctx)
+        odd_files.finishes(kernels_step.run, build_ctx)
     assert "Ascend910B1" in str(info.value)
 
 
@@ -195,16 +174,17 @@ def _wheel(path, dist_info=True, members=()):
      "no tf_ge_custom-*.dist-info/WHEEL"),
     ("tf_ge_custom-0.1.0-py3-none-any.whl", lambda p: p.write_bytes(b"PK not a zip"),
      "not a readable zip"),
-    ("tf_ge_custom-0.1.0-py3-none-any.whl", os.mkdir, "not a regular file"),
+    ("tf_ge_custom-0.1.0-py3-none-any.whl", "directory", "not a regular file"),
     ("tf_ge_custom-0.1.0-py3-none-any.whl", lambda p: None, "does not exist"),
     ("other_pkg-1.0-py3-none-any.whl", _wheel, "not a tf-ge-custom wheel"),
     ("tf_ge_custom-0.1.0-py3-none-any.whl",
      lambda p: _wheel(p, members=[("tf_ge_custom/opp/kernels/../../../evil", b"x")]),
      "unsafe path"),
 ])
-def test_list_kernels_takes_tf_ge_custom_wheels_only(tmp_path, capsys, name, make, words):
+def test_list_kernels_takes_tf_ge_custom_wheels_only(tmp_path, capsys, odd_files, name, make,
+                                                     words):
     path = tmp_path / name
-    make(path)
+    put(make, path, odd_files)
     assert cli.main(["list-kernels", "--wheel", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("tf-ge-custom list-kernels: error: --wheel") and words in err

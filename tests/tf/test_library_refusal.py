@@ -199,18 +199,6 @@ def test_a_record_without_size_and_checksum_is_refused(package_copy, python_subp
 
 # Every shape of a damaged build record, and every kind of non-file in its place: the
 # reader's verdict is an OpLibraryError naming the file and what was expected.
-def _fifo(path):
-    os.mkfifo(str(path))
-
-
-def _loop(path):
-    os.symlink(str(path), str(path))
-
-
-def _dangling(path):
-    os.symlink(str(path) + ".gone", str(path))
-
-
 def _huge(path):
     path.write_bytes(b"")
     os.truncate(str(path), 2 << 20)  # sparse: 2 MiB without writing them
@@ -234,19 +222,21 @@ BAD_RECORDS = [
     ('{"tensorflow": ', "not valid JSON"),
     ("", "not valid JSON"),
     (b"\xff\xfe{}", "not UTF-8"),
-    (_fifo, "FIFO"),
-    (_loop, "symlink loop"),
-    (_dangling, "dangling symlink"),
-    (os.mkdir, "a directory"),
+    ("fifo", "FIFO"),
+    ("symlink loop", "symlink loop"),
+    ("dangling symlink", "dangling symlink"),
+    ("directory", "a directory"),
     (_huge, "more than"),
 ]
 
 
 @pytest.mark.parametrize("content, words", BAD_RECORDS)
-def test_every_damaged_build_record_is_a_named_error(tmp_path, content, words):
+def test_every_damaged_build_record_is_a_named_error(tmp_path, odd_files, content, words):
     path = tmp_path / "build_info.json"
     if callable(content):
         content(path)
+    elif content in odd_files.KINDS:
+        odd_files.make(content, path)
     elif isinstance(content, bytes):
         path.write_bytes(content)
     else:
