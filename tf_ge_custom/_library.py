@@ -82,10 +82,6 @@ def library_path():
     return _LIBRARY
 
 
-def build_info_path():
-    return _BUILD_INFO
-
-
 # --- the build record ------------------------------------------------------------------
 # What each section holds (tf_ge_custom/_build/*.py write it). Keys not listed here are
 # allowed (a later build step may add some); listed keys must have these types.

@@ -4,8 +4,8 @@ Each sub-command lives in its own module, which defines ``add_arguments(parser)`
 ``run(args) -> int`` (the exit status).
 
 Start-up stays cheap: the package is imported without TensorFlow here (see
-``tf_ge_custom/__init__.py``), each command's module is imported only when it runs, and only
-the commands that need the op (``doctor``'s TensorFlow checks) import TensorFlow.
+``tf_ge_custom/__init__.py``) and each command's module is imported only when it runs; no
+command imports TensorFlow in this process (``doctor`` asks a child process).
 """
 import argparse
 import importlib
@@ -37,23 +37,13 @@ def version_text():
         else "op library not built")
 
 
-class _VersionAction(argparse.Action):
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
-                 help="print the package version and the TensorFlow its op library was "
-                      "built for, then exit"):
-        super(_VersionAction, self).__init__(option_strings, dest, nargs=0, default=default,
-                                             help=help)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        sys.stdout.write(version_text() + "\n")
-        parser.exit()
-
-
 def _parser():
     parser = argparse.ArgumentParser(
         prog="tf-ge-custom",
         description="Tools of the tf-ge-custom package (AddCustom for TensorFlow on Ascend).")
-    parser.add_argument("--version", action=_VersionAction)
+    parser.add_argument("--version", action="version", version=version_text(),
+                        help="print the package version and the TensorFlow its op library "
+                             "was built for, then exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module, help_text in COMMANDS:
         sub.add_parser(name, help=help_text, add_help=False).set_defaults(_module=module)

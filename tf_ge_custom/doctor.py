@@ -1,7 +1,7 @@
 """``tf-ge-custom doctor``: check the installation and the Ascend stack, one line per check.
 
-Each check says OK, WARN or FAIL, what it found and, unless OK, the fix: a command that
-works as printed wherever one can (the ``export`` lines hold the exact value to set). The
+Each check says OK, INFO, WARN or FAIL, what it found and, for WARN and FAIL, the fix: a
+command that works as printed wherever one can (``export`` lines hold the exact value). The
 exit status is non-zero only when a check FAILs. On a host with no Ascend component at all
 (no TF Adapter, no CANN, no ``ASCEND_*`` variable, no ``/usr/local/Ascend``) the stack's
 checks that would only WARN about what is absent fold into one INFO line (CPU mode); WARN is
