@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 
+from tf_ge_custom import files
 from tf_ge_custom.errors import ToolchainError
 
 BISHENGIR_ENV = "TF_GE_CUSTOM_BISHENGIR_COMPILE"  # explicit bishengir-compile to use
@@ -115,11 +116,11 @@ def cann_version(env=None):
     if not home:
         return None
     for rel, pattern in _CANN_VERSION_FILES:
-        try:
-            with open(os.path.join(home, rel)) as f:
-                match = re.search(pattern, f.read(), re.MULTILINE | re.IGNORECASE)
-        except (IOError, OSError):
+        try:  # a regular file of text only: a FIFO here must not block the build
+            text = files.read_text(os.path.join(home, rel), 1 << 20)
+        except files.FileProblem:
             continue
+        match = re.search(pattern, text, re.MULTILINE | re.IGNORECASE)
         if match:
             return match.group(1)
     return None

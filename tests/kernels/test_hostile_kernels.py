@@ -21,7 +21,7 @@ import pytest
 from tf_ge_custom import _build, cli, kernel_manifest
 from tf_ge_custom._build import kernels_step
 from tf_ge_custom.errors import ManifestError
-from tf_ge_custom.kernels import builder
+from tf_ge_custom.kernels import builder, toolchain
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         "fixtures", "manifests")
@@ -294,3 +294,13 @@ def test_the_api_refuses_a_foreign_folder_before_compiling(tmp_path, monkeypatch
     with pytest.raises(ValueError, match="max_programs"):
         builder.build_kernels(["Ascend910B1"], ["float32"], str(out), ir_only=True,
                               max_programs="8")
+
+
+def test_cann_version_files_that_are_fifos_or_binary_do_not_block_the_build(tmp_path,
+                                                                           odd_files):
+    home = tmp_path / "cann"
+    (home / "compiler").mkdir(parents=True)
+    odd_files.make("fifo", home / "compiler" / "version.info")
+    (home / "version.info").write_bytes(b"Version=\xff\xfe\n")
+    (home / "ascend_toolkit_install.info").write_text("version=8.5.0\n")
+    assert odd_files.finishes(toolchain.cann_version, {"ASCEND_HOME_PATH": str(home)}) == "8.5.0"
