@@ -13,10 +13,15 @@ compiles, never assumed. Output, per SoC::
     <out>/<SoC>/<entry>_<dtype>.npubin          (not with ir_only)
     <out>/<SoC>/ir/<entry>_<dtype>.{ttir,linalg,hivm}.mlir
 
-Each SoC folder is assembled aside and moved into place only when all of it is valid, so
-a failed build never leaves a half-written folder; without hivmc (and without
-``ir_only``) every stage up to HIVM IR still runs, then one :class:`ToolchainError` says
-what is missing and ``out`` is left as it was.
+Each SoC folder is assembled aside (in a temporary sibling inside ``out``) and swapped into
+place only when all of it is valid, so a failed build never leaves a half-written folder;
+without hivmc (and without ``ir_only``) every stage up to HIVM IR still runs, then one
+:class:`ToolchainError` says what is missing and ``out`` is left as it was.
+
+An existing ``<out>/<SoC>/`` is replaced whole, so the build first makes sure it holds only
+files a build writes (``manifest.json``, ``<entry>_<dtype>.npubin``, ``ir/<entry>_<dtype>.
+<stage>.mlir``): anything else is refused, by name, before compiling, unless ``force``. An
+``out`` that is an existing file, or a place that cannot be written, is refused up front too.
 """
 import ctypes
 import hashlib
@@ -90,18 +95,92 @@ def parse_dtypes(value, op=op_def.ADD_CUSTOM):
     return [d for d in op.dtypes if d in names]
 
 
+_IR_STAGES = ("ttir", "linalg", "hivm")
+
+
+def written_by_build(relative, op=op_def.ADD_CUSTOM):
+    """Whether ``relative`` (a path inside a SoC folder, '/'-separated) is a name this
+    builder writes there."""
+    stems = ["%s_%s" % (op.kernel.entry, d) for d in op.dtypes]
+    ours = {kernel_manifest.MANIFEST_NAME, "ir"}
+    ours.update(op.kernel.binary_name(d) for d in op.dtypes)
+    ours.update("ir/%s.%s.mlir" % (stem, stage) for stem in stems for stage in _IR_STAGES)
+    return relative in ours
+
+
+def foreign_files(soc_dir, op=op_def.ADD_CUSTOM):
+    """Paths under an existing SoC folder that a build did not write (sorted, relative)."""
+    foreign = []
+    for folder, dirs, names in os.walk(soc_dir):
+        rel_folder = os.path.relpath(folder, soc_dir)
+        for name in sorted(dirs) + sorted(names):
+            relative = name if rel_folder == "." else rel_folder.replace(os.sep, "/") + "/" + name
+            path = os.path.join(folder, name)
+            is_dir = os.path.isdir(path) and not os.path.islink(path)
+            if not written_by_build(relative, op) or (is_dir != (relative == "ir")):
+                foreign.append(relative + ("/" if is_dir else ""))
+        dirs[:] = [d for d in dirs if d == "ir" and rel_folder == "."]
+    return sorted(foreign)
+
+
+def check_out_dir(out_dir, soc_names, op=op_def.ADD_CUSTOM, force=False):
+    """Refuse, before any compiling, an ``out_dir`` the build could not or should not write.
+
+    Raises ValueError: ``out_dir`` is an existing non-folder or cannot be created or written,
+    or (unless ``force``) a ``<out_dir>/<SoC>`` to be replaced holds files a build did not
+    write, or is not a folder.
+    """
+    out_dir = os.fspath(out_dir)
+    if os.path.lexists(out_dir) and not os.path.isdir(out_dir):
+        raise ValueError("the output folder (--out) %s exists and is not a folder; name a "
+                         "folder (it gets one subfolder per SoC)" % out_dir)
+    probe = os.path.abspath(out_dir)
+    while not os.path.lexists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    if not os.path.isdir(probe):
+        raise ValueError("the output folder (--out) %s cannot be created: %s is not a folder"
+                         % (out_dir, probe))
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ValueError("the output folder (--out) %s cannot be written: %s is not writable "
+                         "by this user" % (out_dir, probe))
+    for soc in soc_names:
+        target = os.path.join(out_dir, soc)
+        if not os.path.lexists(target):
+            continue
+        if not os.path.isdir(target) or os.path.islink(target):
+            if force:
+                continue
+            raise ValueError("%s exists and is not a folder this build wrote; the build would "
+                             "replace it. Move it away, or pass --force to replace it"
+                             % target)
+        foreign = [] if force else foreign_files(target, op)
+        if foreign:
+            shown = ", ".join(foreign[:10]) + (" and %d more" % (len(foreign) - 10)
+                                                 if len(foreign) > 10 else "")
+            raise ValueError("%s holds files build-kernels did not write: %s. The build "
+                             "replaces the folder whole; move them away, or pass --force to "
+                             "delete them" % (target, shown))
+
+
 def build_kernels(soc_list, dtypes, out_dir, ir_only=False, op=op_def.ADD_CUSTOM,
-                  max_programs=None, progress=None, env=None):
+                  max_programs=None, progress=None, env=None, force=False):
     """Compile ``op``'s kernel for every (SoC, dtype) and write one manifest per SoC.
 
     ``max_programs`` caps gridX (default: the SoC's vector cores); ``progress`` is called
-    once per (SoC, dtype). Raises :class:`ToolchainError` naming a missing tool,
+    once per (SoC, dtype); ``force`` replaces SoC folders holding files a build did not
+    write. Raises ValueError for a bad SoC, dtype or ``out_dir`` (see
+    :func:`check_out_dir`), :class:`ToolchainError` naming a missing tool,
     :class:`KernelBuildError` when a stage fails or emits something unexpected.
     """
     soc_names, dtype_names = parse_socs(soc_list), parse_dtypes(dtypes, op)
-    if max_programs is not None and not 1 <= max_programs <= kernel_contract.MAX_GRID:
-        raise ValueError("max_programs must be in [1, %d], got %d"
+    if max_programs is not None and (isinstance(max_programs, bool) or not isinstance(
+            max_programs, int) or not 1 <= max_programs <= kernel_contract.MAX_GRID):
+        raise ValueError("max_programs must be an integer in [1, %d], got %r"
                          % (kernel_contract.MAX_GRID, max_programs))
+    check_out_dir(out_dir, soc_names, op, force)
     env = dict(os.environ if env is None else env)
     triton_version = toolchain.check_triton_ascend()
     compiler = toolchain.find_bishengir_compile(env)
@@ -123,11 +202,14 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, op=op_def.ADD_CUSTOM
     kernel = frontend.load_kernel(op.kernel, source_path)
 
     will_write = ir_only or hivmc is not None
-    if will_write:
-        os.makedirs(out_dir, exist_ok=True)
-    # staged inside out_dir (same file system) so each SoC folder moves in with one rename
-    staging_root = tempfile.mkdtemp(prefix=".tf-ge-custom-kernels-",
-                                    dir=out_dir if will_write else None)
+    try:
+        if will_write:
+            os.makedirs(out_dir, exist_ok=True)
+        # staged inside out_dir (same file system) so each SoC folder moves in with one rename
+        staging_root = tempfile.mkdtemp(prefix=".tf-ge-custom-kernels-",
+                                        dir=out_dir if will_write else None)
+    except OSError as e:
+        raise KernelBuildError("cannot write the output folder %s: %s" % (out_dir, e))
     try:
         total, done, staged = len(soc_names) * len(dtype_names), 0, {}
         for soc in soc_names:
@@ -165,9 +247,14 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, op=op_def.ADD_CUSTOM
                 "the IR and the manifest's argument layout without npubins, pass --ir-only."
                 % (total, ",".join(soc_names), ",".join(dtype_names), out_dir),
                 missing=("hivmc",))
+        check_out_dir(out_dir, soc_names, op, force)  # again: the folder may have changed
         written = {}
         for soc, (soc_dir, document) in staged.items():
-            written[soc] = _finish_soc(soc_dir, document, out_dir)
+            try:
+                written[soc] = _finish_soc(soc_dir, document, out_dir)
+            except OSError as e:
+                raise KernelBuildError("cannot move the kernels for %s into %s: %s"
+                                       % (soc, out_dir, e))
         return BuildResult(written, ir_only)
     finally:
         shutil.rmtree(staging_root, ignore_errors=True)
@@ -331,10 +418,16 @@ def _finish_soc(soc_dir, document, out_dir):
                 json.dumps(document, indent=2) + "\n")
     target = os.path.join(out_dir, document["soc"])
     old = None
-    if os.path.exists(target):
+    if os.path.lexists(target):  # swap: the old folder steps aside, the new one moves in
         old = tempfile.mkdtemp(prefix=".old-", dir=out_dir)
         os.replace(target, os.path.join(old, "soc"))
-    os.replace(soc_dir, target)
+    try:
+        os.replace(soc_dir, target)
+    except OSError:
+        if old:  # put the old folder back rather than leave none
+            os.replace(os.path.join(old, "soc"), target)
+            shutil.rmtree(old, ignore_errors=True)
+        raise
     if old:
         shutil.rmtree(old, ignore_errors=True)
     return os.path.join(target, kernel_contract.MANIFEST_NAME)

@@ -27,6 +27,9 @@ def add_arguments(parser):
                              "layout but no npubins (no CANN needed)")
     parser.add_argument("--max-programs", type=int, default=None,
                         help="cap on programs per launch (default: the SoC's vector cores)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an existing <out>/<SoC>/ even when it holds files "
+                             "build-kernels did not write (they are deleted)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
@@ -39,7 +42,7 @@ def run(args):
     try:
         result = builder.build_kernels(
             soc_arg, args.dtype, args.out, ir_only=args.ir_only,
-            max_programs=args.max_programs,
+            max_programs=args.max_programs, force=args.force,
             progress=None if args.quiet else builder.print_progress)
     except ValueError as e:
         sys.stderr.write("tf-ge-custom build-kernels: error: %s\n" % e)

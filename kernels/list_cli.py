@@ -5,7 +5,10 @@
     tf-ge-custom list-kernels --wheel dist/tf_ge_custom-*.whl --soc Ascend910_9392
     tf-ge-custom list-kernels --dir OUT               # a build-kernels output folder
 
-Every manifest is validated and every npubin checksummed; any defect is an error.
+Every manifest is validated and every npubin checksummed; any defect is an error. Exit
+status: 0 when everything listed is valid (and ``--soc``/``--dtype`` are carried), 1 when
+not, 2 for a usage error (an option combination that would be ignored, a ``--wheel`` that
+is not a tf-ge-custom wheel, a ``--dir`` that is not a folder).
 """
 import os
 import shutil
@@ -13,14 +16,24 @@ import sys
 import tempfile
 import zipfile
 
+PROG = "tf-ge-custom list-kernels"
 _WHEEL_KERNELS = "tf_ge_custom/opp/kernels/"
+# A wheel's kernels folder holds a manifest and a few npubins per SoC; a member or a sum far
+# beyond the manifest reader's own limits is not one (and would fill the disk on extraction).
+_MAX_MEMBER_BYTES = 1 << 30
+_MAX_TOTAL_BYTES = 4 << 30
+
+
+class UsageError(Exception):
+    """A command line the command refuses (exit status 2)."""
 
 
 def add_arguments(parser):
     parser.description = ("List and verify the precompiled NPU kernels (SoC, dtypes, toolchain, "
                           "checksums) of the installed package, a wheel or a folder.")
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--wheel", help="inspect this wheel instead of the installed package")
+    where.add_argument("--wheel", help="inspect this tf-ge-custom wheel (.whl) instead of the "
+                                       "installed package")
     where.add_argument("--dir", help="inspect a folder holding <SoC>/manifest.json")
     parser.add_argument("--soc", help="require kernels for this SoC (exit 1 if absent)")
     parser.add_argument("--dtype", default=None,
@@ -28,25 +41,83 @@ def add_arguments(parser):
 
 
 def _installed_kernels_dir():
-    import tf_ge_custom
+    from tf_ge_custom import opp
 
-    opp_root = getattr(tf_ge_custom, "opp_root", None)
-    root = opp_root() if callable(opp_root) else os.path.join(
-        os.path.dirname(os.path.abspath(tf_ge_custom.__file__)), "opp")
-    return os.path.join(root, "kernels")
+    return os.path.join(opp.opp_root(), "kernels")
 
 
-def _extract_wheel(wheel, into):
-    with zipfile.ZipFile(wheel) as zf:
-        for name in zf.namelist():
-            if name.startswith(_WHEEL_KERNELS) and not name.endswith("/"):
-                rel = name[len(_WHEEL_KERNELS):]
-                if ".." in rel.split("/"):
-                    continue
-                target = os.path.join(into, *rel.split("/"))
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                with zf.open(name) as src, open(target, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
+def check_wheel(path):
+    """Raise UsageError unless ``path`` is a tf-ge-custom wheel; returns its ZipFile."""
+    if not path.endswith(".whl"):
+        raise UsageError("--wheel %s: not a wheel (a wheel's file name ends in .whl)" % path)
+    base = os.path.basename(path)
+    if not base.lower().startswith("tf_ge_custom-"):
+        raise UsageError("--wheel %s: not a tf-ge-custom wheel (expected "
+                         "tf_ge_custom-<version>-<tags>.whl)" % path)
+    if not os.path.isfile(path):
+        what = "does not exist" if not os.path.lexists(path) else "is not a regular file"
+        raise UsageError("--wheel %s %s" % (path, what))
+    try:
+        zf = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as e:
+        raise UsageError("--wheel %s: not a wheel (not a readable zip archive: %s)" % (path, e))
+    names = zf.namelist()
+    wheel_files = [n for n in names if n.count("/") == 1 and n.endswith(".dist-info/WHEEL")
+                   and n.lower().startswith("tf_ge_custom-")]
+    if not wheel_files:
+        zf.close()
+        raise UsageError("--wheel %s: not a tf-ge-custom wheel (no tf_ge_custom-*.dist-info/"
+                         "WHEEL inside)" % path)
+    try:
+        head = zf.read(wheel_files[0])[:4096].decode("utf-8", "replace")
+    except (OSError, zipfile.BadZipFile, RuntimeError) as e:
+        zf.close()
+        raise UsageError("--wheel %s: cannot read %s: %s" % (path, wheel_files[0], e))
+    if "Wheel-Version:" not in head:
+        zf.close()
+        raise UsageError("--wheel %s: %s has no Wheel-Version (not a wheel)" % (path, wheel_files[0]))
+    return zf
+
+
+def _extract_kernels(zf, wheel, into):
+    total = 0
+    for info in zf.infolist():
+        name = info.filename
+        if not name.startswith(_WHEEL_KERNELS) or name.endswith("/"):
+            continue
+        rel = name[len(_WHEEL_KERNELS):]
+        parts = rel.split("/")
+        if any(p in ("", ".", "..") for p in parts) or "\\" in rel or "\0" in rel:
+            raise UsageError("--wheel %s: member %r has an unsafe path" % (wheel, name))
+        total += info.file_size
+        if info.file_size > _MAX_MEMBER_BYTES or total > _MAX_TOTAL_BYTES:
+            raise UsageError("--wheel %s: member %s is too large (%d bytes) for a kernel file"
+                             % (wheel, name, info.file_size))
+        target = os.path.join(into, *parts)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with zf.open(info) as src, open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+
+
+def _check_options(args):
+    if args.dtype is not None and not args.soc:
+        raise UsageError("--dtype needs --soc (it names the dtypes that SoC must carry)")
+    if args.dtype is not None:
+        from tf_ge_custom import op_def
+
+        choices = ", ".join(op_def.ADD_CUSTOM.dtypes)
+        if not args.dtype.strip():
+            raise UsageError("--dtype is empty; choose from %s" % choices)
+        wanted = [d.strip() for d in args.dtype.split(",")]
+        unknown = [d for d in wanted if d not in op_def.ADD_CUSTOM.dtypes]
+        if unknown:
+            raise UsageError("--dtype %r: unknown dtype(s) %s; choose from %s" % (
+                args.dtype, ", ".join(repr(d) for d in unknown), choices))
+    if args.soc is not None and not args.soc.strip():
+        raise UsageError("--soc is empty")
+    if args.dir is not None and not os.path.isdir(args.dir):
+        what = "does not exist" if not os.path.lexists(args.dir) else "is not a folder"
+        raise UsageError("--dir %s %s" % (args.dir, what))
 
 
 def run(args):
@@ -55,13 +126,15 @@ def run(args):
 
     temp = None
     try:
+        _check_options(args)
         if args.wheel:
+            zf = check_wheel(args.wheel)
             temp = tempfile.mkdtemp(prefix="tf-ge-custom-wheel-")
             try:
-                _extract_wheel(args.wheel, temp)
-            except (OSError, zipfile.BadZipFile) as e:
-                sys.stderr.write("tf-ge-custom list-kernels: error: cannot read wheel %s: %s\n"
-                                 % (args.wheel, e))
+                with zf:
+                    _extract_kernels(zf, args.wheel, temp)
+            except (OSError, zipfile.BadZipFile, RuntimeError) as e:
+                sys.stderr.write("%s: error: cannot read wheel %s: %s\n" % (PROG, args.wheel, e))
                 return 1
             kernels_dir, label = temp, args.wheel
         elif args.dir:
@@ -69,6 +142,12 @@ def run(args):
         else:
             kernels_dir = _installed_kernels_dir()
             label = kernels_dir
+    except UsageError as e:
+        sys.stderr.write("%s: error: %s\n" % (PROG, e))
+        if temp:
+            shutil.rmtree(temp, ignore_errors=True)
+        return 2
+    try:
         found = kernel_manifest.find_manifests_in(kernels_dir)
         valid, failures = {}, 0
         if not found:
@@ -88,7 +167,7 @@ def run(args):
         if args.soc:
             problem = _missing(valid.get(args.soc), args.soc, args.dtype)
             if problem:
-                sys.stderr.write("tf-ge-custom list-kernels: %s in %s\n" % (problem, label))
+                sys.stderr.write("%s: %s in %s\n" % (PROG, problem, label))
                 return 1
         return 1 if failures else 0
     finally:

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 
+from tf_ge_custom import files
 from tf_ge_custom.errors import ToolchainError
 
 BISHENGIR_ENV = "TF_GE_CUSTOM_BISHENGIR_COMPILE"  # explicit bishengir-compile to use

@@ -40,3 +40,53 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("skips not allowed in CI (TF_GE_CUSTOM_STRICT_SKIPS=1)")
         for line in _bad_skips:
             terminalreporter.write_line(line)
+
+
+class OddFiles(object):
+    """What a reader may find where it expects a regular file, and a guard against hangs.
+
+    ``make(kind, path)`` puts one of :data:`KINDS` at ``path``; ``finishes(f, *args)`` runs
+    ``f`` in a thread and fails the test if it blocks (opening a FIFO for reading would).
+    """
+
+    KINDS = ("directory", "fifo", "symlink loop", "dangling symlink")
+
+    @staticmethod
+    def make(kind, path):
+        path = str(path)
+        if kind == "directory":
+            os.mkdir(path)
+        elif kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "symlink loop":
+            os.symlink(path, path)
+        elif kind == "dangling symlink":
+            os.symlink(path + ".gone", path)
+        else:
+            raise ValueError("unknown kind %r; kinds: %s" % (kind, ", ".join(OddFiles.KINDS)))
+
+    @staticmethod
+    def finishes(function, *args, **kwargs):
+        import threading
+
+        timeout = kwargs.pop("timeout", 30)
+        result = {}
+
+        def target():
+            try:
+                result["value"] = function(*args, **kwargs)
+            except BaseException as e:  # handed to the test
+                result["error"] = e
+
+        thread = threading.Thread(target=target, daemon=True)
+        thread.start()
+        thread.join(timeout)
+        assert not thread.is_alive(), "%s blocked" % getattr(function, "__name__", function)
+        if "error" in result:
+            raise result["error"]
+        return result["value"]
+
+
+@pytest.fixture
+def odd_files():
+    return OddFiles

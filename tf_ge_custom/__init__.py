@@ -9,8 +9,15 @@ Python function; ``tf_ge_custom.npu`` configures TF1 sessions and the TF2 device
 Without TensorFlow installed the package still imports, so that its pure-Python tools
 (the kernel builder, the manifest reader) run in a toolchain-only environment;
 ``add_custom`` then raises :class:`OpLibraryError`.
+
+The ``tf-ge-custom`` command (and ``python -m tf_ge_custom`` on Python 3.10+) imports the
+package without TensorFlow: most of its commands do not need the op, and TensorFlow's
+import costs seconds. There ``add_custom`` (or ``tf_ge_custom.ops``) imports TensorFlow
+and loads the op on first use.
 """
 import builtins as _builtins
+import os as _os
+import sys as _sys
 
 from . import errors, op_def
 from ._library import library_path
@@ -24,27 +31,76 @@ __all__ = [
     "TfGeCustomError", "OpLibraryError", "DTypeError", "ShapeError", "InputError",
 ]
 
-# setup.py imports the pure build modules through this package: no TensorFlow then.
-if not getattr(_builtins, "__TF_GE_CUSTOM_SETUP__", False):
+COMMAND_NAME = "tf-ge-custom"
+
+
+def _started_as_command(argv=None, orig_argv=None):
+    """Whether this process is the package's command line (``tf-ge-custom ...``).
+
+    The console script runs with ``argv[0]`` naming it; ``python -m tf_ge_custom`` is
+    recognised from ``sys.orig_argv`` (Python 3.10+; before, it imports TensorFlow as any
+    other import does).
+    """
+    argv = _sys.argv if argv is None else argv
+    if argv and isinstance(argv[0], str) and _os.path.basename(argv[0]) == COMMAND_NAME:
+        return True
+    orig_argv = getattr(_sys, "orig_argv", None) if orig_argv is None else orig_argv
+    if not argv or argv[0] != "-m" or not orig_argv:
+        return False
+    args = iter(orig_argv[1:])
+    for arg in args:
+        if arg == "-m":
+            return next(args, None) == __name__
+        if arg.startswith("-m"):
+            return arg == "-m" + __name__
+        if arg in ("-X", "-W"):  # options whose value is the next argument
+            next(args, None)
+        elif not arg.startswith("-") or arg == "-c":
+            return False
+    return False
+
+
+# setup.py imports the pure build modules through this package: no TensorFlow then, and no
+# activation. The command line activates but defers TensorFlow to the commands that need it.
+_SETUP = getattr(_builtins, "__TF_GE_CUSTOM_SETUP__", False)
+_DEFER_TENSORFLOW = _SETUP or getattr(_builtins, "__TF_GE_CUSTOM_NO_TENSORFLOW__", False) \
+    or _started_as_command()
+
+if not _SETUP:
     from . import environment as _environment
 
     # Before TensorFlow: anything that reads ASCEND_CUSTOM_OPP_PATH (TF Adapter, GE) must
     # find the OPP root in it from the start. Idempotent across imports and reloads.
     _environment.activate()
+
+
+def _add_custom_without_tensorflow(error):
+    def add_custom(x, y, name=None):
+        raise OpLibraryError(
+            "tf_ge_custom.add_custom needs TensorFlow, which cannot be imported here "
+            "(%s). Install TensorFlow, then rebuild this package against it." % error)
+    return add_custom
+
+
+def _import_add_custom():
     try:
         import tensorflow as _tf  # noqa: F401
-    except ImportError as _e:
-        _tf_import_error = _e
+    except ImportError as e:
+        return _add_custom_without_tensorflow(e)
+    from .ops import add_custom as function
 
-        def add_custom(x, y, name=None):
-            raise OpLibraryError(
-                "tf_ge_custom.add_custom needs TensorFlow, which cannot be imported here "
-                "(%s). Install TensorFlow, then rebuild this package against it." % _tf_import_error)
-    else:
-        from .ops import add_custom
+    return function
+
+
+if not _DEFER_TENSORFLOW:
+    add_custom = _import_add_custom()
 
 
 def __getattr__(name):  # PEP 562 (Python 3.7+): import optional parts on first use
+    if name == "add_custom" and not _SETUP:
+        function = _import_add_custom()
+        globals()["add_custom"] = function
+        return function
     if name in ("layers", "npu"):
         import importlib
 

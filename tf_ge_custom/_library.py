@@ -1,19 +1,27 @@
 """The one place that knows where the TensorFlow op library lives and whether it may load.
 
 A custom-op library is only safe in the TensorFlow it was compiled against: another
-version can fail with undefined symbols or, worse, crash on a changed struct layout. The
-build records that version in ``build_info.json``; :func:`load` compares it with the
-running TensorFlow before ``tf.load_op_library`` ever sees the file.
+version can fail with undefined symbols or, worse, crash on a changed struct layout. And a
+damaged file (truncated by a full disk, half-copied) is mapped by the dynamic loader and
+kills the process with SIGBUS on first touch, which no ``try`` can catch. So the build
+records, in ``build_info.json``, the TensorFlow it built against and the library's size
+and SHA-256; :func:`load` checks all of it before ``tf.load_op_library`` ever sees the
+file, and refuses with :class:`OpLibraryError` naming the file and the rebuild command.
 """
-import json
 import os
+import re
 import threading
 
+from . import files
 from .errors import OpLibraryError
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _LIBRARY = os.path.join(_PACKAGE_DIR, "_lib", "libtf_ge_custom_ops.so")
 _BUILD_INFO = os.path.join(_PACKAGE_DIR, "build_info.json")
+# The record is a few hundred bytes; nothing legitimate comes near this.
+_BUILD_INFO_MAX_BYTES = 1 << 20
+_BUILD_INFO_MAX_DEPTH = 8
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 REBUILD_COMMAND = (
     "pip install --no-deps --force-reinstall --no-cache-dir tf-ge-custom "
@@ -23,23 +31,183 @@ _lock = threading.Lock()
 _loaded = None  # the module tf.load_op_library returned
 
 
-def library_path():
-    """Path of the TensorFlow op library (``tf.load_op_library(library_path())`` works)."""
-    if not os.path.isfile(_LIBRARY):
-        raise OpLibraryError(
-            "the tf_ge_custom op library is missing: expected %s. The package was not "
-            "built (a source tree on sys.path?). Build and install it: %s"
-            % (_LIBRARY, REBUILD_COMMAND))
+def library_path_unchecked():
+    """Where the op library belongs, whether or not it is there."""
     return _LIBRARY
 
 
-def build_info():
-    """What the build recorded (``{}`` when nothing was recorded)."""
-    try:
-        with open(_BUILD_INFO) as f:
-            return json.load(f)
-    except (IOError, OSError, ValueError):
+def _installed_from_source():
+    """The source folder pip installed this package from (PEP 610 ``direct_url.json``), or
+    None when it came from an index, a wheel or an archive, or the folder is gone."""
+    import glob
+    from urllib.parse import unquote, urlparse
+
+    site = os.path.dirname(_PACKAGE_DIR)
+    for record in sorted(glob.glob(os.path.join(site, "tf_ge_custom-*.dist-info", "direct_url.json"))):
+        try:
+            url = files.load_json(record, 1 << 16, 8).get("url", "")
+        except (files.FileProblem, AttributeError):
+            continue
+        parsed = urlparse(url) if isinstance(url, str) else None
+        if parsed and parsed.scheme == "file":
+            folder = unquote(parsed.path)
+            if os.path.isfile(os.path.join(folder, "setup.py")):
+                return folder
+    return None
+
+
+def rebuild_command():
+    """The command that rebuilds the op library for this interpreter's TensorFlow.
+
+    Concrete (this interpreter, the source folder it was installed from) when pip recorded
+    one, so that it works as printed; else :data:`REBUILD_COMMAND`.
+    """
+    import shlex
+    import sys
+
+    source = _installed_from_source()
+    if source is None or not sys.executable:
+        return REBUILD_COMMAND
+    return "%s -m pip install --no-deps --force-reinstall --no-cache-dir %s" % (
+        shlex.quote(sys.executable), shlex.quote(source))
+
+
+def library_path():
+    """Path of the TensorFlow op library (``tf.load_op_library(library_path())`` works)."""
+    if not os.path.lexists(_LIBRARY):
+        raise OpLibraryError(
+            "the tf_ge_custom op library is missing: expected %s. The package was not "
+            "built (a source tree on sys.path?). Build and install it: %s"
+            % (_LIBRARY, rebuild_command()))
+    return _LIBRARY
+
+
+# --- the build record ------------------------------------------------------------------
+# What each section holds (tf_ge_custom/_build/*.py write it). Keys not listed here are
+# allowed (a later build step may add some); listed keys must have these types.
+_STR, _INT, _BOOL, _NULL = "a string", "an integer", "a boolean", "null"
+_PATHS = "an array of relative paths"
+_SECTIONS = {
+    "tensorflow": {"version": (_STR,), "cxx11_abi": (_INT, _BOOL, _NULL), "python": (_STR,),
+                   "library": (_STR,), "library_size": (_INT,), "library_sha256": (_STR,)},
+    "ge": {"built": (_BOOL,), "reason": (_STR,), "ascend_home": (_STR, _NULL),
+           "libraries": (_PATHS,), "headers": (_PATHS,), "manifest_tool": (_STR,)},
+    "kernels": {"source": (_STR, _NULL), "socs": ("an object of arrays of strings",)},
+    "opp": {"root": (_STR,), "arch": (_STR,), "json": (_STR,)},
+}
+
+
+def _relative_path(value):
+    return (isinstance(value, str) and value and not os.path.isabs(value)
+            and ".." not in value.split("/") and "\0" not in value)
+
+
+def _has_type(value, kind):
+    if kind == _STR:
+        return isinstance(value, str)
+    if kind == _INT:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == _BOOL:
+        return isinstance(value, bool)
+    if kind == _NULL:
+        return value is None
+    if kind == _PATHS:
+        return isinstance(value, list) and all(_relative_path(v) for v in value)
+    return isinstance(value, dict) and all(
+        isinstance(v, list) and all(isinstance(d, str) for d in v) for v in value.values())
+
+
+def validate_build_info(document, path=_BUILD_INFO):
+    """Raise :class:`OpLibraryError` unless ``document`` has the build record's shape."""
+    def refuse(what):
+        return OpLibraryError(
+            "the build record %s is damaged: %s. It is written by the package's build. "
+            "Rebuild the package: %s" % (path, what, rebuild_command()))
+
+    if not isinstance(document, dict):
+        raise refuse("expected a JSON object at the top level, found %s"
+                     % _json_type(document))
+    for section, fields in _SECTIONS.items():
+        if section not in document:
+            continue
+        value = document[section]
+        if not isinstance(value, dict):
+            raise refuse("%r must be an object, found %s" % (section, _json_type(value)))
+        for key, kinds in fields.items():
+            if key in value and not any(_has_type(value[key], k) for k in kinds):
+                raise refuse("%s.%s must be %s, found %s" % (
+                    section, key, " or ".join(kinds), _json_type(value[key])))
+    tf = document.get("tensorflow") or {}
+    if "version" in tf and not tf["version"]:
+        raise refuse("tensorflow.version is empty")
+    if tf.get("cxx11_abi") not in (None, 0, 1):  # True/False are 1/0
+        raise refuse("tensorflow.cxx11_abi must be 0, 1 or null, found %r" % (tf["cxx11_abi"],))
+    if "library_size" in tf and tf["library_size"] < 0:
+        raise refuse("tensorflow.library_size is negative")
+    if "library_sha256" in tf and not _SHA256.match(tf["library_sha256"]):
+        raise refuse("tensorflow.library_sha256 must be 64 lowercase hex digits, found %r"
+                     % tf["library_sha256"][:80])
+    return document
+
+
+def _json_type(value):
+    if value is None:
+        return "null"
+    for kind, name in ((bool, "a boolean"), (int, "an integer"), (float, "a number"),
+                       (str, "a string"), (list, "an array"), (dict, "an object")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
+
+
+def build_info(path=None):
+    """What the build recorded (``{}`` when no record exists).
+
+    Raises :class:`OpLibraryError` for a record that exists but cannot be read or does not
+    have the expected shape (a directory, a FIFO, malformed JSON, a wrong type...).
+    """
+    path = path or _BUILD_INFO
+    if not os.path.lexists(path):
         return {}
+    try:
+        document = files.load_json(path, _BUILD_INFO_MAX_BYTES, _BUILD_INFO_MAX_DEPTH)
+    except files.FileProblem as e:
+        raise OpLibraryError("the build record %s cannot be used: %s. Rebuild the package: %s"
+                             % (path, e, rebuild_command()))
+    return validate_build_info(document, path)
+
+
+def check_library_file(path, info):
+    """Raise :class:`OpLibraryError` unless ``path`` is the file the build recorded.
+
+    Size first (a truncated copy is the common damage), then SHA-256. Only a regular file
+    is looked at: anything else would be refused by the loader anyway, or block it.
+    """
+    built = info.get("tensorflow") or {}
+    size, digest = built.get("library_size"), built.get("library_sha256")
+    if size is None or digest is None:
+        raise OpLibraryError(
+            "the build record %s has no size and SHA-256 for %s (a build by an older "
+            "tf-ge-custom, or a damaged record), so the file cannot be checked before it is "
+            "loaded; refusing to load it. Rebuild: %s" % (_BUILD_INFO, path, rebuild_command()))
+    try:
+        found = files.regular_file_size(path)
+    except files.FileProblem as e:
+        raise OpLibraryError("cannot use the op library: %s. Rebuild: %s" % (e, rebuild_command()))
+    if found != size:
+        raise OpLibraryError(
+            "the op library %s has %d bytes, but the build recorded %d: the file is damaged "
+            "(truncated or replaced) and loading it could crash the process. Rebuild: %s"
+            % (path, found, size, rebuild_command()))
+    try:
+        actual = files.sha256_file(path)
+    except files.FileProblem as e:
+        raise OpLibraryError("cannot use the op library: %s. Rebuild: %s" % (e, rebuild_command()))
+    if actual != digest:
+        raise OpLibraryError(
+            "the op library %s does not match the build record (SHA-256 %s, recorded %s): "
+            "the file was changed after the build and is not loaded. Rebuild: %s"
+            % (path, actual, digest, rebuild_command()))
 
 
 def check_compatible(running_version, running_abi, info):
@@ -50,19 +218,38 @@ def check_compatible(running_version, running_abi, info):
         raise OpLibraryError(
             "the tf_ge_custom op library has no record of the TensorFlow it was built "
             "against (%s is missing or damaged); refusing to load it into TensorFlow %s. "
-            "Rebuild: %s" % (_BUILD_INFO, running_version, REBUILD_COMMAND))
+            "Rebuild: %s" % (_BUILD_INFO, running_version, rebuild_command()))
     if built_version != running_version:
         raise OpLibraryError(
             "the tf_ge_custom op library was built for TensorFlow %s, but TensorFlow %s "
             "is running; a custom-op library only works in the TensorFlow it was compiled "
             "against. Rebuild it against this TensorFlow: %s"
-            % (built_version, running_version, REBUILD_COMMAND))
+            % (built_version, running_version, rebuild_command()))
     built_abi = built.get("cxx11_abi")
     if None not in (built_abi, running_abi) and int(built_abi) != int(running_abi):
         raise OpLibraryError(
             "the tf_ge_custom op library was built with _GLIBCXX_USE_CXX11_ABI=%s but "
             "TensorFlow %s uses %s. Rebuild: %s"
-            % (built_abi, running_version, running_abi, REBUILD_COMMAND))
+            % (int(built_abi), running_version, running_abi, rebuild_command()))
+
+
+def check_before_load(running_version, running_abi):
+    """Every check :func:`load` makes before loading; returns the library's path."""
+    info = build_info()
+    check_compatible(running_version, running_abi, info)
+    path = library_path()
+    check_library_file(path, info)
+    return path
+
+
+def _check_defines_ops(module, path):
+    from .op_def import OPS
+
+    absent = [op.python_name for op in OPS if not hasattr(module, op.python_name)]
+    if absent:
+        raise OpLibraryError(
+            "%s loaded, but it is not the tf_ge_custom op library: it defines no %s. "
+            "Rebuild: %s" % (path, ", ".join(absent), rebuild_command()))
 
 
 def load():
@@ -70,15 +257,22 @@ def load():
     global _loaded
     with _lock:
         if _loaded is None:
-            import tensorflow as tf
-
-            check_compatible(tf.__version__, getattr(tf.sysconfig, "CXX11_ABI_FLAG", None),
-                             build_info())
-            path = library_path()
             try:
-                _loaded = tf.load_op_library(path)
+                import tensorflow as tf
+            except ImportError as e:
+                raise OpLibraryError(
+                    "the tf_ge_custom op library needs TensorFlow, which cannot be imported "
+                    "here (%s). Install the TensorFlow it was built for, then rebuild: %s"
+                    % (e, rebuild_command()))
+
+            path = check_before_load(tf.__version__,
+                                     getattr(tf.sysconfig, "CXX11_ABI_FLAG", None))
+            try:
+                module = tf.load_op_library(path)
             except Exception as e:  # tf.errors.NotFoundError: undefined symbol, bad ELF
                 raise OpLibraryError(
                     "TensorFlow %s could not load %s: %s. Rebuild: %s"
-                    % (tf.__version__, path, e, REBUILD_COMMAND))
+                    % (tf.__version__, path, e, rebuild_command()))
+            _check_defines_ops(module, path)
+            _loaded = module
         return _loaded

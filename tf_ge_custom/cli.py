@@ -2,6 +2,10 @@
 
 Each sub-command lives in its own module, which defines ``add_arguments(parser)`` and
 ``run(args) -> int`` (the exit status).
+
+Start-up stays cheap: the package is imported without TensorFlow here (see
+``tf_ge_custom/__init__.py``) and each command's module is imported only when it runs; no
+command imports TensorFlow in this process (``doctor`` asks a child process).
 """
 import argparse
 import importlib
@@ -22,10 +26,28 @@ COMMANDS = (
 )
 
 
+def version_text():
+    """``tf-ge-custom X.Y.Z`` plus what the build recorded (no TensorFlow import)."""
+    from . import _library
+    from ._version import __version__
+    from .errors import OpLibraryError
+
+    try:
+        built = (_library.build_info().get("tensorflow") or {}).get("version")
+    except OpLibraryError as e:
+        return "tf-ge-custom %s (build record unusable: %s)" % (__version__, e)
+    return "tf-ge-custom %s (%s)" % (
+        __version__, "op library built for TensorFlow %s" % built if built
+        else "op library not built")
+
+
 def _parser():
     parser = argparse.ArgumentParser(
         prog="tf-ge-custom",
         description="Tools of the tf-ge-custom package (AddCustom for TensorFlow on Ascend).")
+    parser.add_argument("--version", action="version", version=version_text(),
+                        help="print the package version and the TensorFlow its op library "
+                             "was built for, then exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module, help_text in COMMANDS:
         sub.add_parser(name, help=help_text, add_help=False).set_defaults(_module=module)
@@ -37,6 +59,8 @@ def main(argv=None):
     parser = _parser()
     args, rest = parser.parse_known_args(argv)
     if not getattr(args, "_module", None):
+        if rest:
+            parser.error("unrecognized arguments: %s" % " ".join(rest))  # exits with 2
         parser.print_help()
         return 2
     module = importlib.import_module(args._module)

@@ -1,10 +1,18 @@
 """``tf-ge-custom doctor``: check the installation and the Ascend stack, one line per check.
 
-Each check says OK, WARN or FAIL, what it found and, unless OK, the fix. The exit status
-is non-zero only when a check FAILs: on a machine without the NPU stack (no CANN, no TF
-Adapter) the missing pieces are WARN, so the command passes there, and everything this
-package can check without them (TensorFlow, the op library, the OPP root and its files)
-still decides. ``--json`` prints the same checks for machines.
+Each check says OK, INFO, WARN or FAIL, what it found and, for WARN and FAIL, the fix: a
+command that works as printed wherever one can (``export`` lines hold the exact value). The
+exit status is non-zero only when a check FAILs. On a host with no Ascend component at all
+(no TF Adapter, no CANN, no ``ASCEND_*`` variable, no ``/usr/local/Ascend``) the stack's
+checks that would only WARN about what is absent fold into one INFO line (CPU mode); WARN is
+for a partial or inconsistent stack. What this package installs itself (TensorFlow against
+the build record, the op library, the OPP root) decides everywhere. ``--json`` prints the
+same checks for machines, folded ones included.
+
+doctor never imports TensorFlow nor loads the op library itself: the TensorFlow and op
+library checks read what one child process found (TensorFlow's version, the library's
+checks and load, the op it registered), so that a damaged library is a FAIL line rather
+than a crash of doctor, and doctor pays TensorFlow's import once.
 
 Whether TF Adapter (TF1 and TF2) and GE would find our JSON and libraries is answered by
 replicating their search rules (:mod:`tf_ge_custom.path_rules`) on this process's
@@ -15,18 +23,22 @@ import importlib
 import importlib.util
 import json
 import os
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from typing import NamedTuple, Optional
 
-from . import _library, environment, op_def, opp, path_rules
+from . import _library, environment, files, op_def, opp, path_rules
 from ._build import cann_toolkit
 from ._version import __version__
+from .errors import OpLibraryError
 
-OK, WARN, FAIL = "OK", "WARN", "FAIL"
-_RANK = {OK: 0, WARN: 1, FAIL: 2}
-REBUILD = _library.REBUILD_COMMAND
+OK, INFO, WARN, FAIL = "OK", "INFO", "WARN", "FAIL"
+STATUSES = (OK, INFO, WARN, FAIL)
+_RANK = {OK: 0, INFO: 0, WARN: 1, FAIL: 2}
+REBUILD = _library.rebuild_command()
 SOURCE_CANN = "source <CANN install>/set_env.sh (e.g. /usr/local/Ascend/cann/set_env.sh)"
 
 
@@ -43,7 +55,9 @@ class Check(NamedTuple):
 
 
 def worst(statuses):
-    return max(statuses, key=_RANK.__getitem__) if statuses else OK
+    """The most severe status (INFO counts as OK)."""
+    found = max(statuses, key=_RANK.__getitem__) if statuses else OK
+    return OK if found == INFO else found
 
 
 _FROM_PROCESS = object()
@@ -55,9 +69,16 @@ class Context(object):
     def __init__(self, root=None, build_info=None, environ=None,
                  shell_custom_opp_path=_FROM_PROCESS,
                  find_spec=None, which=None, arch=None, manifest_reader=None,
-                 dlopen_check=None, cwd=None):
+                 dlopen_check=None, tensorflow_probe=None, build_info_error="",
+                 install_dirs=("/usr/local/Ascend",), cwd=None):
         self.root = root or opp.opp_root()
-        self.build_info = _library.build_info() if build_info is None else build_info
+        self.build_info_error = build_info_error  # why the build record is unusable
+        if build_info is None:
+            try:
+                build_info = _library.build_info()
+            except OpLibraryError as e:
+                build_info, self.build_info_error = {}, str(e)
+        self.build_info = build_info
         self.environ = os.environ if environ is None else environ
         # ASCEND_CUSTOM_OPP_PATH as the shell exported it (what atc sees; None: unset).
         self.shell_custom_opp_path = (environment.original_custom_opp_path()
@@ -69,9 +90,40 @@ class Context(object):
         self._manifest_reader = manifest_reader
         self.dlopen_check = dlopen_check or _dlopen_in_child
         self.cwd = cwd or os.getcwd()  # where GE's online compile would write (docs/cann.md)
+        # () -> what a child process found of TensorFlow and the op library (probe_tensorflow)
+        self._tensorflow_probe = tensorflow_probe or probe_tensorflow
+        self._tensorflow = None
+        self.install_dirs = install_dirs  # where CANN and the driver install by default
 
     def has_module(self, name):
         return self._find_spec(name) is not None
+
+    def tensorflow(self):
+        """What one child process found of TensorFlow and the op library (asked once)."""
+        if self._tensorflow is None:
+            self._tensorflow = self._tensorflow_probe()
+        return self._tensorflow
+
+    def ascend_components(self):
+        """What of the Ascend stack this host has, in words (empty: none at all)."""
+        found = ["%s (importable)" % m for m in ("npu_bridge", "npu_device") if self.has_module(m)]
+        found += ["$%s" % var for var in sorted(self.environ)
+                  if var.startswith("ASCEND_") and var != path_rules.CUSTOM_OPP_PATH_VAR]
+        others = [e for e in environment.split_path_list(
+            self.environ.get(path_rules.CUSTOM_OPP_PATH_VAR) or "")
+            if e and not environment.contains_root(e, self.root)]
+        if others:
+            found.append("other ASCEND_CUSTOM_OPP_PATH entries (%s)" % ", ".join(others))
+        path = self.environ.get("PATH")
+        found += ["%s on PATH" % tool for tool in ("atc", "npu-smi")
+                  if self.which(tool, path=path)]
+        found += [folder for folder in self.install_dirs if os.path.isdir(folder)]
+        ge = self.ge_info() or {}
+        if ge.get("built"):
+            found.append("a GE library built by this package")
+        if (self.build_info.get("kernels") or {}).get("socs"):
+            found.append("npubins recorded by this build")
+        return found
 
     def manifest_reader(self):
         """The kernel manifest reader module (raises ImportError when not built yet)."""
@@ -110,64 +162,167 @@ def _dlopen_in_child(path, environ):
     return "" if proc.returncode == 0 else (proc.stderr.strip().splitlines() or ["failed"])[-1]
 
 
+# Run in a child by probe_tensorflow: TensorFlow's version, then every check import
+# tf_ge_custom makes and the load itself, then what the library registered. The package is
+# imported without TensorFlow, so that nothing loads before the step that reports it.
+_PROBE = r"""
+import builtins, json, sys
+builtins.__TF_GE_CUSTOM_NO_TENSORFLOW__ = True
+sys.path.insert(0, sys.argv[1])  # this very package; everything else as the parent finds it
+import tf_ge_custom
+from tf_ge_custom import _library, op_def
+del sys.path[0]
+
+def say(key, value):
+    sys.stdout.write("\nTF_GE_CUSTOM_PROBE " + json.dumps([key, value]) + "\n")
+    sys.stdout.flush()
+
+say("package", tf_ge_custom.__file__)
+try:
+    import tensorflow as tf
+except Exception as e:
+    say("tensorflow_error", "%s: %s" % (type(e).__name__, e))
+    sys.exit(0)
+say("tensorflow", tf.__version__)
+try:
+    _library.load()
+except tf_ge_custom.OpLibraryError as e:
+    say("library_error", str(e))
+    sys.exit(0)
+from tensorflow.python.framework import op_def_registry
+ops = {}
+for op in op_def.OPS:
+    if hasattr(op_def_registry, "get"):
+        registered = op_def_registry.get(op.type_name)
+    else:  # TensorFlow 1.15
+        registered = op_def_registry.get_registered_ops().get(op.type_name)
+    if registered is None:
+        ops[op.type_name] = None
+        continue
+    attrs = {a.name: a for a in registered.attr}
+    dtypes = []
+    if op.type_attr in attrs:
+        dtypes = [tf.as_dtype(t).name for t in attrs[op.type_attr].allowed_values.list.type]
+    ops[op.type_name] = {"inputs": [a.name for a in registered.input_arg],
+                         "outputs": [a.name for a in registered.output_arg], "dtypes": dtypes}
+say("ops", ops)
+"""
+_PROBE_MARK = "TF_GE_CUSTOM_PROBE "
+
+
+def _signal_name(returncode):
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return "signal %d" % -returncode
+
+
+def probe_tensorflow(timeout=600):
+    """TensorFlow and this package's op library, as a child process sees them.
+
+    Returns a dict: ``tensorflow`` (its version) or ``tensorflow_error``; then
+    ``library_error`` or ``ops`` (what the library registered); ``crash`` when the child died
+    of a signal (a library the recorded checks cannot fault may still crash the loader:
+    in a child that is a message, not the end of doctor); ``failure`` for anything else.
+    """
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    try:
+        proc = subprocess.run([sys.executable, "-c", _PROBE, package_parent],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"failure": "a child process importing TensorFlow and loading the op library "
+                           "did not finish within %d s" % timeout}
+    except OSError as e:
+        return {"failure": "cannot start a child process: %s" % e}
+    found = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith(_PROBE_MARK):
+            key, value = json.loads(line[len(_PROBE_MARK):])
+            found[key] = value
+    if proc.returncode < 0:
+        if "tensorflow" in found:
+            found["crash"] = ("loading %s killed a child process with %s: the file is damaged "
+                              "in a way the build record cannot show"
+                              % (_library.library_path_unchecked(), _signal_name(proc.returncode)))
+        else:
+            found["crash"] = ("importing TensorFlow killed a child process with %s"
+                              % _signal_name(proc.returncode))
+    elif not found or ("ops" not in found and not set(found) & {"tensorflow_error",
+                                                                "library_error"}):
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        found["failure"] = "a child process importing TensorFlow failed (exit %d): %s" % (
+            proc.returncode, tail)
+    return found
+
+
 # --- TensorFlow and the op library -------------------------------------------------
+# Both checks read one child process's findings (Context.tensorflow): doctor itself never
+# imports TensorFlow nor maps the op library.
+
+
+def _without_fix(message):
+    """An OpLibraryError's message without its closing rebuild advice (doctor prints its own)."""
+    for marker in (" Rebuild", " Build and install it:"):
+        at = message.find(marker)
+        if at > 0:
+            return message[:at].rstrip(" .:")
+    return message
 
 
 def check_tensorflow(ctx):
     built = (ctx.build_info.get("tensorflow") or {}).get("version")
-    try:
-        import tensorflow as tf
-    except ImportError as e:
-        return Check("TensorFlow", FAIL, "cannot import tensorflow: %s" % e,
+    probe = ctx.tensorflow()
+    running = probe.get("tensorflow")
+    if running is None:
+        why = (probe.get("tensorflow_error") or probe.get("crash") or probe.get("failure")
+               or "no answer")
+        return Check("TensorFlow", FAIL, "cannot import tensorflow: %s" % why,
                      "install the TensorFlow the package was built for (%s), then %s"
                      % (built or "unknown", REBUILD))
+    if ctx.build_info_error:
+        return Check("TensorFlow", FAIL, "TensorFlow %s; %s" % (
+            running, _without_fix(ctx.build_info_error)), REBUILD)
     if built is None:
         return Check("TensorFlow", FAIL,
                      "TensorFlow %s; the package records no TensorFlow build (not built?)"
-                     % tf.__version__, REBUILD)
-    if built != tf.__version__:
+                     % running, REBUILD)
+    if built != running:
         return Check("TensorFlow", FAIL,
                      "TensorFlow %s is running but the op library was built for %s"
-                     % (tf.__version__, built), "rebuild against this TensorFlow: " + REBUILD)
+                     % (running, built), REBUILD)
     return Check("TensorFlow", OK, "%s, the version the op library was built for" % built)
-
-
-def _registered_op(name):
-    from tensorflow.python.framework import op_def_registry
-
-    if hasattr(op_def_registry, "get"):
-        return op_def_registry.get(name)
-    return op_def_registry.get_registered_ops().get(name)  # TensorFlow 1.15
 
 
 def check_op_library(ctx):
     name = "op library"
-    try:
-        _library.load()
-    except Exception as e:  # OpLibraryError, or TensorFlow itself missing
-        return Check(name, FAIL, str(e).split(". ")[0], REBUILD)
-    import tensorflow as tf
-
+    if ctx.build_info_error:
+        return Check(name, FAIL, _without_fix(ctx.build_info_error), REBUILD)
+    probe = ctx.tensorflow()
+    for key in ("tensorflow_error", "library_error", "crash", "failure"):
+        if probe.get(key):
+            detail = _without_fix(probe[key])
+            if key == "tensorflow_error":
+                detail = "cannot be loaded without TensorFlow (%s)" % detail
+            return Check(name, FAIL, detail, REBUILD)
     problems = []
     for op in op_def.OPS:
-        registered = _registered_op(op.type_name)
+        registered = (probe.get("ops") or {}).get(op.type_name)
         if registered is None:
             problems.append("%s is not registered" % op.type_name)
             continue
-        inputs = tuple(a.name for a in registered.input_arg)
-        outputs = tuple(a.name for a in registered.output_arg)
-        attrs = {a.name: a for a in registered.attr}
-        dtypes = ()
-        if op.type_attr in attrs:
-            dtypes = tuple(tf.as_dtype(t).name for t in attrs[op.type_attr].allowed_values.list.type)
+        inputs, outputs = tuple(registered["inputs"]), tuple(registered["outputs"])
+        dtypes = tuple(registered["dtypes"])
         if (inputs, outputs) != (op.inputs, op.outputs) or set(dtypes) != set(op.dtypes):
             problems.append("%s registered as %s -> %s over %s; the op definition says %s -> %s "
                             "over %s" % (op.type_name, inputs, outputs, dtypes, op.inputs,
                                          op.outputs, op.dtypes))
     if problems:
         return Check(name, FAIL, "; ".join(problems), REBUILD)
-    return Check(name, OK, "%s loads and registers %s" % (
-        os.path.basename(_library.library_path()), ", ".join(o.type_name for o in op_def.OPS)))
+    return Check(name, OK, "%s matches its build record, loads and registers %s" % (
+        os.path.basename(_library.library_path_unchecked()),
+        ", ".join(o.type_name for o in op_def.OPS)))
 
 
 # --- the OPP root -------------------------------------------------------------------
@@ -181,13 +336,11 @@ def check_opp_root(ctx):
     problems, fixes = [], set()
     json_path = os.path.join(root, opp.SUPPORTED_OPS_JSON)
     try:
-        with open(json_path) as f:
-            text = f.read()
-        if json.loads(text) != opp.supported_ops_document():
+        if files.load_json(json_path, path_rules.JSON_MAX_BYTES) != opp.supported_ops_document():
             problems.append("%s does not match the op definition" % opp.SUPPORTED_OPS_JSON)
             fixes.add(REBUILD)
-    except (IOError, OSError, ValueError) as e:
-        problems.append("%s unreadable: %s" % (opp.SUPPORTED_OPS_JSON, e))
+    except files.FileProblem as e:
+        problems.append("%s unusable: %s" % (opp.SUPPORTED_OPS_JSON, e))
         fixes.add(REBUILD)
     for folder in (opp.GE_INCLUDE_DIR, opp.ge_library_dir(ctx.arch), opp.KERNELS_DIR):
         if not os.path.isdir(os.path.join(root, folder)):
@@ -196,17 +349,17 @@ def check_opp_root(ctx):
     # GE dlopens every .so under framework/ (recursively): only our parser plugin belongs.
     ge = ctx.ge_info() or {}
     allowed = set(ge.get("libraries") or ())
-    for folder, _dirs, files in os.walk(os.path.join(root, opp.FRAMEWORK_DIR)):
-        for file_name in files:
+    for folder, _dirs, names in os.walk(os.path.join(root, opp.FRAMEWORK_DIR)):
+        for file_name in names:
             relative = os.path.relpath(os.path.join(folder, file_name), root).replace(os.sep, "/")
             if file_name.endswith(".so") and relative not in allowed:
                 problems.append("%s is not a GE plugin this build made, yet GE would load it"
                                 % relative)
-                fixes.add("delete it, or rebuild from a clean tree: make clean; " + REBUILD)
-    if os.path.exists(os.path.join(root, path_rules.CUST_OPAPI_SO)):
+                fixes.add("rm -f " + shlex.quote(os.path.join(folder, file_name)))
+    if os.path.lexists(os.path.join(root, path_rules.CUST_OPAPI_SO)):
         problems.append("%s found: GE would load it as well as op_graph/lib (ship one layout)"
                         % path_rules.CUST_OPAPI_SO)
-        fixes.add("delete %s" % os.path.join(root, path_rules.CUST_OPAPI_SO))
+        fixes.add("rm -f " + shlex.quote(os.path.join(root, path_rules.CUST_OPAPI_SO)))
     if problems:
         return Check(name, FAIL, "%s: %s" % (root, "; ".join(problems)), "; ".join(sorted(fixes)))
     return Check(name, OK, "%s (npu_supported_ops.json matches the op definition)" % root)
@@ -215,16 +368,31 @@ def check_opp_root(ctx):
 # --- environment ---------------------------------------------------------------------
 
 
-def _export_line(root):
-    return 'export ASCEND_CUSTOM_OPP_PATH=%s${ASCEND_CUSTOM_OPP_PATH:+:$ASCEND_CUSTOM_OPP_PATH}' % root
+def _export_line(root, value=None):
+    """The shell command that puts ``root`` first in ASCEND_CUSTOM_OPP_PATH, keeping only the
+    entries of ``value`` that every program resolves alike (existing absolute folders)."""
+    kept = [e for e in environment.split_path_list(value or "")
+            if e and os.path.isabs(e) and os.path.isdir(e)
+            and not environment.contains_root(e, root)]
+    return "export %s=%s" % (path_rules.CUSTOM_OPP_PATH_VAR,
+                             shlex.quote(":".join([root] + list(dict.fromkeys(kept)))))
+
+
+def _root_problem(ctx):
+    """Why the OPP root cannot be listed in ASCEND_CUSTOM_OPP_PATH at all ("" normally)."""
+    return environment.separator_problem(ctx.root)
 
 
 def check_custom_opp_path(ctx):
     name = "ASCEND_CUSTOM_OPP_PATH"
     value = ctx.environ.get(path_rules.CUSTOM_OPP_PATH_VAR)
     entries = environment.split_path_list(value or "")
+    if _root_problem(ctx):
+        return Check(name, FAIL, "%s; import tf_ge_custom leaves the variable alone, so TF "
+                     "Adapter and GE never find AddCustom" % _root_problem(ctx),
+                     environment.INSTALL_ELSEWHERE, {"value": value, "entries": entries})
     notes, status = [], OK
-    fix = ""
+    drop = set()  # entries the fix leaves out
     if not environment.contains_root(value, ctx.root):
         status = WARN
         if environment.opted_out(ctx.environ):
@@ -232,7 +400,6 @@ def check_custom_opp_path(ctx):
                 environment.OPT_OUT_VAR, ctx.environ.get(environment.OPT_OUT_VAR), ctx.root))
         else:
             notes.append("does not contain %s" % ctx.root)
-        fix = _export_line(ctx.root)
     elif entries and entries[0] != ctx.root:
         notes.append("contains the OPP root, not first")
     odd = [e for e in entries if e and not os.path.isabs(e)]
@@ -255,13 +422,14 @@ def check_custom_opp_path(ctx):
         clash = [op.type_name for op in op_def.OPS if read.ops and op.type_name in read.ops]
         if clash:
             rivals.append("%s (%s)" % (entry, ", ".join(clash)))
+            drop.add(entry)
     if rivals:
         status = worst([status, WARN])
         notes.append("other entries also declare our ops: %s; TF1 takes the later entry's "
-                     "value and GE loads both libraries" % "; ".join(rivals))
-        fix = fix or "remove those entries, or rename one of the ops"
-    if status != OK and not fix:
-        fix = "leave only existing absolute folders in it: " + _export_line(ctx.root)
+                     "value and GE loads both libraries; the fix drops them" % "; ".join(rivals))
+    fix = ""
+    if status != OK:
+        fix = _export_line(ctx.root, ":".join(e for e in entries if e not in drop))
     detail = value if value is not None else "(unset)"
     if notes:
         detail += " -- " + "; ".join(notes)
@@ -274,11 +442,14 @@ def check_shell_environment(ctx):
     if environment.contains_root(value, ctx.root):
         return Check(name, OK, "the shell's ASCEND_CUSTOM_OPP_PATH contains the OPP root, so "
                      "atc and ACL programs find AddCustom too")
+    if _root_problem(ctx):
+        return Check(name, WARN, "atc cannot be shown the OPP root: its path contains ':' "
+                     "(see ASCEND_CUSTOM_OPP_PATH)", environment.INSTALL_ELSEWHERE)
     return Check(name, WARN,
                  "the shell's ASCEND_CUSTOM_OPP_PATH (%s) lacks the OPP root: Python programs "
-                 "that import tf_ge_custom are fine, but atc and other programs are not"
-                 % ("unset" if value is None else value or "empty"),
-                 "before running atc: " + _export_line(ctx.root))
+                 "that import tf_ge_custom are fine, but atc and other programs are not; run "
+                 "the fix in the shell before atc" % ("unset" if value is None else value or "empty"),
+                 _export_line(ctx.root, value))
 
 
 def check_opp_path(ctx):
@@ -310,7 +481,7 @@ def check_home_path(ctx):
 # --- would the stack find our files? ---------------------------------------------------
 
 
-def _lookup_check(name, lookup, root, adapter_installed, adapter_module):
+def _lookup_check(name, lookup, root, adapter_installed, adapter_module, environ):
     data = lookup.as_dict()
     ours = root.rstrip("/") + "/"
     if lookup.supported and lookup.source and lookup.source.startswith(ours):
@@ -326,21 +497,24 @@ def _lookup_check(name, lookup, root, adapter_installed, adapter_module):
     detail = "would keep %s on the CPU: %s" % (lookup.op_type, why)
     if not adapter_installed:
         detail += " (%s is not installed, so this only matters on an NPU host)" % adapter_module
-    fix = ("import tf_ge_custom before %s reads the op list, or %s; on the old OPP layout, "
-           "source a newer CANN's set_env.sh" % (adapter_module, _export_line(root)))
+    detail += ("; import tf_ge_custom before %s reads the op list, or export the OPP root "
+               "in the shell (the fix); on the old OPP layout, source a newer CANN's "
+               "set_env.sh" % adapter_module)
+    fix = (environment.INSTALL_ELSEWHERE if environment.separator_problem(root)
+           else _export_line(root, environ.get(path_rules.CUSTOM_OPP_PATH_VAR)))
     return Check(name, status, detail, fix, data)
 
 
 def check_tf1_finds_json(ctx):
     lookup = path_rules.tf1_lookup(op_def.ADD_CUSTOM.type_name, ctx.environ)
     return _lookup_check("TF1 adapter finds the JSON", lookup, ctx.root,
-                         ctx.has_module("npu_bridge"), "npu_bridge")
+                         ctx.has_module("npu_bridge"), "npu_bridge", ctx.environ)
 
 
 def check_tf2_finds_json(ctx):
     lookup = path_rules.tf2_lookup(op_def.ADD_CUSTOM.type_name, ctx.environ)
     return _lookup_check("TF2 adapter finds the JSON", lookup, ctx.root,
-                         ctx.has_module("npu_device"), "npu_device")
+                         ctx.has_module("npu_device"), "npu_device", ctx.environ)
 
 
 def _expected_ge_libraries(ctx):
@@ -371,7 +545,7 @@ def check_ge_finds_library(ctx):
         return Check(name, FAIL if cann else WARN,
                      "GE would not load %s (%s)" % (", ".join(missing),
                                                     "; ".join(found.notes) or "not on its path"),
-                     _export_line(ctx.root), data)
+                     _export_line(ctx.root, ctx.environ.get(path_rules.CUSTOM_OPP_PATH_VAR)), data)
     if missing_parsers:
         return Check(name, WARN, "GE loads the custom-op library, but its TF parser would not "
                      "load %s (%s): atc --framework=3 cannot parse AddCustom"
@@ -424,14 +598,14 @@ def check_ge_library(ctx):
     if not ge.get("built"):
         return Check(name, WARN, "not built: %s" % (ge.get("reason") or "no reason recorded"),
                      "install the CANN toolkit, %s, then %s" % (SOURCE_CANN, REBUILD))
-    files = list(ge.get("libraries") or ()) + list(ge.get("headers") or ())
-    absent = [p for p in files if not os.path.isfile(os.path.join(ctx.root, p))]
+    recorded = list(ge.get("libraries") or ()) + list(ge.get("headers") or ())
+    absent = [p for p in recorded if not os.path.isfile(os.path.join(ctx.root, p))]
     if absent:
         return Check(name, FAIL, "recorded but missing: %s" % ", ".join(absent), REBUILD)
-    recorded = ge.get("toolkit") or {}
+    toolkit = ge.get("toolkit") or {}
     detail = "built against %s: %s" % (
-        "%s at %s" % (cann_toolkit.describe(recorded.get("version")), recorded.get("home"))
-        if recorded else ge.get("ascend_home") or "CANN", ", ".join(files))
+        "%s at %s" % (cann_toolkit.describe(toolkit.get("version")), toolkit.get("home"))
+        if toolkit else ge.get("ascend_home") or "CANN", ", ".join(recorded))
     if ctx.cann_home() is None:
         return Check(name, OK, detail + " (its dependencies were not checked: no CANN here)")
     failures = []
@@ -484,7 +658,8 @@ def check_kernels(ctx):
             parts.append("%s: %s" % (soc, ", ".join(have)))
     fix = ""
     if status == FAIL:
-        fix = "the files were changed after the build: " + REBUILD
+        parts.append("the files were changed after the build")
+        fix = REBUILD
     elif status == WARN:
         fix = "build the missing dtypes on a CANN host (tf-ge-custom build-kernels --help)"
     return Check(name, status, "checksums verified; " + "; ".join(parts) if status != FAIL
@@ -599,24 +774,55 @@ CHECKS = (
 )
 
 
+# What the package installs itself: these decide on every host, CPU-only ones included.
+# Every other check is about the Ascend stack (see fold_cpu_mode).
+OWN_CHECKS = (check_tensorflow, check_op_library, check_opp_root, check_custom_opp_path)
+CPU_MODE = "Ascend stack"
+
+
+def fold_cpu_mode(ctx, pairs):
+    """On a host with no Ascend component at all, the stack checks that only WARN about
+    what is absent become one INFO line; ``pairs`` are (check function, result)."""
+    if ctx.ascend_components():
+        return [result for _, result in pairs]
+    folded = [r for check, r in pairs if check not in OWN_CHECKS and r.status == WARN]
+    if not folded:
+        return [result for _, result in pairs]
+    info = Check(CPU_MODE, INFO,
+                 "no Ascend component on this host (no TF Adapter, no CANN toolkit or atc, no "
+                 "ASCEND_* variable, no %s): CPU mode, add_custom runs on its CPU kernel. "
+                 "Not applicable here: %s" % (" or ".join(ctx.install_dirs) or "install folder",
+                                              ", ".join(r.name for r in folded)),
+                 data={"cpu_mode": True, "folded": [r.as_dict() for r in folded]})
+    results, placed = [], False
+    for _, result in pairs:
+        if result in folded:
+            if not placed:
+                results.append(info)
+                placed = True
+            continue
+        results.append(result)
+    return results
+
+
 def run_checks(ctx=None, checks=CHECKS):
     """Run every check; a check that raises becomes a FAIL naming the exception."""
     ctx = ctx or Context()
-    results = []
+    pairs = []
     for check in checks:
         try:
-            results.append(check(ctx))
+            pairs.append((check, check(ctx)))
         except Exception as e:  # a doctor must report, never crash
-            results.append(Check(check.__name__[len("check_"):].replace("_", " "), FAIL,
-                                 "the check itself failed: %s: %s" % (type(e).__name__, e),
-                                 "please report this as a bug"))
-    return results
+            pairs.append((check, Check(check.__name__[len("check_"):].replace("_", " "), FAIL,
+                                       "the check itself failed: %s: %s" % (type(e).__name__, e),
+                                       "please report this as a bug")))
+    return fold_cpu_mode(ctx, pairs)
 
 
 def report(results, root):
     return {"tf_ge_custom": __version__, "opp_root": root,
             "status": worst([r.status for r in results]),
-            "counts": {s: sum(r.status == s for r in results) for s in (OK, WARN, FAIL)},
+            "counts": {s: sum(r.status == s for r in results) for s in STATUSES},
             "checks": [r.as_dict() for r in results]}
 
 
@@ -628,7 +834,7 @@ def format_text(results, root):
         if r.fix:
             lines.append("%-4s  %-*s  fix: %s" % ("", width, "", r.fix))
     counts = report(results, root)["counts"]
-    lines.append("%d OK, %d WARN, %d FAIL" % (counts[OK], counts[WARN], counts[FAIL]))
+    lines.append(", ".join("%d %s" % (counts[s], s) for s in STATUSES))
     return "\n".join(lines) + "\n"
 
 

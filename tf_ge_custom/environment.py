@@ -2,8 +2,10 @@
 
 ``import tf_ge_custom`` calls :func:`activate` before TensorFlow is imported. It puts the
 OPP root first in ``ASCEND_CUSTOM_OPP_PATH`` exactly once, keeps every other entry in its
-order, drops empty entries and never inserts a relative path. Set
-``TF_GE_CUSTOM_SET_OPP_PATH=0`` to leave the variable alone.
+order, drops empty entries and never inserts a relative path, nor a path holding ``:`` (the
+list's separator: the stack would split it into two bogus entries; it warns once instead,
+and ``tf-ge-custom doctor`` FAILs). Set ``TF_GE_CUSTOM_SET_OPP_PATH=0`` to leave the variable
+alone.
 
 The stack reads the variable once per process (TF1's adapter when the first session
 optimizes a graph, TF2's ``npu_device.open()``, GE at initialisation), so a one-time
@@ -70,6 +72,20 @@ def _same_directory(entry, root):
         return False
 
 
+def separator_problem(root):
+    """Why ``root`` cannot be an entry of a ``:``-separated path list ("" when it can)."""
+    if ":" in root:
+        return ("the OPP root %s contains ':', the separator of ASCEND_CUSTOM_OPP_PATH: TF "
+                "Adapter and GE would split it into two entries that do not exist" % root)
+    return ""
+
+
+INSTALL_ELSEWHERE = (
+    "install tf-ge-custom where its path has no ':', e.g. into a virtual environment created "
+    "under a folder without ':' (python3 -m venv /opt/tf-ge-custom-env), then use that "
+    "environment's python")
+
+
 def with_opp_root(value, root):
     """``value`` (a path list, or None) with ``root`` first, once, and no empty entries.
 
@@ -77,6 +93,8 @@ def with_opp_root(value, root):
     """
     if not os.path.isabs(root):
         raise ValueError("the OPP root must be an absolute path, got %r" % (root,))
+    if separator_problem(root):
+        raise ValueError(separator_problem(root))
     others = [e for e in split_path_list(value or "") if e and not _same_directory(e, root)]
     return ":".join([root] + others)
 
@@ -154,8 +172,9 @@ def activate(root=None, environ=None, modules=None):
     """Put the OPP root first in ``ASCEND_CUSTOM_OPP_PATH`` (idempotent); return an
     :class:`Activation`.
 
-    Does nothing when ``TF_GE_CUSTOM_SET_OPP_PATH=0`` or when the OPP root does not exist
-    (a source tree that was never built). ``environ``/``modules`` default to
+    Does nothing when ``TF_GE_CUSTOM_SET_OPP_PATH=0``, when the OPP root does not exist
+    (a source tree that was never built), or when its path contains ``:`` (then it warns
+    once, naming the path and the fix). ``environ``/``modules`` default to
     ``os.environ``/``sys.modules`` (tests pass their own).
     """
     root = os.path.abspath(root or opp_root())
@@ -170,6 +189,10 @@ def activate(root=None, environ=None, modules=None):
         skipped = "%s=%s" % (OPT_OUT_VAR, environ.get(OPT_OUT_VAR))
     elif not os.path.isdir(root):
         skipped = "the OPP root %s does not exist (package not built)" % root
+    elif separator_problem(root):
+        skipped = separator_problem(root)
+        _warn_once("separator:" + root, "%s; ASCEND_CUSTOM_OPP_PATH is left as it is, so "
+                   "AddCustom stays on the CPU. Fix: %s." % (skipped, INSTALL_ELSEWHERE))
     if skipped:
         result = Activation(root, before, before, False, skipped)
     else:

@@ -38,7 +38,8 @@ class NpuOptionTypeError(TfGeCustomError, TypeError):
 
 
 class NpuStackError(TfGeCustomError, ImportError):
-    """A part of the Ascend NPU stack (``npu_bridge``, ``npu_device``) cannot be imported."""
+    """A part of the Ascend NPU stack (``npu_bridge``, ``npu_device``) cannot be imported,
+    or it cannot open the NPU device."""
 
 
 class NpuPlacementWarning(RuntimeWarning):

@@ -13,13 +13,12 @@ Checks run in this order and the first failing class is reported:
 io (the file cannot be read), syntax, version, schema, layout, mismatch, checksum (layout checks that need the op
 definition are left to ``mismatch`` when the op is unknown).
 """
-import hashlib
 import json
 import os
 import re
 from typing import NamedTuple, Optional, Tuple
 
-from . import op_def
+from . import files, op_def
 from .errors import ManifestError
 # The constants shared with the GE library's C++ core (generated into kernel_contract.h).
 from .kernel_contract import (INDEX_LIMIT, MAGIC_BY_MIX_MODE, MANIFEST_FORMAT as FORMAT,
@@ -33,6 +32,10 @@ __all__ = [
     "find_manifests_in", "normalized",
 ]
 
+# The C++ reader's limits (ge_ops/core/src/manifest.cc), so both give one verdict.
+MAX_MANIFEST_BYTES = 16 << 20
+MAX_BINARY_BYTES = 1 << 30
+MAX_DEPTH = files.MAX_JSON_DEPTH
 _INT64 = (-2 ** 63, 2 ** 63 - 1)  # both readers hold integers as int64
 _SOC_RE = re.compile(r"^[A-Za-z0-9_]+$")
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -163,9 +166,8 @@ def load_manifest(path, check_files=True, expected_soc=None):
     """
     path = os.fspath(path)
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except (IOError, OSError) as e:
+        raw = files.read_bytes(path, MAX_MANIFEST_BYTES)
+    except files.FileProblem as e:
         raise ManifestError("io", "cannot read the manifest: %s" % e, path)
     directory, binary_dir = _locations(path)
     if expected_soc is None and os.path.basename(path) == MANIFEST_NAME:
@@ -191,12 +193,12 @@ def parse_manifest(text, path=None, expected_soc=None, directory=None):
         except UnicodeDecodeError as e:
             raise ManifestError("syntax", "not UTF-8 text: %s" % e, path)
     try:
-        document = json.loads(text, object_pairs_hook=_no_duplicate_keys,
-                              parse_constant=_no_constants)
+        document = files.parse_json(text, "the manifest", MAX_DEPTH,
+                                    object_pairs_hook=_no_duplicate_keys)
     except _DuplicateKey as e:  # valid JSON text, but the schema allows each key once
         raise ManifestError("schema", str(e), path)
-    except ValueError as e:
-        raise ManifestError("syntax", "not valid JSON: %s" % e, path)
+    except files.FileProblem as e:
+        raise ManifestError("syntax", str(e), path)
     return validate_document(document, path=path, expected_soc=expected_soc,
                              directory=directory)
 
@@ -218,14 +220,23 @@ def validate_document(document, path=None, expected_soc=None, directory=None):
 
 
 def find_manifests_in(kernels_dir):
-    """``{soc: path}`` for each ``kernels_dir/<SoC>/manifest.json`` (sorted by SoC)."""
+    """``{soc: path}`` for each ``kernels_dir/<SoC>/manifest.json`` (sorted by SoC).
+
+    Every ``manifest.json`` that exists in any form is listed, whatever it is (a folder, a
+    FIFO, a symlink loop): :func:`load_manifest` then refuses it with the reason, rather
+    than the SoC silently having no kernels. A SoC entry that is itself a symlink loop or
+    dangling link is listed too. Regular files beside the SoC folders (notes) are not SoCs.
+    """
     found = {}
     if not os.path.isdir(kernels_dir):
         return found
     for name in sorted(os.listdir(kernels_dir)):
-        candidate = os.path.join(kernels_dir, name, MANIFEST_NAME)
-        if os.path.isfile(candidate):
+        entry = os.path.join(kernels_dir, name)
+        candidate = os.path.join(entry, MANIFEST_NAME)
+        if os.path.lexists(candidate):
             found[name] = candidate
+        elif os.path.islink(entry) and not os.path.exists(entry):
+            found[name] = candidate  # a loop or a dangling link where a SoC folder was
     return found
 
 
@@ -249,10 +260,6 @@ def _no_duplicate_keys(pairs):
             raise _DuplicateKey("an object repeats the key %r; each key may appear once" % key)
         obj[key] = value
     return obj
-
-
-def _no_constants(name):
-    raise ValueError("%s is not JSON" % name)
 
 
 def _json_type(value):
@@ -506,15 +513,27 @@ def _check_files(kernels, directory, path):
         if k.binary is None:
             continue
         file_path = os.path.join(directory, k.binary)
-        if not os.path.isfile(file_path):
+        if not os.path.lexists(file_path):
             raise ManifestError("checksum", "%s/%s: binary %s is missing" % (
                 k.op, k.dtype, file_path), path)
-        size = os.path.getsize(file_path)
+        try:
+            size = files.regular_file_size(file_path)
+        except files.FileProblem as e:
+            raise ManifestError("checksum", "%s/%s: binary %s cannot be read (%s); rebuild or "
+                                "reinstall the kernels" % (k.op, k.dtype, file_path, e), path)
+        if size > MAX_BINARY_BYTES:
+            raise ManifestError("checksum", "%s/%s: %s has %d bytes, more than the %d a kernel "
+                                "binary may have" % (k.op, k.dtype, file_path, size,
+                                                     MAX_BINARY_BYTES), path)
         if size != k.binary_size:
             raise ManifestError("checksum", "%s/%s: %s has %d bytes, the manifest says %d; the "
                                 "file was changed or truncated after the build"
                                 % (k.op, k.dtype, file_path, size, k.binary_size), path)
-        digest = sha256_file(file_path)
+        try:
+            digest = sha256_file(file_path)
+        except files.FileProblem as e:
+            raise ManifestError("checksum", "%s/%s: binary %s cannot be read (%s)"
+                                % (k.op, k.dtype, file_path, e), path)
         if digest != k.sha256:
             raise ManifestError("checksum", "%s/%s: sha256 of %s is %s, the manifest says %s; the "
                                 "file was changed after the build"
@@ -523,8 +542,4 @@ def _check_files(kernels, directory, path):
 
 def sha256_file(file_path):
     """Hex sha256 of a file's bytes (the manifest's checksum)."""
-    h = hashlib.sha256()
-    with open(file_path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return files.sha256_file(file_path)

@@ -14,19 +14,25 @@ folders they return in front of the entries (graph_metadef/register/op_lib_regis
 :func:`ge_custom_op_lib_path` names the libraries that register them, and the other rules here
 follow the entries alone. This package's own library registers none.
 
-Deliberate simplification: a JSON file that does not parse contributes no ops.
+Deliberate simplifications: a JSON file that does not parse contributes no ops; nor does one
+that is not a regular file, larger than :data:`JSON_MAX_BYTES` or nested deeper than 512
+levels (read through :mod:`tf_ge_custom.files`, so a FIFO never blocks doctor and no depth
+crashes it).
 """
 import json
 import os
 import re
 
-from . import opp
+from . import files, opp
 
 CUSTOM_OPP_PATH_VAR = "ASCEND_CUSTOM_OPP_PATH"
 OPP_PATH_VAR = "ASCEND_OPP_PATH"
 # npu_ops_identifier.cc: used when ASCEND_OPP_PATH is unset (or longer than 1 MiB).
 TF1_DEFAULT_OPP_PATH = "/usr/local/Ascend/opp"
 _ADAPTER_ENV_MAX_LENGTH = 1024 * 1024
+# An op list is a few KiB even for CANN's built-in one; beyond this it is not one.
+JSON_MAX_BYTES = 64 << 20
+_CONFIG_MAX_BYTES = 1 << 20
 _CUSTOM_JSON = "/" + opp.SUPPORTED_OPS_JSON  # "/framework/tensorflow/npu_supported_ops.json"
 _OLD_BUILTIN_JSON = "/framework/built-in/tensorflow/npu_supported_ops.json"
 _NEW_BUILTIN_JSON = "/built-in/framework/tensorflow/npu_supported_ops.json"
@@ -51,15 +57,14 @@ class JsonRead(object):
         # "built-in"; "entry" (of ASCEND_CUSTOM_OPP_PATH); "vendor" (vendors/config.ini);
         # "opp-custom" (<opp>/framework/custom, the old place for custom ops)
         self.role = role
-        self.exists = os.path.isfile(path)
+        self.exists = os.path.lexists(path)
         self.ops = None  # the parsed top-level object, or None
         self.error = ""
         if self.exists:
             try:
-                with open(path) as f:
-                    document = json.load(f)
-            except (IOError, OSError, ValueError) as e:
-                self.error = "cannot parse: %s" % e
+                document = files.load_json(path, JSON_MAX_BYTES)
+            except files.FileProblem as e:
+                self.error = "cannot %s: %s" % ("read" if e.kind == "io" else "parse", e)
             else:
                 if isinstance(document, dict):
                     self.ops = document
@@ -109,12 +114,10 @@ def _vendors(opp_path):
     """Vendors listed in ``<opp>/vendors/config.ini`` (first line ``load_priority=a,b``),
     or None when the file is missing or malformed."""
     try:
-        with open(opp_path + "/vendors/config.ini") as f:
-            line = f.readline()
-    except (IOError, OSError, UnicodeDecodeError):
+        text = files.read_text(opp_path + "/vendors/config.ini", _CONFIG_MAX_BYTES)
+    except files.FileProblem:
         return None
-    if line.endswith("\n"):  # std::getline drops only the newline
-        line = line[:-1]
+    line = text.split("\n", 1)[0]  # std::getline drops only the newline
     parts = line.split("=")
     if not line or len(parts) != 2:
         return None
@@ -289,10 +292,21 @@ def ge_parser_plugins(environ=None):
         if not entry or not os.path.isdir(framework):
             continue
         # FindParserSo follows symlinks (realpath + stat); GE also checks <entry>/version.info
-        # against its ABI range when present (IsVendorVersionValid): we ship none.
-        for folder, dirs, files in os.walk(os.path.realpath(framework), followlinks=True):
+        # against its ABI range when present (IsVendorVersionValid): we ship none. A folder
+        # reached twice (a symlink cycle) is walked once.
+        seen = set()
+        for folder, dirs, names in os.walk(os.path.realpath(framework), followlinks=True):
+            try:
+                info = os.stat(folder)
+            except OSError:
+                dirs[:] = []
+                continue
+            if (info.st_dev, info.st_ino) in seen:
+                dirs[:] = []
+                continue
+            seen.add((info.st_dev, info.st_ino))
             dirs.sort()
-            for name in sorted(files):
+            for name in sorted(names):
                 if name.endswith(".so") and not name.endswith("lib_caffe_parser.so"):
                     libraries.append((os.path.join(folder, name), entry))
     return libraries, notes

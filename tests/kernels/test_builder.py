@@ -108,10 +108,17 @@ def test_a_failing_hivmc_fails_the_build_and_keeps_the_old_output(tmp_path, hivm
 def test_a_rebuild_replaces_the_soc_folder_whole(tmp_path, hivmc_env):
     out = tmp_path / "out"
     builder.build_kernels(["Ascend910B1"], ["float32", "int32"], str(out), env=hivmc_env)
-    (out / "Ascend910B1" / "stale.npubin").write_bytes(b"old")
     builder.build_kernels(["Ascend910B1"], ["float16"], str(out), env=hivmc_env)
     assert sorted(os.listdir(str(out / "Ascend910B1"))) == [
         "add_kernel_float16.npubin", "ir", "manifest.json"]
+    # a file the build did not write is refused, by name, unless forced
+    (out / "Ascend910B1" / "stale.npubin").write_bytes(b"old")
+    with pytest.raises(ValueError, match="stale.npubin"):
+        builder.build_kernels(["Ascend910B1"], ["int32"], str(out), env=hivmc_env)
+    assert (out / "Ascend910B1" / "stale.npubin").read_bytes() == b"old"
+    builder.build_kernels(["Ascend910B1"], ["int32"], str(out), env=hivmc_env, force=True)
+    assert sorted(os.listdir(str(out / "Ascend910B1"))) == [
+        "add_kernel_int32.npubin", "ir", "manifest.json"]
 
 
 @pytest.mark.parametrize("socs, dtypes, message", [

@@ -108,6 +108,7 @@ def test_list_kernels_checks_a_wheel_for_a_soc(tmp_path, capsys):
         for name in os.listdir(folder):
             zf.write(os.path.join(folder, name), "tf_ge_custom/opp/kernels/Ascend910B1/" + name)
         zf.writestr("tf_ge_custom/__init__.py", "")
+        zf.writestr("tf_ge_custom-0.dist-info/WHEEL", "Wheel-Version: 1.0\n")
     assert cli.main(["list-kernels", "--wheel", str(wheel), "--soc", "Ascend910B1",
                      "--dtype", "float32,int32"]) == 0
     out = capsys.readouterr().out

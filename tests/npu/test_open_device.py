@@ -13,6 +13,7 @@ import types
 import pytest
 
 from tf_ge_custom import npu
+from tf_ge_custom import errors as tf_ge_custom_errors
 from tf_ge_custom.errors import NpuOptionError, NpuPlacementWarning, NpuStackError
 
 spec = importlib.util.spec_from_file_location(
@@ -144,3 +145,59 @@ def test_without_npu_device_bad_options_still_raise_first(no_npu_device):
 def test_cpu_fallback_only_when_asked(no_npu_device):
     with pytest.warns(NpuPlacementWarning, match="Running on the CPU"):
         assert npu.open_device(fallback_to_cpu=True, precision_mode_v2="origin") is None
+
+
+# --- hostile trial (issue 9): booleans only, and a device that fails to open ---------------
+
+
+class FailingNpuDevice(FakeNpuDevice):
+    """npu_device whose open() fails the way a host without a usable NPU makes it fail."""
+
+    def open(self, device_id=None):
+        self.log.append(("open", device_id))
+        raise RuntimeError("aclrtSetDevice failed, error code 507033")
+
+
+@pytest.fixture
+def failing_npu_device(monkeypatch):
+    fake = FailingNpuDevice()
+    monkeypatch.setitem(sys.modules, "npu_device", fake)
+    return fake
+
+
+@pytest.mark.parametrize("value", ["no", "False", 0, 1, None, [], "yes"])
+def test_fallback_to_cpu_takes_booleans_only(fake_npu_device, value):
+    with pytest.raises(TypeError, match="fallback_to_cpu must be a bool") as info:
+        npu.open_device(fallback_to_cpu=value)
+    assert isinstance(info.value, tf_ge_custom_errors.NpuOptionTypeError)
+    assert fake_npu_device.log == []  # refused before npu_device is touched
+
+
+@pytest.mark.parametrize("device_id, error", [
+    ("0", TypeError), (1.0, TypeError), (True, TypeError), (-1, ValueError)])
+def test_device_id_is_a_non_negative_int(fake_npu_device, device_id, error):
+    with pytest.raises(error, match="device_id"):
+        npu.open_device(device_id=device_id)
+    assert fake_npu_device.log == []
+
+
+def test_a_failing_open_falls_back_with_one_warning_naming_the_error(failing_npu_device):
+    with pytest.warns(NpuPlacementWarning) as caught:
+        assert npu.open_device(fallback_to_cpu=True, precision_mode_v2="origin") is None
+    messages = [str(w.message) for w in caught if issubclass(w.category, NpuPlacementWarning)]
+    assert len(messages) == 1
+    assert "507033" in messages[0] and "RuntimeError" in messages[0]
+    assert "Running on the CPU" in messages[0]
+    assert ("open", None) in failing_npu_device.log
+
+
+def test_a_failing_open_without_fallback_is_a_stack_error(failing_npu_device):
+    with pytest.raises(NpuStackError, match="could not open the NPU device 2: RuntimeError") as info:
+        npu.open_device(device_id=2)
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_an_option_npu_device_refuses_is_not_turned_into_a_fallback(fake_npu_device):
+    with pytest.raises(NpuOptionError, match="npu_device refused"):
+        npu.open_device(fallback_to_cpu=True, input_shape="x:-1,8", dynamic_dims="2",
+                        dynamic_node_type=1)

@@ -7,6 +7,7 @@ check what a C reader (getenv, as TF Adapter and GE call it) sees after
 import ctypes
 import json
 import os
+import shutil
 import subprocess
 import sys
 import types
@@ -214,3 +215,57 @@ def test_npu_bridge_imported_first_warns_once_across_reloads(tmp_path):
     assert out["first"] == out["root"]
     assert len(out["warnings"]) == 1
     assert "npu_bridge was imported before tf_ge_custom" in out["warnings"][0]
+
+
+# --- an install path holding ':' (issue 9) ----------------------------------------------
+
+
+@pytest.fixture
+def colon_root(tmp_path):
+    path = tmp_path / "env:3.11" / "site" / "tf_ge_custom" / "opp"
+    path.mkdir(parents=True)
+    return str(path)
+
+
+@pytest.mark.parametrize("before", [None, "/a", "/a:/b"])
+def test_a_root_holding_the_separator_is_never_inserted(colon_root, before):
+    environ = {} if before is None else {VAR: before}
+    result, caught = activate(colon_root, environ)
+    # inserted, it would read as two entries, neither of them the root
+    assert environ.get(VAR) == before
+    assert not result.changed and ":" in result.skipped_reason
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert colon_root in message and "install tf-ge-custom where its path has no ':'" in message
+    with pytest.raises(ValueError, match="contains ':'"):
+        environment.with_opp_root(before, colon_root)
+
+
+def test_the_separator_warning_is_given_once(colon_root):
+    assert len(activate(colon_root, {})[1]) == 1
+    assert activate(colon_root, {})[1] == []
+
+
+@pytest.mark.slow
+def test_a_package_installed_under_a_colon_path_warns_and_leaves_the_variable(tmp_path):
+    site = tmp_path / "py:3.11" / "site"
+    shutil.copytree(os.path.dirname(tf_ge_custom.__file__), str(site / "tf_ge_custom"))
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("ASCEND_") and k != environment.OPT_OUT_VAR}
+    env.update(TF_CPP_MIN_LOG_LEVEL="3", ASCEND_CUSTOM_OPP_PATH="/a")
+    env.pop("PYTHONPATH", None)  # a ':'-separated list itself: sys.path takes the folder
+    code = ("import sys; sys.path.insert(0, %r)\n" % str(site) +
+            "import warnings, os; warnings.simplefilter('always')\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    import tf_ge_custom\n"
+            "print(tf_ge_custom.__file__)\n"
+            "print(os.environ['ASCEND_CUSTOM_OPP_PATH'])\n"
+            "print(sum(1 for x in w if x.category.__name__ == 'NpuPlacementWarning' "
+            "and \"contains ':'\" in str(x.message)))\n")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=str(tmp_path),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    where, value, warned = proc.stdout.strip().splitlines()[-3:]
+    assert where.startswith(str(site)) and value == "/a" and warned == "1"

@@ -1,16 +1,27 @@
-"""`pip wheel` and `pip install` from a source tree build a working package, also under
-pip's build isolation, with the op library compiled against the running TensorFlow."""
+"""The source distribution builds a working package: the sdist carries every source the
+build needs and nothing a build makes; `pip wheel` of it, in an empty folder and under pip's
+build isolation, compiles the op library against the running TensorFlow; the wheel installed
+into a fresh environment computes what tf.math.add computes."""
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 
 import pytest
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SKIP = {".git", ".venv", "build", "dist", ".pytest_cache", ".hypothesis", "__pycache__", ".cache"}
+# What the build reads: setup.py's steps and the packages it installs.
+SOURCE_DIRS = ("tf_ge_custom/", "kernels/", "tf_ops/", "ge_ops/", "framework/")
+SOURCE_FILES = ("setup.py", "pyproject.toml", "README.md", "MANIFEST.in")
+# What a build or an editable install leaves in a source tree: never in an sdist.
+GENERATED = ("tf_ge_custom/_lib/libtf_ge_custom_ops.so", "tf_ge_custom/opp/kernels/README.txt",
+             "tf_ge_custom/build_info.json", "tf_ge_custom/__pycache__/ops.cpython-311.pyc",
+             "kernels/__pycache__/builder.cpython-311.pyc", "build/temp-tf-ge-custom/x.o",
+             "ge_ops/core/src/json.o", "tf_ops/add_custom_ops.cc.o.tmp")
 
 
 def _env():
@@ -19,20 +30,61 @@ def _env():
     return env
 
 
+def _tracked_files():
+    proc = subprocess.run(["git", "-C", REPO_ROOT, "ls-files", "-z"], stdout=subprocess.PIPE,
+                          check=True)
+    return sorted(p for p in proc.stdout.decode().split("\0") if p)
+
+
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
-    base = tmp_path_factory.mktemp("wheel")
-    src = base / "src"
-    shutil.copytree(REPO_ROOT, str(src), ignore=lambda d, names: [
-        n for n in names if n in SKIP or n.startswith(".venv") or n.endswith(".egg-info")
-        or (os.path.basename(d) == "tf_ge_custom" and n in ("_lib", "opp", "build_info.json"))])
-    out = base / "out"
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(src)],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                          env=_env())
+def sdist(tmp_path_factory):
+    """The sdist of a checkout that also holds what earlier builds left in it."""
+    base = tmp_path_factory.mktemp("sdist")
+    src = base / "checkout"
+    for relative in _tracked_files():
+        if os.path.isfile(os.path.join(REPO_ROOT, relative)):
+            (src / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(os.path.join(REPO_ROOT, relative), str(src / relative))
+    for relative in GENERATED:
+        (src / relative).parent.mkdir(parents=True, exist_ok=True)
+        (src / relative).write_bytes(b"generated")
+    out = base / "dist"
+    out.mkdir()
+    # the PEP 517 hook that `python -m build --sdist` calls
+    code = "import sys; from setuptools import build_meta; print(build_meta.build_sdist(sys.argv[1]))"
+    proc = subprocess.run([sys.executable, "-c", code, str(out)], cwd=str(src),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, env=_env())
     assert proc.returncode == 0, proc.stdout[-5000:]
+    (archive,) = list(out.glob("tf_ge_custom-*.tar.gz"))
+    return archive
+
+
+@pytest.fixture(scope="module")
+def wheel(sdist, tmp_path_factory):
+    empty = tmp_path_factory.mktemp("empty")
+    out = tmp_path_factory.mktemp("wheelhouse")
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out),
+                           str(sdist)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, env=_env(), cwd=str(empty))
+    assert proc.returncode == 0, proc.stdout[-5000:]
+    assert os.listdir(str(empty)) == []  # nothing written beside the build
     (whl,) = list(out.glob("tf_ge_custom-*.whl"))
     return whl
+
+
+def test_sdist_carries_every_source_and_nothing_generated(sdist):
+    with tarfile.open(str(sdist)) as tf:
+        members = [m.name.split("/", 1)[1] for m in tf.getmembers()
+                   if m.isfile() and "/" in m.name]
+    metadata = [m for m in members if m in ("PKG-INFO", "setup.cfg")
+                or m.startswith("tf_ge_custom.egg-info/")]
+    carried = sorted(set(members) - set(metadata))
+    expected = sorted(p for p in _tracked_files()
+                      if p.startswith(SOURCE_DIRS) or p in SOURCE_FILES)
+    assert carried == expected, {"missing": sorted(set(expected) - set(carried)),
+                                 "extra": sorted(set(carried) - set(expected))}
+    assert not [m for m in members if m in GENERATED]
 
 
 def test_wheel_is_platform_specific_and_carries_the_op_library(wheel):
@@ -47,23 +99,42 @@ def test_wheel_is_platform_specific_and_carries_the_op_library(wheel):
 def test_wheel_records_the_tensorflow_it_was_built_against(wheel):
     import tensorflow as tf
 
-    info = json.loads(zipfile.ZipFile(str(wheel)).read("tf_ge_custom/build_info.json"))
+    zf = zipfile.ZipFile(str(wheel))
+    info = json.loads(zf.read("tf_ge_custom/build_info.json"))
     assert info["tensorflow"]["version"] == tf.__version__
+    # ... and the library it carries, byte for byte: import checks it before loading
+    library = zf.read("tf_ge_custom/" + info["tensorflow"]["library"])
+    assert info["tensorflow"]["library_size"] == len(library)
+    assert info["tensorflow"]["library_sha256"] == hashlib.sha256(library).hexdigest()
 
 
-def test_installed_wheel_computes_the_sum(wheel, tmp_path):
+CHECK = r"""
+import json, sys
+import numpy as np
+import tensorflow as tf
+import tf_ge_custom
+cases = [
+    (np.arange(6, dtype=np.float32).reshape(2, 3), np.float32(0.5)),
+    (np.arange(6, dtype=np.int32).reshape(2, 3), np.array([[10], [20]], np.int32)),
+    (np.linspace(-3, 3, 12).astype(np.float16), np.linspace(3, -3, 12).astype(np.float16)),
+]
+same = [bool(np.array_equal(tf_ge_custom.add_custom(x, y).numpy(), tf.math.add(x, y).numpy()))
+        for x, y in cases]
+print(json.dumps({"file": tf_ge_custom.__file__, "same": same}))
+"""
+
+
+def test_the_wheel_built_from_the_sdist_runs_add_custom_in_a_fresh_environment(wheel, tmp_path):
     target = tmp_path / "site"
     proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
                            str(target), str(wheel)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True, env=_env())
     assert proc.returncode == 0, proc.stdout[-3000:]
     env = _env()
-    env["PYTHONPATH"] = str(target)
-    proc = subprocess.run([sys.executable, "-c",
-                           "import tf_ge_custom, sys; print(tf_ge_custom.__file__); "
-                           "print(tf_ge_custom.add_custom([1, 2], [30, 40]).numpy().tolist())"],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
-                          env=env, cwd=str(tmp_path))
+    env["PYTHONPATH"] = str(target)  # the fresh install first; TensorFlow from the test venv
+    proc = subprocess.run([sys.executable, "-c", CHECK], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, env=env,
+                          cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr[-3000:]
-    where, value = proc.stdout.strip().splitlines()[-2:]
-    assert where.startswith(str(target)) and value == "[31, 42]"
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["file"].startswith(str(target)) and result["same"] == [True, True, True]

@@ -17,6 +17,8 @@ import os
 import re
 from typing import NamedTuple, Optional, Tuple
 
+from .. import files
+
 HOME_VAR = "ASCEND_HOME_PATH"
 REQUIRE_VAR = "TF_GE_CUSTOM_REQUIRE_GE"
 # The first CANN whose toolkit has every feature below (the full design: online, OM export).
@@ -104,10 +106,10 @@ class Toolkit(NamedTuple):
 
 
 def _read(path):
+    """The text of a regular file (a FIFO or a loop in the toolkit never blocks the build)."""
     try:
-        with open(path, "rb") as f:
-            return f.read().decode("utf-8", "replace")
-    except (IOError, OSError):
+        return files.read_bytes(path, 16 << 20).decode("utf-8", "replace")
+    except files.FileProblem:
         return None
 
 

@@ -43,9 +43,12 @@ def _load_all(src):
                              "and carries no npubins; build them on a host with CANN"
                              % path)
         manifests[soc] = m
-    strays = [name for name in sorted(os.listdir(src)) if os.path.isdir(os.path.join(src, name))
-              and name not in manifests
-              and any(f.endswith(".npubin") for f in os.listdir(os.path.join(src, name)))]
+    try:
+        strays = [name for name in sorted(os.listdir(src))
+                  if os.path.isdir(os.path.join(src, name)) and name not in manifests
+                  and any(f.endswith(".npubin") for f in os.listdir(os.path.join(src, name)))]
+    except OSError as e:
+        raise BuildError("cannot list the precompiled kernels in %s: %s" % (src, e))
     if strays:
         raise BuildError("npubins without a manifest.json in %s: %s; the GE library cannot "
                          "launch a binary without its manifest. Rebuild with "

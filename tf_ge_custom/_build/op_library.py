@@ -2,9 +2,11 @@
 
 The library goes to ``tf_ge_custom/_lib/`` (never under ``opp/framework/``, where GE would
 dlopen it), and ``build_info["tensorflow"]`` records the TensorFlow it was built against so
-that the package refuses a mismatched binary instead of crashing.
+that the package refuses a mismatched binary instead of crashing, and the library's size and
+SHA-256 so that it refuses a damaged one.
 """
 import glob
+import hashlib
 import os
 import shlex
 from concurrent.futures import ThreadPoolExecutor
@@ -52,10 +54,16 @@ def run(ctx):
     tmp = out + ".tmp"
     run_command(cxx + ["-shared", "-o", tmp] + objects + list(tf["link_flags"]), ctx.log, ctx.verbose)
     os.replace(tmp, out)  # a failed link never leaves a half-written library behind
+    with open(out, "rb") as f:
+        data = f.read()
     ctx.build_info["tensorflow"] = {
         "version": tf["version"],
         "cxx11_abi": tf["cxx11_abi"],
         "python": tf["python"],
         "library": LIBRARY_DIR + "/" + LIBRARY_NAME,
+        # import tf_ge_custom checks these before loading: a damaged library is refused,
+        # not mapped (a truncated one kills the process with SIGBUS)
+        "library_size": len(data),
+        "library_sha256": hashlib.sha256(data).hexdigest(),
     }
     ctx.log("op library: %s" % out)

@@ -1,8 +1,9 @@
 """TF2 on the NPU: open TF Adapter's device (``npu_device``) with validated options."""
 import importlib
+import numbers
 import warnings
 
-from ..errors import NpuOptionError, NpuPlacementWarning, NpuStackError
+from ..errors import NpuOptionError, NpuOptionTypeError, NpuPlacementWarning, NpuStackError
 from . import options as _options
 
 HOW_TO_GET_NPU_DEVICE = (
@@ -40,8 +41,9 @@ def open_device(device_id=None, fallback_to_cpu=False, **options):
 
     Args:
       device_id: the NPU to open; None lets npu_device choose (``ASCEND_DEVICE_ID`` or 0).
-      fallback_to_cpu: when ``npu_device`` cannot be imported, warn and return None (the
-        program then runs on the CPU, ``add_custom`` on its CPU kernel) instead of raising.
+      fallback_to_cpu: a bool. When ``npu_device`` cannot be imported or opening the device
+        fails, warn once (naming the error) and return None (the program then runs on the
+        CPU, ``add_custom`` on its CPU kernel) instead of raising.
       **options: the same typed options as :func:`session_config`, named as TF Adapter's
         keys (``precision_mode_v2="origin"``, ``jit_compile="false"``, ``enable_dump=True,
         dump_path=...``); each goes to its field of ``npu_device.global_options()``
@@ -53,21 +55,45 @@ def open_device(device_id=None, fallback_to_cpu=False, **options):
     the same :class:`NpuOptionError` / :class:`NpuOptionTypeError` everywhere.
 
     Raises:
-      NpuStackError: npu_device cannot be imported and ``fallback_to_cpu`` is false (an
-        ``ImportError``); the message says how to get it.
+      NpuStackError: npu_device cannot be imported, or opening the device fails, and
+        ``fallback_to_cpu`` is false (an ``ImportError``); the message says what failed and,
+        for a missing npu_device, how to get it.
+      NpuOptionTypeError: ``fallback_to_cpu`` is not a bool, ``device_id`` not an int.
     """
+    if not isinstance(fallback_to_cpu, bool):
+        raise NpuOptionTypeError("open_device: fallback_to_cpu must be a bool (True/False), "
+                                 "got %r (%s)" % (fallback_to_cpu, type(fallback_to_cpu).__name__))
+    if device_id is not None and (isinstance(device_id, bool) or
+                                  not isinstance(device_id, numbers.Integral)):
+        raise NpuOptionTypeError("open_device: device_id must be an int or None, got %r (%s)"
+                                 % (device_id, type(device_id).__name__))
+    if device_id is not None and device_id < 0:
+        raise NpuOptionError("open_device: device_id must be >= 0, got %d" % device_id)
     values = _options.validate(options, _options.TF2)
     try:
         npu_device = importlib.import_module("npu_device")
     except ImportError as e:
-        message = "cannot import npu_device (%s). %s" % (e, HOW_TO_GET_NPU_DEVICE)
-        if not fallback_to_cpu:
-            raise NpuStackError("open_device: " + message)
-        warnings.warn(
-            "open_device(fallback_to_cpu=True): %s Running on the CPU instead: add_custom "
-            "uses its CPU kernel." % message, NpuPlacementWarning, stacklevel=2)
-        return None
-    # npu_device reads global_options() once, inside open(): set them first.
-    apply_options(npu_device.global_options(), values)
-    handle = npu_device.open() if device_id is None else npu_device.open(device_id)
-    return handle.as_default()
+        return _cannot_open("cannot import npu_device (%s). %s" % (e, HOW_TO_GET_NPU_DEVICE),
+                            fallback_to_cpu, e)
+    try:
+        # npu_device reads global_options() once, inside open(): set them first.
+        apply_options(npu_device.global_options(), values)
+        handle = npu_device.open() if device_id is None else npu_device.open(int(device_id))
+        return handle.as_default()
+    except NpuOptionError:  # the adapter refused a value: the caller's to fix, not a fallback
+        raise
+    except Exception as e:  # the device did not open: no NPU, a driver or CANN problem
+        return _cannot_open("npu_device could not open the NPU device%s: %s: %s" % (
+            "" if device_id is None else " %d" % device_id, type(e).__name__, e),
+            fallback_to_cpu, e)
+
+
+def _cannot_open(message, fallback_to_cpu, cause):
+    if not fallback_to_cpu:
+        error = NpuStackError("open_device: " + message)
+        error.__cause__ = cause
+        raise error
+    warnings.warn(
+        "open_device(fallback_to_cpu=True): %s Running on the CPU instead: add_custom uses "
+        "its CPU kernel." % message, NpuPlacementWarning, stacklevel=3)
+    return None

@@ -24,12 +24,15 @@ import re
 import warnings
 from typing import Callable, NamedTuple, Optional, Tuple
 
+from .. import files
 from ..errors import NpuOptionError, NpuOptionTypeError
 
 BOOL, INT, STR, JSON = "bool", "int", "str", "json"
 # The AttrValue field TF Adapter reads for each kind (JSON options travel as strings).
 ATTR_FIELD = {BOOL: "b", INT: "i", STR: "s", JSON: "s"}
 _INT64 = (-(2 ** 63), 2 ** 63 - 1)
+# JSON-valued options are flat objects (profiling_options); GE parses them recursively.
+JSON_MAX_DEPTH = 32
 
 
 class Option(NamedTuple):
@@ -62,15 +65,24 @@ def _readable_writable_dir(value):
     return ""
 
 
+# The adapter's checks use std::regex, whose [0-9] and \d are ASCII digits; Python's \d
+# also takes other scripts' digits (Arabic-Indic, fullwidth), so the patterns spell [0-9]
+# and match the whole string (with "$", a trailing newline would pass too).
+_STEP = re.compile(r"([0-9]+)(?:-([0-9]+))?")
+_SHAPE_ITEM = re.compile(r"[\s\S]+:((?:[0-9]+|-[0-9]+),)+")
+_SIZES = re.compile(r"([0-9]+,)+")
+
+
 def _dump_step(value):
     # npu_attrs.cc checkDumpStep: at most 100 '|'-separated sets, each "N" or "N-M" (N < M).
     sets = value.split("|") if value else []
     if len(sets) > 100:
         return "at most 100 '|'-separated step sets are allowed, got %d" % len(sets)
     for item in sets:
-        match = re.match(r"^(\d+)(?:-(\d+))?$", item)
+        match = _STEP.fullmatch(item)
         if not match:
-            return "%r is not a step or a step range; expected e.g. '0|5|10-20'" % item
+            return ("%r is not a step or a step range (ASCII digits); expected e.g. '0|5|10-20'"
+                    % item)
         if match.group(2) is not None and int(match.group(1)) >= int(match.group(2)):
             return "range %r must go from a smaller to a larger step, e.g. '10-20'" % item
     return ""
@@ -79,33 +91,52 @@ def _dump_step(value):
 def _input_shape(value):
     # npu_attrs.cc CheckInputShape: "name:d,d;name:d,d" (dims may be -1).
     for item in value.split(";"):
-        if not re.match(r"^[\s\S]+:((\d+|-\d+),)+$", item + ","):
-            return "%r is not 'name:dim,dim'; expected e.g. 'x:-1,2048;y:-1,2048'" % item
+        if not _SHAPE_ITEM.fullmatch(item + ","):
+            return ("%r is not 'name:dim,dim' (ASCII digits); expected e.g. "
+                    "'x:-1,2048;y:-1,2048'" % item)
     return ""
 
 
 def _dynamic_dims(value):
     # npu_attrs.cc CheckDynamicDims: ';'-separated lists of non-negative integers.
     for item in value.split(";"):
-        if not re.match(r"^(\d+,)+$", item + ","):
-            return "%r is not a comma-separated list of sizes; expected e.g. '8,8;16,16'" % item
+        if not _SIZES.fullmatch(item + ","):
+            return ("%r is not a comma-separated list of sizes (ASCII digits); expected e.g. "
+                    "'8,8;16,16'" % item)
     return ""
 
 
 def _device_list(value):
     # npu_attrs.cc CheckDeviceList.
-    if not re.match(r"^(\d+,)+$", value + ","):
-        return "expected comma-separated device ids, e.g. '0,1,2,3'"
+    if not _SIZES.fullmatch(value + ","):
+        return "expected comma-separated device ids (ASCII digits), e.g. '0,1,2,3'"
     return ""
 
 
 def _json_object_text(value):
     try:
-        document = json.loads(value)
-    except ValueError as e:
-        return "not valid JSON (%s)" % e
+        document = files.parse_json(value, "the value", JSON_MAX_DEPTH)
+    except files.FileProblem as e:
+        return str(e)
     if not isinstance(document, dict):
         return "expected a JSON object, got a JSON %s" % type(document).__name__
+    return ""
+
+
+def _text_problem(value):
+    """Why ``value`` cannot travel to the adapter as text ("" when it can).
+
+    TF1 options go into an ``AttrValue``'s bytes as UTF-8 and TF2 options through pybind11
+    (UTF-8 too); the adapter hands them to C APIs that stop at a NUL character.
+    """
+    if "\0" in value:
+        return "contains a NUL character, which the adapter would cut the value at"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return ("is not encodable as UTF-8 (%r at index %d: %s; a path read from a non-UTF-8 "
+                "file name?), but the adapter takes UTF-8 text" % (value[e.start:e.end],
+                                                                    e.start, e.reason))
     return ""
 
 
@@ -203,7 +234,7 @@ OPTIONS = {o.name: o for o in (
     _o("debug_dir", STR, "debug_dir"),
     # Profiling
     _o("profiling_mode", BOOL, "profiling_config.enable_profiling"),
-    _o("profiling_options", JSON, "profiling_config.profiling_options", check=_json_object_text),
+    _o("profiling_options", JSON, "profiling_config.profiling_options"),
     # Tuning (AOE)
     _o("aoe_mode", STR, "aoe_config.aoe_mode", choices=("1", "2", "4")),
     _o("work_path", STR, "aoe_config.work_path", check=_readable_writable_dir),
@@ -303,15 +334,27 @@ def convert(option, value, api=TF1):
                 where, _kind_name(kind), value, type(value).__name__,
                 " (TF Adapter spells it as a string: %r)" % str(value).lower()
                 if isinstance(value, bool) else ""))
+        if _text_problem(value):
+            raise NpuOptionError("%s %s" % (where, _text_problem(value)))
     elif kind == JSON:
         if isinstance(value, dict):
             try:
-                value = json.dumps(value, separators=(",", ":"))
-            except (TypeError, ValueError) as e:
+                value = json.dumps(value, separators=(",", ":"), allow_nan=False,
+                                   ensure_ascii=False)
+            except TypeError as e:
                 raise NpuOptionTypeError("%s: the dict cannot be written as JSON: %s" % (where, e))
+            except ValueError as e:  # NaN/Infinity, a circular reference
+                raise NpuOptionError("%s: the dict cannot be written as standard JSON: %s"
+                                     % (where, e))
+            except RecursionError:
+                raise NpuOptionError("%s: the dict nests too deeply to be written as JSON"
+                                     % where)
         elif not isinstance(value, str):
             raise NpuOptionTypeError("%s must be %s, got %r (%s)" % (
                 where, _kind_name(kind), value, type(value).__name__))
+        problem = _text_problem(value) or _json_object_text(value)
+        if problem:
+            raise NpuOptionError("%s: %s" % (where, problem))
     if option.choices and value not in option.choices:
         raise NpuOptionError("%s must be one of %s, got %r" % (
             where, ", ".join(repr(c) for c in option.choices), value))

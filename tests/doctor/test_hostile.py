@@ -1,0 +1,281 @@
+"""doctor under a hostile trial (issue 9): every fix it prints works as printed, a root that
+cannot be listed FAILs, odd files never hang or crash it, and a host without any Ascend
+component is one INFO line.
+
+The fixes are run for real (bash, rm, pip --dry-run) and the check is asked again: the
+oracle is the check's own verdict on the environment the fix produced.
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tf_ge_custom
+from tf_ge_custom import _library, doctor, environment, files, kernel_manifest, path_rules
+from tf_ge_custom._build import BuildContext, opp_step
+
+REPO = Path(__file__).resolve().parents[2]
+VAR = "ASCEND_CUSTOM_OPP_PATH"
+
+
+def make_root(base):
+    ctx = BuildContext(str(REPO), str(base / "tf_ge_custom"), str(base / "build-temp"))
+    opp_step.run(ctx)
+    return Path(ctx.opp_root)
+
+
+@pytest.fixture
+def root(tmp_path):
+    return make_root(tmp_path / "site")
+
+
+def context(root, environ=None, **kw):
+    kw.setdefault("find_spec", lambda name: None)
+    kw.setdefault("which", lambda name, path=None: None)
+    kw.setdefault("install_dirs", ())
+    kw.setdefault("build_info", {})
+    return doctor.Context(root=str(root), environ={} if environ is None else environ,
+                          shell_custom_opp_path=kw.pop("shell", None), **kw)
+
+
+def run_fix(fix, environ):
+    """Run a printed fix in bash with ``environ``; return the environment it leaves."""
+    proc = subprocess.run(["bash", "-c", fix + '\nenv -0'], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, env=dict(environ, PATH=os.environ["PATH"]),
+                          timeout=60)
+    assert proc.returncode == 0, (fix, proc.stderr)
+    pairs = [item.split(b"=", 1) for item in proc.stdout.split(b"\0") if b"=" in item]
+    return {k.decode(): v.decode() for k, v in pairs}
+
+
+# --- the export fixes, run as printed -------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [
+    None,                       # unset
+    "relative/dir",             # resolved against each program's working directory
+    "{tmp}/missing",            # not a folder
+    "::",                       # empty entries
+    "{root}::relative:{tmp}/missing:{other}",
+    "{other}:{root}",           # root present, not first: fine, no fix needed
+])
+@pytest.mark.parametrize("spaced", [False, True])
+def test_the_custom_opp_path_fix_works_as_printed(tmp_path, value, spaced):
+    base = tmp_path / ("my site" if spaced else "site")
+    root = make_root(base)
+    other = tmp_path / "other root"
+    other.mkdir()
+    environ = {environment.OPT_OUT_VAR: "0"}
+    if value is not None:
+        environ[VAR] = value.format(tmp=tmp_path, root=root, other=other)
+    check = doctor.check_custom_opp_path(context(root, environ))
+    if check.status == doctor.OK:
+        assert value == "{other}:{root}" and not check.fix
+        return
+    assert check.status == doctor.WARN and check.fix.startswith("export %s=" % VAR)
+    after = run_fix(check.fix, environ)
+    again = doctor.check_custom_opp_path(context(root, after))
+    assert again.status == doctor.OK, (check.fix, after[VAR], again)
+    assert after[VAR].split(":")[0] == str(root)
+    if value and "{other}" in value:
+        assert str(other) in after[VAR].split(":")  # existing entries are kept
+
+
+def test_a_rival_root_is_dropped_by_the_fix(root, tmp_path):
+    rival = tmp_path / "rival"
+    (rival / "framework" / "tensorflow").mkdir(parents=True)
+    (rival / "framework/tensorflow/npu_supported_ops.json").write_text('{"AddCustom": {}}')
+    environ = {VAR: "%s:%s" % (root, rival)}
+    check = doctor.check_custom_opp_path(context(root, environ))
+    assert check.status == doctor.WARN
+    after = run_fix(check.fix, environ)
+    assert after[VAR] == str(root)
+    assert doctor.check_custom_opp_path(context(root, after)).status == doctor.OK
+
+
+def test_the_shell_fix_gives_atc_the_root(root, tmp_path):
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    shell_value = "rel::%s" % keep
+    check = doctor.check_shell_environment(context(root, shell=shell_value))
+    assert check.status == doctor.WARN
+    after = run_fix(check.fix, {VAR: shell_value})
+    assert after[VAR] == "%s:%s" % (root, keep)
+    assert doctor.check_shell_environment(context(root, shell=after[VAR])).status == doctor.OK
+
+
+def test_the_stray_library_fix_removes_exactly_it(root):
+    stray = root / "framework" / "tensorflow" / "old plugin.so"
+    stray.write_bytes(b"\x7fELF")
+    check = doctor.check_opp_root(context(root))
+    assert check.status == doctor.FAIL
+    run_fix(check.fix, {})
+    assert not stray.exists()
+    assert doctor.check_opp_root(context(root)).status == doctor.OK
+
+
+@pytest.mark.slow
+def test_the_rebuild_command_names_this_interpreter_and_source_and_pip_accepts_it(tmp_path):
+    command = _library.rebuild_command()
+    argv = command.split()
+    assert argv[:3] == [sys.executable, "-m", "pip"], command
+    source = argv[-1]
+    assert os.path.isfile(os.path.join(source, "setup.py"))
+    # pip resolves it (builds the metadata from that source) without installing anything
+    proc = subprocess.run(argv + ["--dry-run"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, cwd=str(tmp_path), timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "Would install tf-ge-custom" in proc.stdout
+
+
+def test_without_a_source_record_the_rebuild_advice_is_the_generic_one(monkeypatch, tmp_path):
+    monkeypatch.setattr(_library, "_PACKAGE_DIR", str(tmp_path / "site" / "tf_ge_custom"))
+    assert _library.rebuild_command() == _library.REBUILD_COMMAND
+
+
+# --- an OPP root whose path holds ':' --------------------------------------------------------
+
+
+def test_a_root_holding_the_separator_fails_with_the_install_elsewhere_fix(tmp_path):
+    root = make_root(tmp_path / "py:3.11" / "site")
+    check = doctor.check_custom_opp_path(context(root, {VAR: "/a"}))
+    assert check.status == doctor.FAIL and "contains ':'" in check.detail
+    assert check.fix == environment.INSTALL_ELSEWHERE
+    # no check suggests exporting it (the export would split it in two)
+    for fn in (doctor.check_shell_environment, doctor.check_tf2_finds_json,
+               doctor.check_tf1_finds_json):
+        result = fn(context(root, {VAR: "/a"}))
+        assert "export" not in result.fix, (fn.__name__, result.fix)
+
+
+# --- files that must not hang or crash doctor ------------------------------------------------
+
+
+def _deep(path):
+    path.write_text("{\"AddCustom\": " + "[" * 100000 + "]" * 100000 + "}")
+
+
+def make(kind, path, odd_files):
+    if kind == "deep":
+        _deep(path)
+    else:
+        odd_files.make(kind, path)
+
+
+@pytest.mark.parametrize("kind, words", [
+    ("fifo", "FIFO"), ("deep", "deeper than"), ("symlink loop", "symlink loop"),
+    ("directory", "directory")])
+def test_an_odd_supported_ops_json_in_the_root_is_a_fail_line(root, odd_files, kind, words):
+    path = root / "framework" / "tensorflow" / "npu_supported_ops.json"
+    path.unlink()
+    make(kind, path, odd_files)
+    check = odd_files.finishes(doctor.check_opp_root, context(root))
+    assert check.status == doctor.FAIL and words in check.detail
+
+
+@pytest.mark.parametrize("kind", ["fifo", "deep", "symlink loop"])
+def test_an_odd_json_in_another_entry_neither_hangs_nor_crashes(root, tmp_path, odd_files,
+                                                                kind):
+    finishes = odd_files.finishes
+    other = tmp_path / "other"
+    (other / "framework" / "tensorflow").mkdir(parents=True)
+    make(kind, other / "framework" / "tensorflow" / "npu_supported_ops.json", odd_files)
+    cann = tmp_path / "cann" / "opp"
+    (cann / "built-in").mkdir(parents=True)
+    environ = {VAR: "%s:%s" % (root, other), "ASCEND_OPP_PATH": str(cann)}
+    assert finishes(doctor.check_custom_opp_path, context(root, environ)).status == doctor.OK
+    lookup = finishes(path_rules.tf1_lookup, "AddCustom", environ)
+    (read,) = [r for r in lookup.reads if r.path.startswith(str(other))]
+    assert read.ops is None and read.error
+    assert finishes(doctor.check_tf2_finds_json, context(root, environ)).status == doctor.OK
+
+
+def test_a_vendors_config_that_is_a_fifo_does_not_block_tf1s_lookup(tmp_path, odd_files):
+    opp_path = tmp_path / "opp"
+    (opp_path / "built-in").mkdir(parents=True)
+    (opp_path / "vendors").mkdir()
+    odd_files.make("fifo", opp_path / "vendors" / "config.ini")
+    lookup = odd_files.finishes(path_rules.tf1_lookup, "AddCustom",
+                                {"ASCEND_OPP_PATH": str(opp_path)})
+    assert lookup.reads[-1].role == "opp-custom"  # as with no config.ini
+
+
+def test_a_symlink_cycle_under_framework_is_walked_once(root, tmp_path, odd_files):
+    cann = tmp_path / "cann" / "opp"
+    (cann / "built-in").mkdir(parents=True)
+    folder = root / "framework" / "tensorflow"
+    (folder / "libmine.so").write_bytes(b"\x7fELF")
+    os.symlink(str(folder), str(folder / "again"))
+    os.symlink(str(root / "framework"), str(folder / "up"))
+    environ = {"ASCEND_OPP_PATH": str(cann), VAR: str(root)}
+    libraries, _ = odd_files.finishes(path_rules.ge_parser_plugins, environ)
+    assert [os.path.basename(p) for p, _ in libraries] == ["libmine.so"]
+
+
+@pytest.mark.parametrize("what, kind", [
+    ("directory", "io"), ("fifo", "io"), ("symlink loop", "io"), ("deep", "syntax")])
+def test_a_damaged_manifest_in_the_package_is_a_fail_line(root, odd_files, what, kind):
+    soc = root / "kernels" / "Ascend910B1"
+    soc.mkdir()
+    make(what, soc / "manifest.json", odd_files)
+    check = odd_files.finishes(doctor.check_kernels,
+                               context(root, manifest_reader=kernel_manifest))
+    assert check.status == doctor.FAIL and "Ascend910B1: %s error" % kind in check.detail
+    assert check.fix == doctor.REBUILD
+
+
+# --- CPU mode: one INFO line, and only where nothing of the stack is present ------------------
+
+
+def _stack_pairs(ctx):
+    return [(c, c(ctx)) for c in doctor.CHECKS
+            if c not in (doctor.check_tensorflow, doctor.check_op_library)]
+
+
+def test_no_ascend_component_folds_the_stack_warnings_into_one_info_line(root):
+    ctx = context(root, {VAR: str(root)}, shell=str(root))
+    assert ctx.ascend_components() == []
+    results = doctor.fold_cpu_mode(ctx, _stack_pairs(ctx))
+    statuses = [r.status for r in results]
+    assert statuses.count(doctor.INFO) == 1 and doctor.WARN not in statuses
+    (info,) = [r for r in results if r.status == doctor.INFO]
+    assert "CPU mode" in info.detail and not info.fix
+    assert {f["status"] for f in info.data["folded"]} == {doctor.WARN}
+    assert len(info.data["folded"]) >= 8
+    assert doctor.worst(statuses) == doctor.OK
+
+
+@pytest.mark.parametrize("component, words", [
+    ({"environ": {"ASCEND_HOME_PATH": "/nowhere"}}, "$ASCEND_HOME_PATH"),
+    ({"environ": {"ASCEND_OPP_PATH": "/nowhere"}}, "$ASCEND_OPP_PATH"),
+    ({"find_spec": lambda name: object() if name == "npu_device" else None}, "npu_device"),
+    ({"which": lambda name, path=None: "/bin/atc" if name == "atc" else None}, "atc on PATH"),
+    ({"install_dirs": ("/",)}, "/"),
+    ({"environ": {VAR: "/other/vendor/root"}}, "/other/vendor/root"),
+    ({"build_info": {"ge": {"built": True}}}, "GE library"),
+])
+def test_any_ascend_component_keeps_the_warnings(root, component, words):
+    ctx = context(root, **component)
+    assert any(words in c for c in ctx.ascend_components()), ctx.ascend_components()
+    results = doctor.fold_cpu_mode(ctx, _stack_pairs(ctx))
+    assert doctor.INFO not in [r.status for r in results]
+    assert doctor.WARN in [r.status for r in results]
+
+
+def test_a_fail_is_never_folded(root):
+    ctx = context(root)
+    fail = doctor.Check("npubins", doctor.FAIL, "broken", "fix it")
+    warn = doctor.Check("CANN toolkit", doctor.WARN, "absent", "install it")
+    results = doctor.fold_cpu_mode(ctx, [(doctor.check_kernels, fail), (doctor.check_cann, warn)])
+    assert [r.status for r in results] == [doctor.FAIL, doctor.INFO]
+
+
+def test_the_installed_package_on_this_host_is_cpu_mode():
+    ctx = doctor.Context(environ={k: v for k, v in os.environ.items()
+                                  if not k.startswith("ASCEND_")})
+    assert ctx.ascend_components() == [], "this test host has part of an Ascend stack"
+    assert ctx.build_info_error == ""
+    assert ctx.build_info["tensorflow"]["library_sha256"] == files.sha256_file(
+        tf_ge_custom.library_path())
