@@ -47,10 +47,11 @@ TREES = pathlib.Path(os.environ.get("TF_GE_CUSTOM_CANN_TREES",
 ARCH = {"x86_64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}.get(
     os.uname().machine, os.uname().machine)
 MINIMUM = "9.2.0-beta.1"
-STUB_LIBRARIES = ("ascendcl", "graph", "register", "gert", "lowering", "graph_base", "runtime")
+STUB_LIBRARIES = ("ascendcl", "graph", "register", "gert", "lowering", "graph_base", "runtime",
+                  "fmk_parser")
 ARCHIVE = "libcustom_op_registry_static.a"
 DONE = ".tree-complete"
-LAYOUT = "layout 1"  # bump when lay_out changes, so that cached trees are laid out again
+LAYOUT = "layout 2"  # bump when lay_out changes, so that cached trees are laid out again
 
 
 class Release(object):
@@ -348,6 +349,10 @@ def test_newer_releases_compile_and_link_the_ge_library(matrix, release):
     needed = _needed(ge_bytes, matrix["wheels"] / ("ge-" + release.version + ".so"))
     assert {"libascendcl.so", "libgraph.so", "libregister.so", "libgert.so",
             "liblowering.so"} <= needed
+    # The export tools (the AIR tool: the toolkit has the TF parser API) ship in _lib/.
+    assert info["export_tools"] == ["_lib/tf_ge_custom_air_tool", "_lib/tf_ge_custom_om_runner"]
+    for tool in info["export_tools"]:
+        assert "tf_ge_custom/" + tool in built.names()
 
 
 def _needed(data, path):

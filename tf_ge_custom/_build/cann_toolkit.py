@@ -70,11 +70,17 @@ REQUIREMENTS = (
                 "lib%s.so" % name)
     for name in ("ascendcl", "graph", "register", "gert", "lowering")
 ) + (
-    # The AIR export route's C++ API (aclgrphParseTensorFlow): recorded, not needed to build.
+    # The AIR export route's C++ API (aclgrphParseTensorFlow and its library): not needed for
+    # the GE library; without them the AIR tool is not built and `tf-ge-custom export` takes
+    # the .pb route (docs/export.md).
     Requirement("tf_parser_api", "parser/tensorflow_parser.h has no aclgrphParseTensorFlow",
                 "8.5.0", "declaration", "parser/tensorflow_parser.h",
                 r"\baclgrphParseTensorFlow\b", required=False),
+    Requirement("libfmk_parser", "no %s/libfmk_parser.so, the TF parser the AIR tool links"
+                % LIBRARY_DIR, "8.5.0", "library", "libfmk_parser.so", required=False),
 )
+# The optional features the AIR tool of the offline export needs.
+AIR_TOOL_FEATURES = ("tf_parser_api", "libfmk_parser")
 
 
 class Toolkit(NamedTuple):
@@ -90,6 +96,11 @@ class Toolkit(NamedTuple):
     @property
     def build(self):
         return not self.reason
+
+    @property
+    def air_tool(self):
+        """Whether the toolkit also has what the export's AIR tool needs."""
+        return self.build and all(self.features.get(k) for k in AIR_TOOL_FEATURES)
 
     @property
     def decision(self):

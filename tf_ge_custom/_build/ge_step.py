@@ -32,7 +32,8 @@ PARSER_LIBRARY = "libtf_ge_custom_parsers.so"
 TOOL_DIR = "_lib"
 CANN_TARGETS = ("tf_ge_custom_ge", "tf_ge_custom_parsers")
 # the offline-export tools (ge_ops/export/, CANN only), installed into _lib/ (docs/export.md)
-EXPORT_TOOLS = ("tf_ge_custom_air_tool", "tf_ge_custom_om_runner")
+AIR_TOOL = "tf_ge_custom_air_tool"
+EXPORT_TOOLS = (AIR_TOOL, "tf_ge_custom_om_runner")
 
 
 def cann_toolkit(env=None):
@@ -89,6 +90,12 @@ def _install(src, dst):
     os.replace(tmp, dst)
 
 
+def export_tools(toolkit):
+    """The export tools this toolkit can build: the OM runner needs only ACL; the AIR tool
+    also the TF parser API (without it, `export` takes the .pb route: docs/export.md)."""
+    return tuple(t for t in EXPORT_TOOLS if t != AIR_TOOL or toolkit.air_tool)
+
+
 def decide(env=None):
     """The toolkit record for this build; raises BuildError when a skip is not allowed."""
     try:
@@ -114,8 +121,8 @@ def run(ctx):
         ctx.log("building the GE library and TF parser plugin against %s at %s"
                 % (cann.describe(toolkit.version), toolkit.home))
         try:
-            configure_and_build(ctx.source_root, build_dir, CANN_TARGETS + EXPORT_TOOLS, ctx.jobs,
-                                options, ctx.log, ctx.verbose)
+            configure_and_build(ctx.source_root, build_dir, CANN_TARGETS + export_tools(toolkit),
+                                ctx.jobs, options, ctx.log, ctx.verbose)
         except BuildError as e:
             raise BuildError("building the GE library against %s at %s failed (the toolkit has "
                              "every feature it needs, so this is not skipped)%s\n%s" % (
@@ -139,7 +146,7 @@ def run(ctx):
                                 (PARSER_LIBRARY, "framework/tensorflow/" + PARSER_LIBRARY)):
             _install(os.path.join(build_dir, built), os.path.join(ctx.opp_root, relative))
             libraries.append(relative)
-        for tool in EXPORT_TOOLS:
+        for tool in export_tools(toolkit):
             _install(os.path.join(build_dir, "export", tool), os.path.join(ctx.package_dir, TOOL_DIR, tool))
     ctx.build_info["ge"] = {
         "built": toolkit.build,
@@ -148,5 +155,5 @@ def run(ctx):
         "toolkit": toolkit.as_dict(),
         "libraries": libraries,
         "headers": headers,
-        "export_tools": [TOOL_DIR + "/" + t for t in EXPORT_TOOLS] if toolkit.build else [],
+        "export_tools": [TOOL_DIR + "/" + t for t in export_tools(toolkit)] if toolkit.build else [],
     }
