@@ -111,6 +111,7 @@ _FAKE_TOOLKIT_FILES = {
     "lib64/libregister.so": "",
     "lib64/libgert.so": "",
     "lib64/liblowering.so": "",
+    "lib64/libfmk_parser.so": "",
 }
 
 

@@ -130,3 +130,11 @@ def test_require_ge_refuses_other_values():
     with pytest.raises(ValueError) as info:
         cann.require_ge({"TF_GE_CUSTOM_REQUIRE_GE": "yes"})
     assert "TF_GE_CUSTOM_REQUIRE_GE must be 0 or 1, found 'yes'" in str(info.value)
+
+
+def test_the_air_tool_needs_the_tf_parser_api_but_the_ge_library_does_not(fake_toolkit):
+    for drop in (("include/parser/tensorflow_parser.h",), ("lib64/libfmk_parser.so",)):
+        toolkit = cann.inspect(fake_toolkit(name=drop[0].replace("/", "_"), drop=drop))
+        assert toolkit.build and not toolkit.air_tool and toolkit.missing == ()
+    assert cann.inspect(fake_toolkit()).air_tool
+    assert not cann.inspect(fake_toolkit(name="old", drop=("lib64/libgert.so",))).air_tool
