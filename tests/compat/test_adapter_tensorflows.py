@@ -182,6 +182,41 @@ def test_the_xla_kernel_library_is_built_where_the_wheel_allows_it():
         assert _xla.lowering_reason() is None
 
 
+_LATE_IMPORT = """
+import json
+import tensorflow as tf
+tf.function(lambda a: a * 2.0, jit_compile=True)(tf.ones([2]))  # XLA kernels now registered
+import tf_ge_custom
+from tf_ge_custom import _xla
+f = tf.function(lambda a, b: tf_ge_custom.add_custom(a, b), jit_compile=True)
+x, y = tf.constant([[1.5], [-2.0]]), tf.constant([0.25, 4.0, -8.0])
+ops = sorted({n.op for n in f.get_concrete_function(x, y).graph.as_graph_def().node})
+print(json.dumps({"reason": _xla.lowering_reason(), "ops": ops,
+                  "equal": f(x, y).numpy().tolist() == tf.math.add(x, y).numpy().tolist()}))
+"""
+
+
+def test_without_an_xla_kernel_it_lowers_to_tf_add_under_xla(tmp_path):
+    if TF1:  # no XLA library: tf.xla.experimental.compile traces in an XLA context
+        graph = tf.Graph()
+        with graph.as_default():
+            x, y = v1.placeholder(tf.float32, [2, 1]), v1.placeholder(tf.float32, [3])
+            (z,) = tf.xla.experimental.compile(lambda a, b: tf_ge_custom.add_custom(a, b), [x, y])
+            ops = {n.op for n in graph.as_graph_def().node}
+            with v1.Session(graph=graph) as sess:
+                feed = {x: [[1.0], [2.0]], y: [1.0, 2.0, 3.0]}
+                assert _equal(sess.run(z, feed), sess.run(tf.add(x, y), feed))
+        assert "AddCustom" not in ops
+    else:  # an XLA library, but imported after the first XLA compilation
+        proc = _run(_LATE_IMPORT, tmp_path)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert out["equal"] and "AddV2" in out["ops"] and "AddCustom" not in out["ops"]
+    from tf_ge_custom import _xla
+
+    assert TF1 == (_xla.lowering_reason() is not None)
+
+
 @pytest.mark.skipif(TF1, reason="TensorFlow 1.15 has no tf.function(jit_compile=True)")
 def test_jit_compile_matches_tf_add():
     ours = tf.function(lambda a, b: tf_ge_custom.add_custom(a, b), jit_compile=True)
