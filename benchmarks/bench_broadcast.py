@@ -122,8 +122,10 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 
 def _peak_rss(impl, mode):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    # cwd: the benchmarks folder, so that the child imports the installed package
     proc = subprocess.run([sys.executable, "-c", _CHILD, impl, mode], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True, env=env)
+                          stderr=subprocess.PIPE, universal_newlines=True, env=env,
+                          cwd=os.path.dirname(os.path.abspath(__file__)))
     if proc.returncode != 0:
         raise RuntimeError("peak-memory child %s/%s failed:\n%s" % (impl, mode, proc.stderr[-3000:]))
     return int(proc.stdout.strip().splitlines()[-1])
