@@ -142,7 +142,8 @@ def _add_ragged(x, y, name):
             except ValueError as e:
                 raise ShapeError(
                     "add_custom: RaggedTensor operands need the same row partitions (and "
-                    "ragged rank, and row_splits dtype); got %s and %s: %s" % (x, y, e))
+                    "ragged rank, and row_splits dtype); got shapes %s and %s, ragged ranks "
+                    "%d and %d: %s" % (x.shape, y.shape, x.ragged_rank, y.ragged_rank, e))
         dense = y if ragged is x else x
         inner = ragged.flat_values.shape.rank - 1  # the uniform dimensions after the ragged ones
         if dense.shape.rank is None or dense.shape.rank > inner:
