@@ -7,7 +7,7 @@ add must move: both inputs read once, the output written once. Goal: every ratio
 
 Peak memory: ``add_custom(tf.ones([16384, 1]), tf.ones([1, 16384]))`` and the same with
 tf.math.add, each in its own fresh process (several alternating runs, the median of each
-process's peak RSS, ru_maxrss), eager and in tf.function; a process that only creates the
+process's peak RSS, VmHWM), eager and in tf.function; a process that only creates the
 inputs gives the baseline. Goal: add_custom's peak within 5 % of tf.math.add's.
 
     python benchmarks/bench_broadcast.py [--rounds 31] [--max-rounds 151] [--json out.json]
@@ -116,7 +116,10 @@ if fn is not None:
     z = fn(x, y)
     assert float(tf.reduce_sum(z)) == 2.0 * z.shape.num_elements()
     del z
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+# VmHWM: this process's own peak; ru_maxrss would start from the parent's RSS at fork
+with open("/proc/self/status") as f:
+    hwm = [int(l.split()[1]) for l in f if l.startswith("VmHWM:")]
+print((hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024)
 """ % {"xs": list(MEMORY_SHAPES[0]), "ys": list(MEMORY_SHAPES[1])}
 
 
