@@ -61,6 +61,7 @@ test-compat: $(foreach c,$(COMPAT),.venv-$(c)/.deps)
 
 bench: install
 	$(PY) benchmarks/bench_add_custom.py
+	$(PY) benchmarks/bench_broadcast.py
 
 lock: venv
 	{ head -2 requirements/dev.lock; $(PIP) freeze --exclude-editable | grep -v '^tf-ge-custom'; } > requirements/dev.lock.new

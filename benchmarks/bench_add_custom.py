@@ -70,6 +70,31 @@ def _decided(values):
     return se <= TARGET_SE or abs(ratio - RATIO_GOAL) >= 3 * se
 
 
+def compare(impls, min_rounds, max_rounds, rng):
+    """Time ``impls`` ({(mode, name): fn}) interleaved in a shuffled order each round.
+
+    Each mode in MODES must have an "add_custom" and a "tf.math.add" entry. Rounds continue
+    (``min_rounds`` at least, ``max_rounds`` at most) until each mode's paired ratio is
+    decided. Returns (median seconds per call, ratios, their standard errors, rounds).
+    """
+    calls = {k: _calls_per_batch(fn) for k, fn in impls.items()}
+    samples = {k: [] for k in impls}
+    keys = list(impls)
+    rounds = 0
+    while True:
+        rng.shuffle(keys)
+        for k in keys:
+            samples[k].append(_time_batch(impls[k], calls[k]))
+        rounds += 1
+        if rounds >= min_rounds and (rounds >= max_rounds or all(
+                _decided(_paired(samples, mode)) for mode in MODES)):
+            break
+    seconds = {k: statistics.median(v) for k, v in samples.items()}
+    ratios = {mode: statistics.median(_paired(samples, mode)) for mode in MODES}
+    errors = {mode: _median_se(_paired(samples, mode)) for mode in MODES}
+    return seconds, ratios, errors, rounds
+
+
 def measure(size, min_rounds, max_rounds, rng):
     x_np = np.random.RandomState(0).standard_normal(size).astype(np.float32)
     y_np = np.random.RandomState(1).standard_normal(size).astype(np.float32)
@@ -86,22 +111,8 @@ def measure(size, min_rounds, max_rounds, rng):
         ("tf.function", "tf.math.add"): lambda: f_ref(x, y),
         ("-", "numpy"): lambda: np.add(x_np, y_np),
     }
-    calls = {k: _calls_per_batch(fn) for k, fn in impls.items()}
-    samples = {k: [] for k in impls}
-    keys = list(impls)
-    rounds = 0
-    while True:
-        rng.shuffle(keys)
-        for k in keys:
-            samples[k].append(_time_batch(impls[k], calls[k]))
-        rounds += 1
-        if rounds >= min_rounds and (rounds >= max_rounds or all(
-                _decided(_paired(samples, mode)) for mode in MODES)):
-            break
-    seconds = {k: statistics.median(v) for k, v in samples.items()}
+    seconds, ratios, errors, rounds = compare(impls, min_rounds, max_rounds, rng)
     gbps = {k: 3 * size * 4 / s / 1e9 for k, s in seconds.items()}
-    ratios = {mode: statistics.median(_paired(samples, mode)) for mode in MODES}
-    errors = {mode: _median_se(_paired(samples, mode)) for mode in MODES}
     return seconds, gbps, ratios, errors, rounds
 
 

@@ -89,9 +89,11 @@ _STR, _INT, _BOOL, _NULL = "a string", "an integer", "a boolean", "null"
 _PATHS = "an array of relative paths"
 _SECTIONS = {
     "tensorflow": {"version": (_STR,), "cxx11_abi": (_INT, _BOOL, _NULL), "python": (_STR,),
-                   "library": (_STR,), "library_size": (_INT,), "library_sha256": (_STR,)},
+                   "library": (_STR,), "library_size": (_INT,), "library_sha256": (_STR,),
+                   "xla_library": (_STR, _NULL), "xla_library_missing_because": (_STR, _NULL),
+                   "xla_library_size": (_INT, _NULL), "xla_library_sha256": (_STR, _NULL)},
     "ge": {"built": (_BOOL,), "reason": (_STR,), "ascend_home": (_STR, _NULL),
-           "libraries": (_PATHS,), "headers": (_PATHS,), "manifest_tool": (_STR,)},
+           "libraries": (_PATHS,), "headers": (_PATHS,), "export_tools": (_PATHS,)},
     "kernels": {"source": (_STR, _NULL), "socs": ("an object of arrays of strings",)},
     "opp": {"root": (_STR,), "arch": (_STR,), "json": (_STR,)},
 }
@@ -144,9 +146,12 @@ def validate_build_info(document, path=_BUILD_INFO):
         raise refuse("tensorflow.cxx11_abi must be 0, 1 or null, found %r" % (tf["cxx11_abi"],))
     if "library_size" in tf and tf["library_size"] < 0:
         raise refuse("tensorflow.library_size is negative")
-    if "library_sha256" in tf and not _SHA256.match(tf["library_sha256"]):
-        raise refuse("tensorflow.library_sha256 must be 64 lowercase hex digits, found %r"
-                     % tf["library_sha256"][:80])
+    for key in ("library_sha256", "xla_library_sha256"):
+        if tf.get(key) is not None and not _SHA256.match(tf[key]):
+            raise refuse("tensorflow.%s must be 64 lowercase hex digits, found %r"
+                         % (key, tf[key][:80]))
+    if (tf.get("xla_library_size") or 0) < 0:
+        raise refuse("tensorflow.xla_library_size is negative")
     return document
 
 
@@ -177,14 +182,15 @@ def build_info(path=None):
     return validate_build_info(document, path)
 
 
-def check_library_file(path, info):
-    """Raise :class:`OpLibraryError` unless ``path`` is the file the build recorded.
+def check_library_file(path, info, key="library"):
+    """Raise :class:`OpLibraryError` unless ``path`` is the file the build recorded under
+    ``tensorflow.<key>_size`` / ``<key>_sha256`` (``key``: "library" or "xla_library").
 
     Size first (a truncated copy is the common damage), then SHA-256. Only a regular file
     is looked at: anything else would be refused by the loader anyway, or block it.
     """
     built = info.get("tensorflow") or {}
-    size, digest = built.get("library_size"), built.get("library_sha256")
+    size, digest = built.get(key + "_size"), built.get(key + "_sha256")
     if size is None or digest is None:
         raise OpLibraryError(
             "the build record %s has no size and SHA-256 for %s (a build by an older "

@@ -1,15 +1,17 @@
 """``add_custom``: the Python face of the ``AddCustom`` op, and its gradient.
 
-The ``AddCustom`` node only ever sees two tensors of equal shape (the NPU kernel is flat),
-so this wrapper converts and broadcasts its arguments exactly as ``tf.math.add`` would
-before the node. When the shapes are statically equal, the graph holds the one
-``AddCustom`` node and nothing else.
+``AddCustom`` broadcasts by itself with ``tf.math.add``'s rules (its shape function is
+TensorFlow's own, its CPU kernel TensorFlow's binary-op machinery), so this wrapper only
+converts and checks its arguments as ``tf.math.add`` would: the graph holds exactly one
+``AddCustom`` node for every pair of operands, whatever their shapes. ``RaggedTensor``
+operands go through their flat values; under XLA the op has an XLA kernel, or lowers to
+``tf.math.add`` where it cannot have one (``_xla.py``). See docs/tensorflow-op.md.
 """
 import warnings
 
 import tensorflow as tf
 
-from . import _library
+from . import _library, _xla
 from .errors import DTypeError, InputError, OpLibraryError, ShapeError
 from .op_def import ADD_CUSTOM
 
@@ -19,6 +21,10 @@ try:  # the concrete class of eager tensors, for the per-call fast path (TF 1.15
     from tensorflow.python.framework.ops import EagerTensor as _EagerTensor
 except ImportError:  # pragma: no cover - a TensorFlow without it just skips the fast path
     _EagerTensor = None
+try:  # SparseTensor, IndexedSlices, RaggedTensor, ExtensionTypes... (TF 1.15 and 2.x)
+    from tensorflow.python.framework.composite_tensor import CompositeTensor as _Composite
+except ImportError:  # pragma: no cover
+    _Composite = (tf.SparseTensor, tf.IndexedSlices)
 
 try:
     _raw_add_custom = getattr(_library.load(), ADD_CUSTOM.python_name)
@@ -27,9 +33,23 @@ except OpLibraryError as e:  # keep the package importable (doctor must run); wa
     _raw_add_custom = None
     _load_error = e
     warnings.warn(str(e), RuntimeWarning, stacklevel=2)
+else:
+    _xla.load_kernels()
+
+
+def _check_not_composite(value, arg):
+    # RaggedTensors are handled before this; variables are composite in TF 2.x but convert.
+    if isinstance(value, _Composite) and not isinstance(value, tf.Variable):
+        raise InputError(
+            "add_custom: argument %s is a %s; add_custom takes tensors, numpy arrays, Python "
+            "scalars and lists (and RaggedTensors, through their flat values). Convert it "
+            "to a dense tensor first (a SparseTensor: tf.sparse.to_dense; an IndexedSlices: "
+            "tf.convert_to_tensor), or use the op made for it (tf.sparse.add)."
+            % (arg, type(value).__name__))
 
 
 def _convert(value, arg, dtype_hint=None):
+    _check_not_composite(value, arg)
     try:
         return tf.convert_to_tensor(value, dtype_hint=dtype_hint, name=arg)
     except (TypeError, ValueError) as e:
@@ -51,32 +71,21 @@ def _check_dtypes(x, y):
             % (xd.name, _SUPPORTED_NAMES))
 
 
-def _broadcast_shape(x, y):
+def _check_shapes(x, y):
+    """ShapeError when the static shapes cannot broadcast (the op would refuse them too)."""
     try:
-        return tf.broadcast_static_shape(x.shape, y.shape)
+        tf.broadcast_static_shape(x.shape, y.shape)
     except ValueError:
         raise ShapeError(
             "add_custom: shapes %s and %s are not broadcast-compatible (each dimension "
             "must be equal, or 1 in one of them)" % (x.shape, y.shape))
 
 
-def _needs_broadcast(t, target):
-    return not (t.shape.is_fully_defined() and t.shape == target)
-
-
-def _broadcast(x, y):
-    """Broadcast x and y to one shape in front of the node; returns (x, y, static shape)."""
-    target = _broadcast_shape(x, y)
-    if target.is_fully_defined():
-        if _needs_broadcast(x, target):
-            x = tf.broadcast_to(x, target.as_list())
-        if _needs_broadcast(y, target):
-            y = tf.broadcast_to(y, target.as_list())
-    else:
-        shape = tf.broadcast_dynamic_shape(tf.shape(x), tf.shape(y))
-        x = tf.broadcast_to(x, shape)
-        y = tf.broadcast_to(y, shape)
-    return x, y, target
+def _node(x, y, name):
+    """The AddCustom node, or tf.math.add inside an XLA cluster that has no kernel for it."""
+    if _xla.must_lower():
+        return tf.math.add(x, y, name=name)
+    return _raw_add_custom(x, y, name=name)
 
 
 def add_custom(x, y, name=None):
@@ -84,41 +93,132 @@ def add_custom(x, y, name=None):
 
     Behaves as ``tf.math.add``: arguments may be tensors, numpy arrays, Python scalars or
     lists (``y`` is converted with ``x``'s dtype as a hint), and broadcast-compatible shapes
-    are broadcast. Supported dtypes: float32, float16, bfloat16, int32.
+    are broadcast by the op itself. ``RaggedTensor`` operands with the same row partitions,
+    or one ``RaggedTensor`` and a dense operand that broadcasts over its uniform inner
+    dimensions (a scalar, a ``[D]`` bias), are added through their flat values.
+    Supported dtypes: float32, float16, bfloat16, int32.
 
     Raises:
       DTypeError: the dtypes differ or are not supported (a ``TypeError``).
       ShapeError: the shapes are statically not broadcast-compatible (a ``ValueError``).
-      InputError: an argument cannot be converted to a tensor (a ``TypeError``).
+      InputError: an argument cannot be converted to a tensor, or is a composite tensor
+        other than a ``RaggedTensor`` (a ``TypeError``).
       OpLibraryError: the op library could not be loaded (an ``ImportError``).
     """
     if _raw_add_custom is None:
         raise _load_error
-    # Fast path, eager only: two tensors that need no conversion, check or broadcast go
-    # straight to the op (names are meaningless in eager mode, so no name scope either).
+    # Fast path, eager only: two tensors that need no conversion go straight to the op
+    # (names are meaningless in eager mode, so no name scope either).
     if type(x) is _EagerTensor and type(y) is _EagerTensor:
         dtype = x.dtype
-        if dtype == y.dtype and dtype in _SUPPORTED and x.shape == y.shape:
-            return _raw_add_custom(x, y)
+        if dtype == y.dtype and dtype in _SUPPORTED:
+            try:
+                return _raw_add_custom(x, y)
+            except tf.errors.InvalidArgumentError:
+                _check_shapes(x, y)  # the usual cause: name both shapes as a ShapeError
+                raise
+    if isinstance(x, tf.RaggedTensor) or isinstance(y, tf.RaggedTensor):
+        return _add_ragged(x, y, name)
     with tf.compat.v1.name_scope(name, ADD_CUSTOM.type_name, [x, y]) as scope:
         x = _convert(x, "x")
         y = _convert(y, "y", dtype_hint=x.dtype.base_dtype)
         _check_dtypes(x, y)
-        if x.shape.is_fully_defined() and x.shape == y.shape:
-            return _raw_add_custom(x, y, name=scope)
-        x, y, target = _broadcast(x, y)
-        z = _raw_add_custom(x, y, name=scope)
-        if not tf.executing_eagerly():
-            z.set_shape(target)
-        return z
+        _check_shapes(x, y)
+        return _node(x, y, scope)
+
+
+def _add_ragged(x, y, name):
+    """add_custom over the flat values of RaggedTensor operands (as tf.math.add's result)."""
+    with tf.compat.v1.name_scope(name, ADD_CUSTOM.type_name, [x, y]):
+        ragged = x if isinstance(x, tf.RaggedTensor) else y
+        if not isinstance(x, tf.RaggedTensor):
+            x = _convert(x, "x", dtype_hint=ragged.dtype)
+        if not isinstance(y, tf.RaggedTensor):
+            y = _convert(y, "y", dtype_hint=ragged.dtype)
+        _check_dtypes(x, y)
+        if isinstance(x, tf.RaggedTensor) and isinstance(y, tf.RaggedTensor):
+            try:  # checks that both have the same row partitions (at run time if need be)
+                return tf.ragged.map_flat_values(add_custom, x, y)
+            except ValueError as e:
+                raise ShapeError(
+                    "add_custom: RaggedTensor operands need the same row partitions (and "
+                    "ragged rank, and row_splits dtype); got shapes %s and %s, ragged ranks "
+                    "%d and %d: %s" % (x.shape, y.shape, x.ragged_rank, y.ragged_rank, e))
+        dense = y if ragged is x else x
+        inner = ragged.flat_values.shape.rank - 1  # the uniform dimensions after the ragged ones
+        if dense.shape.rank is None or dense.shape.rank > inner:
+            raise ShapeError(
+                "add_custom: a dense operand added to a RaggedTensor may broadcast over its "
+                "uniform inner dimensions only (rank <= %d here), got shape %s for a "
+                "RaggedTensor of shape %s. Use tf.math.add to broadcast across ragged or "
+                "batch dimensions." % (inner, dense.shape, ragged.shape))
+        if ragged is x:
+            return x.with_flat_values(add_custom(x.flat_values, y))
+        return y.with_flat_values(add_custom(x, y.flat_values))
+
+
+def _broadcast_gradient_args(x, y):
+    """Shapes, reduction axes and whether to reduce, per operand, as tf.math.add's gradient
+    finds them (tensorflow/python/ops/math_grad.py, SmartBroadcastGradientArgs): the axes
+    from the static shapes when they decide, BroadcastGradientArgs at run time otherwise."""
+    x_shape, y_shape = tf.shape(x), tf.shape(y)
+    x_axes = y_axes = None
+    if not tf.executing_eagerly() and x.shape.rank is not None and y.shape.rank is not None:
+        x_axes, y_axes = _static_reduction_axes(x.shape.as_list(), y.shape.as_list())
+    if x_axes is None:
+        x_axes, y_axes = tf.raw_ops.BroadcastGradientArgs(s0=x_shape, s1=y_shape)
+        return (x_shape, x_axes, True), (y_shape, y_axes, True)
+    x_rank, y_rank = x.shape.rank, y.shape.rank
+    return ((x_shape, x_axes, bool(x_axes) or x_rank < y_rank),
+            (y_shape, y_axes, bool(y_axes) or y_rank < x_rank))
+
+
+def _static_reduction_axes(xs, ys):
+    """The broadcast axes of x and y, or (None, None) when an unknown dim leaves it open."""
+    rank = max(len(xs), len(ys))
+    xs = [1] * (rank - len(xs)) + xs
+    ys = [1] * (rank - len(ys)) + ys
+    x_axes, y_axes = [], []
+    for axis, (xd, yd) in enumerate(zip(xs, ys)):
+        if xd == 1 and yd != 1:
+            x_axes.append(axis)
+        elif yd == 1 and xd != 1:
+            y_axes.append(axis)
+        elif xd is None or yd is None:
+            return None, None
+    return x_axes, y_axes
+
+
+def _reduce(grad, shape_axes_must_reduce):
+    shape, axes, must_reduce = shape_axes_must_reduce
+    if grad is None or not must_reduce:
+        return grad
+    return tf.reshape(tf.reduce_sum(grad, axes, keepdims=True), shape)
+
+
+def _fully_defined_and_equal(*shapes):
+    return all(s.is_fully_defined() for s in shapes) and all(
+        s.as_list() == shapes[0].as_list() for s in shapes)
+
+
+def _add_custom_grad(op, grad):
+    """tf.math.add's gradient (AddV2's in math_grad.py): the incoming gradient, summed over
+    each operand's broadcast dimensions and reshaped to that operand's shape."""
+    x, y = op.inputs
+    skip = getattr(op, "skip_input_indices", None) or ()  # set by the eager tape
+    if 1 in skip and y.shape.rank == 0 and y.shape.is_fully_defined():
+        return grad, None
+    if isinstance(grad, tf.Tensor) and _fully_defined_and_equal(x.shape, y.shape, grad.shape):
+        return grad, grad
+    gx = None if 0 in skip else grad
+    gy = None if 1 in skip else grad
+    if gx is None and gy is None:
+        return None, None
+    bx, by = _broadcast_gradient_args(x, y)
+    return _reduce(gx, bx), _reduce(gy, by)
 
 
 def _register_gradient():
-    # The node's inputs always have the output's shape, so each receives the incoming
-    # gradient unchanged; broadcast_to in front of it reduces the gradient where needed.
-    def _add_custom_grad(op, grad):
-        return [grad, grad]
-
     try:
         tf.RegisterGradient(ADD_CUSTOM.type_name)(_add_custom_grad)
     except KeyError:  # registered already (module reloaded)

@@ -1,51 +1,129 @@
-// CPU kernels of AddCustom, one per dtype of the op definition.
-#define EIGEN_USE_THREADS
-
+// CPU kernels of AddCustom, one per dtype of the op definition (registered by the generated
+// TF_GE_CUSTOM_REGISTER_CPU_KERNELS_AddCustom). Compute follows TensorFlow's BinaryOp
+// (tensorflow/core/kernels/cwise_ops_common.h), which tf.math.add runs: the cheap cases
+// first, then BCast (tensorflow/core/util/bcast.h) reduces both shapes to the fewest
+// dimensions with the same broadcast pattern, and the functor evaluates that with Eigen.
+// See docs/tensorflow-op.md.
 #include "add_custom_kernels.h"
 
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/register_types.h"
 #include "tensorflow/core/framework/tensor.h"
-#include "unsupported/Eigen/CXX11/Tensor"
+#include "tensorflow/core/util/bcast.h"
+#include "tf_ge_custom_op_registrations.h"
 
 namespace tf_ge_custom {
 
-using CPUDevice = Eigen::ThreadPoolDevice;
+using ::tensorflow::BCast;
+using ::tensorflow::OpKernelContext;
+using ::tensorflow::Tensor;
+using ::tensorflow::TensorShape;
+
+// Dimensions left after BCast merged the adjacent ones with the same pattern. TensorFlow's
+// own CPU binary ops stop at 5 (and fail beyond); 8 is BroadcastTo's limit, which add_custom
+// reached when it broadcast with BroadcastTo in front of the node.
+constexpr int kMaxBroadcastDims = 8;
 
 template <typename Device, typename T>
 class AddCustomOp : public ::tensorflow::OpKernel {
  public:
   explicit AddCustomOp(::tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {}
 
-  void Compute(::tensorflow::OpKernelContext* ctx) override {
-    const ::tensorflow::Tensor& x = ctx->input(0);
-    const ::tensorflow::Tensor& y = ctx->input(1);
-    // The shape function cannot see run-time values of unknown dims: check again here.
-    OP_REQUIRES(ctx, x.shape() == y.shape(),
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& y = ctx->input(1);
+    const Device& d = ctx->eigen_device<Device>();
+    Tensor* z = nullptr;
+    // As in BinaryOp: equal shapes and a scalar operand before building a BCast. Each
+    // reuses an input buffer when TensorFlow holds its only reference.
+    if (x.shape() == y.shape()) {
+      OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0, 1}, 0, x.shape(), &z));
+      if (z->NumElements() > 0) {
+        functor::AddFunctor<Device, T, 1>()(d, z->flat<T>(), x.flat<T>(), y.flat<T>(), nullptr);
+      }
+      return;
+    }
+    if (x.dims() == 0) {
+      OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({1}, 0, y.shape(), &z));
+      if (z->NumElements() > 0) {
+        functor::AddFunctor<Device, T, 1>().Left(d, z->flat<T>(), Scalar(x), y.flat<T>(), nullptr);
+      }
+      return;
+    }
+    if (y.dims() == 0) {
+      OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, x.shape(), &z));
+      if (z->NumElements() > 0) {
+        functor::AddFunctor<Device, T, 1>().Right(d, z->flat<T>(), x.flat<T>(), Scalar(y), nullptr);
+      }
+      return;
+    }
+
+    const BCast bcast(BCast::FromShape(x.shape()), BCast::FromShape(y.shape()));
+    OP_REQUIRES(ctx, bcast.IsValid(),
                 ::tensorflow::errors::InvalidArgument(
-                    "AddCustom needs x and y of the same shape (it does not broadcast), "
-                    "got x ",
-                    x.shape().DebugString(), " and y ", y.shape().DebugString(),
-                    " in node ", name()));
-    ::tensorflow::Tensor* z = nullptr;
-    // Reuse an input buffer when TensorFlow owns its last reference, as tf.math.add does.
-    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0, 1}, 0, x.shape(), &z));
-    if (x.NumElements() == 0) return;
-    functor::AddCustom<Device, T>()(ctx->eigen_device<Device>(), x.flat<T>(), y.flat<T>(),
-                                    z->flat<T>());
+                    "Incompatible shapes: ", x.shape().DebugString(), " vs. ",
+                    y.shape().DebugString(), " (AddCustom broadcasts as tf.math.add: each "
+                    "dimension must be equal, or 1 in one operand), in node ", name()));
+    const int ndims = static_cast<int>(bcast.x_reshape().size());
+    OP_REQUIRES(ctx, ndims <= kMaxBroadcastDims,
+                ::tensorflow::errors::InvalidArgument(
+                    "AddCustom cannot broadcast x ", x.shape().DebugString(), " and y ",
+                    y.shape().DebugString(), ": after merging adjacent dimensions that "
+                    "broadcast alike, ", ndims, " remain, more than the ", kMaxBroadcastDims,
+                    " its CPU kernel handles (tf.math.add's handles 5), in node ", name()));
+    // A forwarded input has the output's element count, so it is not broadcast itself.
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(
+                            {0, 1}, 0, BCast::ToShape(bcast.output_shape()), &z));
+    if (z->NumElements() == 0) return;
+    switch (ndims) {
+      case 0:
+      case 1:
+        Flat(d, x, y, z);
+        return;
+      case 2: Broadcast<2>(d, bcast, x, y, z); return;
+      case 3: Broadcast<3>(d, bcast, x, y, z); return;
+      case 4: Broadcast<4>(d, bcast, x, y, z); return;
+      case 5: Broadcast<5>(d, bcast, x, y, z); return;
+      default: Broadcast<kMaxBroadcastDims>(d, bcast, x, y, z); return;  // 6 to 8
+    }
+  }
+
+ private:
+  static typename ::tensorflow::TTypes<T>::ConstScalar Scalar(const Tensor& t) {
+    return typename ::tensorflow::TTypes<T>::ConstScalar(t.flat<T>().data());
+  }
+
+  // One merged dimension: the shapes differ only by leading 1s, or one operand holds a
+  // single element.
+  static void Flat(const Device& d, const Tensor& x, const Tensor& y, Tensor* z) {
+    if (y.NumElements() == 1) {
+      functor::AddFunctor<Device, T, 1>().Right(d, z->flat<T>(), x.flat<T>(), Scalar(y), nullptr);
+    } else if (x.NumElements() == 1) {
+      functor::AddFunctor<Device, T, 1>().Left(d, z->flat<T>(), Scalar(x), y.flat<T>(), nullptr);
+    } else {
+      functor::AddFunctor<Device, T, 1>()(d, z->flat<T>(), x.flat<T>(), y.flat<T>(), nullptr);
+    }
+  }
+
+  // N merged dimensions, as BinaryOp does for 2 to 5; fewer are padded with leading 1s
+  // (one instantiation serves 6 to 8 dimensions: each costs compile time and code size).
+  template <int N>
+  static void Broadcast(const Device& d, const BCast& b, const Tensor& x, const Tensor& y,
+                        Tensor* z) {
+    functor::AddFunctor<Device, T, N>().BCast(
+        d, z->shaped<T, N>(Padded<N>(b.result_shape())), x.shaped<T, N>(Padded<N>(b.x_reshape())),
+        BCast::ToIndexArray<N>(Padded<N>(b.x_bcast())), y.shaped<T, N>(Padded<N>(b.y_reshape())),
+        BCast::ToIndexArray<N>(Padded<N>(b.y_bcast())), nullptr);
+  }
+
+  template <int N>
+  static BCast::Vec Padded(const BCast::Vec& dims) {
+    BCast::Vec out(N - dims.size(), 1);
+    out.insert(out.end(), dims.begin(), dims.end());
+    return out;
   }
 };
 
-#define TF_GE_CUSTOM_REGISTER_CPU(T)                                              \
-  REGISTER_KERNEL_BUILDER(                                                        \
-      Name("AddCustom").Device(::tensorflow::DEVICE_CPU).TypeConstraint<T>("T"), \
-      AddCustomOp<CPUDevice, T>);
-
-TF_GE_CUSTOM_REGISTER_CPU(float);
-TF_GE_CUSTOM_REGISTER_CPU(Eigen::half);
-TF_GE_CUSTOM_REGISTER_CPU(::tensorflow::bfloat16);
-TF_GE_CUSTOM_REGISTER_CPU(::tensorflow::int32);
-
-#undef TF_GE_CUSTOM_REGISTER_CPU
+TF_GE_CUSTOM_REGISTER_CPU_KERNELS_AddCustom(AddCustomOp)
 
 }  // namespace tf_ge_custom

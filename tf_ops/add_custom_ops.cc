@@ -1,36 +1,45 @@
-// The TensorFlow registration of AddCustom. Must agree with tf_ge_custom/op_def.py
-// (tests/test_op_registration.py reads back the OpDef this library registers).
+// The TensorFlow registration of AddCustom: its signature comes from tf_ge_custom/op_def.py
+// (the generated TF_GE_CUSTOM_REGISTER_OP_AddCustom, see tf_ge_custom/_build/tf_codegen.py);
+// this file adds the shape function and the documentation.
+#include "tensorflow/core/framework/common_shape_fns.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
+#include "tf_ge_custom_op_registrations.h"
 
 namespace tf_ge_custom {
 
 using ::tensorflow::shape_inference::InferenceContext;
-using ::tensorflow::shape_inference::ShapeHandle;
 
-// x and y must have equal shapes: the NPU kernel works on flat buffers and cannot
-// broadcast. Unknown dimensions merge with known ones; tf_ge_custom.add_custom broadcasts
-// in front of the node, so user code never reaches this check with unequal shapes.
-static ::tensorflow::Status AddCustomShape(InferenceContext* c) {
-  ShapeHandle z;
-  if (!c->Merge(c->input(0), c->input(1), &z).ok()) {
-    return ::tensorflow::errors::InvalidArgument(
-        "AddCustom needs x and y of the same shape (it does not broadcast), got x ",
-        c->DebugString(c->input(0)), " and y ", c->DebugString(c->input(1)),
-        "; tf_ge_custom.add_custom broadcasts its arguments before this op");
-  }
-  c->set_output(0, z);
-  return ::tensorflow::Status();
+namespace {
+
+// A Status's text: message() since TensorFlow 2.13, error_message() before (1.15, 2.6).
+template <typename S>
+auto Message(const S& s, int) -> decltype(std::string(s.message())) {
+  return std::string(s.message());
+}
+template <typename S>
+std::string Message(const S& s, long) {  // NOLINT: the overload rank, not a size
+  return s.error_message();
 }
 
-REGISTER_OP("AddCustom")
-    .Input("x: T")
-    .Input("y: T")
-    .Output("z: T")
-    .Attr("T: {float, half, bfloat16, int32}")
+// tf.math.add's shape function itself (tensorflow/core/framework/common_shape_fns.h), so
+// static and unknown dimensions and unknown ranks resolve exactly as for AddV2; a refusal
+// names both shapes.
+::tensorflow::Status AddCustomShape(InferenceContext* c) {
+  const ::tensorflow::Status s = ::tensorflow::shape_inference::BroadcastBinaryOpShapeFn(c);
+  if (s.ok()) return s;
+  return ::tensorflow::errors::InvalidArgument(
+      "AddCustom: x ", c->DebugString(c->input(0)), " and y ", c->DebugString(c->input(1)),
+      " are not broadcast-compatible (as in tf.math.add, each dimension must be equal or 1 "
+      "in one of them): ", Message(s, 0));
+}
+
+}  // namespace
+
+TF_GE_CUSTOM_REGISTER_OP_AddCustom
     .SetShapeFn(AddCustomShape)
     .Doc(R"doc(
-Element-wise z = x + y over tensors of equal shape.
+Element-wise z = x + y, broadcasting as tf.math.add does.
 
 On an Ascend NPU, TF Adapter hands this node to GE, which runs a Triton kernel; elsewhere
 this library's CPU kernel runs.

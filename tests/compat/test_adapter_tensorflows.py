@@ -105,6 +105,129 @@ def test_statically_equal_shapes_give_one_node():
     assert [n.op for n in graph.as_graph_def().node] == ["Placeholder", "AddCustom"]
 
 
+@pytest.mark.parametrize("xs,ys", [([2, 1], [3]), ([None, 1], [1, None]), (None, [3])])
+def test_broadcasting_shapes_give_one_node_too(xs, ys):
+    graph = tf.Graph()
+    with graph.as_default():
+        z = tf_ge_custom.add_custom(v1.placeholder(tf.float32, xs), v1.placeholder(tf.float32, ys))
+        ref = tf.add(v1.placeholder(tf.float32, xs), v1.placeholder(tf.float32, ys))
+    assert [n.op for n in graph.as_graph_def().node].count("AddCustom") == 1
+    assert [n.op for n in graph.as_graph_def().node].count("BroadcastTo") == 0
+    assert z.shape.ndims == ref.shape.ndims
+    if z.shape.ndims is not None:
+        assert z.shape.as_list() == ref.shape.as_list()
+
+
+def test_the_raw_op_broadcasts_and_refuses_as_tf_add():
+    raw = tf.load_op_library(tf_ge_custom.library_path()).add_custom
+    graph = tf.Graph()
+    with graph.as_default():
+        px = v1.placeholder(tf.float32, [None, None])
+        py = v1.placeholder(tf.float32, [None])
+        z = raw(px, py)
+        with pytest.raises(ValueError, match=r"AddCustom: x \[2,5\] and y \[3\]"):
+            raw(v1.placeholder(tf.float32, [2, 5]), v1.placeholder(tf.float32, [3]))
+        with v1.Session(graph=graph) as sess:
+            x, y = _values("float32", (4, 3), 7), _values("float32", (3,), 8)
+            assert _equal(sess.run(z, {px: x, py: y}), sess.run(tf.add(x, y)))
+            with pytest.raises(tf.errors.InvalidArgumentError, match=r"Incompatible shapes: \[4,3\] vs. \[2\]"):
+                sess.run(z, {px: x, py: y[:2]})
+
+
+def test_a_graph_def_of_the_old_broadcast_to_pattern_runs():
+    # written by the package before AddCustom broadcast (tests/fixtures/legacy_graphs)
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "fixtures", "legacy_graphs", "graph_def.pb")
+    graph_def = v1.GraphDef()
+    with open(path, "rb") as f:
+        graph_def.ParseFromString(f.read())
+    assert "BroadcastTo" in {n.op for n in graph_def.node}
+    graph = tf.Graph()
+    with graph.as_default():
+        v1.import_graph_def(graph_def, name="")
+        x = np.array([[1.0], [2.0], [-4.0]], np.float32)
+        y = np.array([10.0, 20.0, 30.0], np.float32)
+        with v1.Session(graph=graph) as sess:
+            got = sess.run("z_dynamic:0", {"x:0": x, "y:0": y})
+            want = sess.run(tf.add(x, y))
+    assert _equal(got, want)
+
+
+def test_ragged_operands_through_their_flat_values():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.ragged.constant([[1.0, 2.0], [], [3.0]])
+        ours = [tf_ge_custom.add_custom(x, x * 2.0), tf_ge_custom.add_custom(x, 0.5)]
+        refs = [tf.add(x, x * 2.0), tf.add(x, 0.5)]
+        with v1.Session(graph=graph) as sess:
+            for got, want in zip(sess.run(ours), sess.run(refs)):
+                assert _equal(got.flat_values, want.flat_values)
+                assert _equal(got.row_splits, want.row_splits)
+
+
+def test_composite_tensors_are_refused():
+    with pytest.raises(tf_ge_custom.InputError, match="SparseTensor"):
+        tf_ge_custom.add_custom(tf.SparseTensor([[0]], [1.0], [2]), 1.0)
+
+
+def test_the_xla_kernel_library_is_built_where_the_wheel_allows_it():
+    info = tf_ge_custom._library.build_info()["tensorflow"]
+    if TF1:  # TensorFlow 1.15's wheel ships no tf2xla headers
+        assert info["xla_library"] is None
+        assert "ships no tf2xla headers" in info["xla_library_missing_because"]
+    else:
+        assert info["xla_library"] == "_lib/libtf_ge_custom_xla.so", info
+        from tf_ge_custom import _xla
+
+        assert _xla.lowering_reason() is None
+
+
+_LATE_IMPORT = """
+import json
+import tensorflow as tf
+tf.function(lambda a: a * 2.0, jit_compile=True)(tf.ones([2]))  # XLA kernels now registered
+import tf_ge_custom
+from tf_ge_custom import _xla
+f = tf.function(lambda a, b: tf_ge_custom.add_custom(a, b), jit_compile=True)
+x, y = tf.constant([[1.5], [-2.0]]), tf.constant([0.25, 4.0, -8.0])
+ops = sorted({n.op for n in f.get_concrete_function(x, y).graph.as_graph_def().node})
+print(json.dumps({"reason": _xla.lowering_reason(), "ops": ops,
+                  "equal": f(x, y).numpy().tolist() == tf.math.add(x, y).numpy().tolist()}))
+"""
+
+
+def test_without_an_xla_kernel_it_lowers_to_tf_add_under_xla(tmp_path):
+    if TF1:  # no XLA library: tf.xla.experimental.compile traces in an XLA context
+        graph = tf.Graph()
+        with graph.as_default():
+            x, y = v1.placeholder(tf.float32, [2, 1]), v1.placeholder(tf.float32, [3])
+            (z,) = tf.xla.experimental.compile(lambda a, b: tf_ge_custom.add_custom(a, b), [x, y])
+            ops = {n.op for n in graph.as_graph_def().node}
+            with v1.Session(graph=graph) as sess:
+                feed = {x: [[1.0], [2.0]], y: [1.0, 2.0, 3.0]}
+                assert _equal(sess.run(z, feed), sess.run(tf.add(x, y), feed))
+        assert "AddCustom" not in ops
+    else:  # an XLA library, but imported after the first XLA compilation
+        proc = _run(_LATE_IMPORT, tmp_path)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert out["equal"] and "AddV2" in out["ops"] and "AddCustom" not in out["ops"]
+    from tf_ge_custom import _xla
+
+    assert TF1 == (_xla.lowering_reason() is not None)
+
+
+@pytest.mark.skipif(TF1, reason="TensorFlow 1.15 has no tf.function(jit_compile=True)")
+def test_jit_compile_matches_tf_add():
+    ours = tf.function(lambda a, b: tf_ge_custom.add_custom(a, b), jit_compile=True)
+    ref = tf.function(lambda a, b: tf.math.add(a, b), jit_compile=True)
+    for xs, ys in SHAPE_PAIRS:
+        x = tf.constant(_values("float32", xs, 1))
+        y = tf.constant(_values("float32", ys, 2))
+        assert _equal(ours(x, y).numpy(), ref(x, y).numpy())
+    assert "AddCustom" in [n.op for n in ours.get_concrete_function(x, y).graph.as_graph_def().node]
+
+
 def test_v1_gradients_match_tf_add():
     graph = tf.Graph()
     with graph.as_default():

@@ -1,61 +1,134 @@
-"""Build step: compile ``tf_ops/*.cc`` into the TensorFlow op library.
+"""Build step: compile ``tf_ops/`` into the TensorFlow op library (and its XLA kernel).
 
-The library goes to ``tf_ge_custom/_lib/`` (never under ``opp/framework/``, where GE would
+The registrations are generated from ``op_def.py`` first (``tf_codegen.py``). The op
+library goes to ``tf_ge_custom/_lib/`` (never under ``opp/framework/``, where GE would
 dlopen it), and ``build_info["tensorflow"]`` records the TensorFlow it was built against so
-that the package refuses a mismatched binary instead of crashing, and the library's size and
+that the package refuses a mismatched binary instead of crashing, and each library's size and
 SHA-256 so that it refuses a damaged one.
+
+``tf_ops/*_xla.cc`` become a second, optional library: the XLA kernels need tf2xla headers
+and symbols that only some TensorFlow wheels ship (docs/tensorflow-op.md). When they are
+missing, or that build fails, or ``TF_GE_CUSTOM_XLA=0`` is set (it saves about half of this
+step's compile time, for hosts that never compile with XLA), the package still installs;
+``build_info`` says why there is no XLA library, and ``add_custom`` lowers to
+``tf.math.add`` inside XLA clusters instead.
 """
 import glob
-import hashlib
 import os
 import shlex
 from concurrent.futures import ThreadPoolExecutor
 
-from . import BuildError, run_command, tensorflow_info
+from . import BuildError, run_command, tensorflow_info, tf_codegen
+from .. import files
 
 LIBRARY_DIR = "_lib"
 LIBRARY_NAME = "libtf_ge_custom_ops.so"
+XLA_LIBRARY_NAME = "libtf_ge_custom_xla.so"
+XLA_SUFFIX = "_xla.cc"
+
+# Where a TensorFlow wheel keeps the symbols the XLA kernel links against: TF >= 2.x with a
+# separate C++ library, else the Python extension itself (TF 2.6). Both are already loaded
+# when ``import tensorflow`` ran, so linking against them adds no file to load.
+_XLA_SYMBOL_LIBRARIES = ("libtensorflow_cc.so.2", os.path.join("python", "_pywrap_tensorflow_internal.so"))
+# Headers that the tf2xla/xla headers include but the wheel ships in bazel's external/ tree.
+_XLA_EXTRA_INCLUDES = (os.path.join("external", "highwayhash"),
+                       os.path.join("external", "farmhash_archive", "src"))
 
 
 def _compiler():
     return shlex.split(os.environ.get("CXX", "g++"))
 
 
-def _compile_flags(tf):
+def _compile_flags(tf, generated):
     flags = list(tf["compile_flags"])
     if not any(f.startswith(("-std=", "--std=")) for f in flags):
         flags.append("-std=c++14")  # TF 1.15 reports no standard; its headers need C++11+
     return ["-O3", "-DNDEBUG", "-fPIC", "-Wall", "-Wno-deprecated-declarations",
-            "-Wno-unused-result"] + flags
+            "-Wno-unused-result", "-I" + generated] + flags
+
+
+def _compile(pool, cxx, cflags, src, obj_dir, ctx):
+    """Start compiling ``src`` in ``pool``; the future's result is the object file."""
+    os.makedirs(obj_dir, exist_ok=True)
+    obj = os.path.join(obj_dir, os.path.basename(src) + ".o")
+
+    def compile_it():
+        run_command(cxx + cflags + ["-c", src, "-o", obj], ctx.log, ctx.verbose)
+        return obj
+
+    return pool.submit(compile_it)
+
+
+def _link(cxx, objects, link_flags, out, ctx):
+    tmp = out + ".tmp"
+    run_command(cxx + ["-shared", "-o", tmp] + objects + link_flags, ctx.log, ctx.verbose)
+    os.replace(tmp, out)  # a failed link never leaves a half-written library behind
+
+
+def _xla_setup(tf, sources):
+    """(extra compile flags, library with the XLA symbols), or (None, reason there is none)."""
+    if not sources:
+        return None, "no %s sources" % XLA_SUFFIX
+    if os.environ.get("TF_GE_CUSTOM_XLA") == "0":
+        return None, "TF_GE_CUSTOM_XLA=0 was set for the build"
+    include = tf["include"]
+    if not os.path.isfile(os.path.join(include, "tensorflow", "compiler", "tf2xla",
+                                       "xla_op_kernel.h")):
+        return None, "TensorFlow %s ships no tf2xla headers" % tf["version"]
+    symbols = [os.path.join(tf["lib"], name) for name in _XLA_SYMBOL_LIBRARIES]
+    symbols = [path for path in symbols if os.path.isfile(path)]
+    if not symbols:
+        return None, "TensorFlow %s ships none of %s" % (tf["version"],
+                                                         ", ".join(_XLA_SYMBOL_LIBRARIES))
+    extra = ["-I" + os.path.join(include, d) for d in _XLA_EXTRA_INCLUDES
+             if os.path.isdir(os.path.join(include, d))]
+    return extra, symbols[0]
 
 
 def run(ctx):
     tf = tensorflow_info.query()
     ctx.log("building the TensorFlow op library against TensorFlow %s" % tf["version"])
-    sources = sorted(glob.glob(os.path.join(ctx.source_root, "tf_ops", "*.cc")))
-    if not sources:
-        raise BuildError("no sources under %s" % os.path.join(ctx.source_root, "tf_ops"))
-    obj_dir = os.path.join(ctx.build_temp, "tf_ops")
-    os.makedirs(obj_dir, exist_ok=True)
+    tf_ops = os.path.join(ctx.source_root, "tf_ops")
+    sources = sorted(glob.glob(os.path.join(tf_ops, "*.cc")))
+    op_sources = [s for s in sources if not s.endswith(XLA_SUFFIX)]
+    xla_sources = [s for s in sources if s.endswith(XLA_SUFFIX)]
+    if not op_sources:
+        raise BuildError("no sources under %s" % tf_ops)
+    generated = os.path.join(ctx.build_temp, "tf_ops_generated")
+    tf_codegen.write(generated)
     cxx = _compiler()
-    cflags = _compile_flags(tf)
-
-    def compile_one(src):
-        obj = os.path.join(obj_dir, os.path.basename(src) + ".o")
-        run_command(cxx + cflags + ["-c", src, "-o", obj], ctx.log, ctx.verbose)
-        return obj
-
-    with ThreadPoolExecutor(max_workers=max(1, min(ctx.jobs, len(sources)))) as pool:
-        objects = list(pool.map(compile_one, sources))
+    cflags = _compile_flags(tf, generated)
+    xla_flags, xla_symbols = _xla_setup(tf, xla_sources)
 
     out_dir = os.path.join(ctx.package_dir, LIBRARY_DIR)
     os.makedirs(out_dir, exist_ok=True)
     out = os.path.join(out_dir, LIBRARY_NAME)
-    tmp = out + ".tmp"
-    run_command(cxx + ["-shared", "-o", tmp] + objects + list(tf["link_flags"]), ctx.log, ctx.verbose)
-    os.replace(tmp, out)  # a failed link never leaves a half-written library behind
-    with open(out, "rb") as f:
-        data = f.read()
+    xla_out = os.path.join(out_dir, XLA_LIBRARY_NAME)
+    if os.path.exists(xla_out):
+        os.remove(xla_out)  # never ship an XLA library of another build
+    # One pool for both libraries, the XLA source first: it parses for about as long as the
+    # kernels compile, so on two cores they finish together.
+    with ThreadPoolExecutor(max_workers=max(1, ctx.jobs)) as pool:
+        xla_jobs = [] if xla_flags is None else [
+            _compile(pool, cxx, cflags + xla_flags, src,
+                     os.path.join(ctx.build_temp, "tf_ops_xla"), ctx) for src in xla_sources]
+        op_jobs = [_compile(pool, cxx, cflags, src, os.path.join(ctx.build_temp, "tf_ops"), ctx)
+                   for src in op_sources]
+        _link(cxx, [job.result() for job in op_jobs], list(tf["link_flags"]), out, ctx)
+        ctx.log("op library: %s" % out)
+        why_not = None if xla_flags is not None else xla_symbols
+        if xla_flags is not None:
+            try:
+                # -z defs: every symbol must resolve now, against TensorFlow's libraries,
+                # rather than fail when the package is imported
+                _link(cxx, [job.result() for job in xla_jobs],
+                      list(tf["link_flags"]) + [xla_symbols, "-Wl,-z,defs"], xla_out, ctx)
+            except BuildError as e:
+                why_not = "its build failed: %s" % " ".join(str(e).split())[:800]
+    if why_not:
+        ctx.log("no XLA kernel library (add_custom lowers to tf.math.add under XLA): %s" % why_not)
+    else:
+        ctx.log("XLA kernel library: %s" % xla_out)
     ctx.build_info["tensorflow"] = {
         "version": tf["version"],
         "cxx11_abi": tf["cxx11_abi"],
@@ -63,7 +136,10 @@ def run(ctx):
         "library": LIBRARY_DIR + "/" + LIBRARY_NAME,
         # import tf_ge_custom checks these before loading: a damaged library is refused,
         # not mapped (a truncated one kills the process with SIGBUS)
-        "library_size": len(data),
-        "library_sha256": hashlib.sha256(data).hexdigest(),
+        "library_size": os.path.getsize(out),
+        "library_sha256": files.sha256_file(out),
+        "xla_library": None if why_not else LIBRARY_DIR + "/" + XLA_LIBRARY_NAME,
+        "xla_library_missing_because": why_not,
+        "xla_library_size": None if why_not else os.path.getsize(xla_out),
+        "xla_library_sha256": None if why_not else files.sha256_file(xla_out),
     }
-    ctx.log("op library: %s" % out)

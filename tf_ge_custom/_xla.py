@@ -1,0 +1,65 @@
+"""``AddCustom`` under XLA: ``tf.function(jit_compile=True)``, Keras ``jit_compile=True``.
+
+Where the build made ``libtf_ge_custom_xla.so`` (TensorFlow wheels that ship the tf2xla
+headers and export their symbols: see docs/tensorflow-op.md), loading it registers an XLA
+kernel for ``AddCustom``, and XLA compiles the node like ``AddV2``. TensorFlow registers XLA
+kernels once per process, at its first XLA compilation, so this works when
+``tf_ge_custom`` is imported before that. Otherwise (no XLA library in this build, or
+imported too late) ``add_custom`` puts ``tf.math.add`` into graphs traced inside an XLA
+context instead of ``AddCustom``, the same numbers from XLA's own add.
+"""
+import os
+
+import tensorflow as tf
+
+from . import _library
+from .errors import OpLibraryError
+
+_lowering_reason = "the XLA kernel library was not loaded yet"
+
+
+def _xla_kernels_registered_already():
+    # TensorFlow registers every XLA kernel (AddV2's too) for the *_XLA_JIT devices in one
+    # go; once AddV2 has one, a kernel registered later is never picked up.
+    from tensorflow.python.framework import kernels
+
+    return any(k.device_type.endswith("_JIT")
+               for k in kernels.get_registered_kernels_for_op("AddV2").kernel)
+
+
+def load_kernels():
+    """Load the XLA kernel library if there is one; return why add_custom lowers, or None."""
+    global _lowering_reason
+    info = _library.build_info().get("tensorflow") or {}
+    relative = info.get("xla_library")
+    if not relative:
+        _lowering_reason = "this build has no XLA kernel library (%s)" % info.get(
+            "xla_library_missing_because", "not recorded")
+    elif _xla_kernels_registered_already():
+        _lowering_reason = ("TensorFlow compiled with XLA before tf_ge_custom was imported, "
+                            "and registers XLA kernels only once per process")
+    else:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), relative)
+        try:  # checked like the op library: a damaged file is refused, never mapped
+            _library.check_library_file(path, _library.build_info(), key="xla_library")
+            tf.load_op_library(path)
+            _lowering_reason = None
+        except OpLibraryError as e:
+            _lowering_reason = str(e)
+        except Exception as e:  # tf.errors.NotFoundError: a missing symbol, a bad file
+            _lowering_reason = "TensorFlow could not load %s: %s" % (path, e)
+    return _lowering_reason
+
+
+def lowering_reason():
+    """Why add_custom lowers to tf.math.add inside XLA clusters; None when it does not."""
+    return _lowering_reason
+
+
+def must_lower():
+    """True while tracing a graph that XLA will compile, when AddCustom has no XLA kernel."""
+    if _lowering_reason is None or tf.executing_eagerly():
+        return False
+    from tensorflow.python.ops import control_flow_util
+
+    return control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
