@@ -13,7 +13,7 @@ writes into DIR:
                             mix_mode -> load magic rule (default: kernel_contract.py beside
                             the op definition)
 
-Each file is replaced only when its text changes (write to a temp file, then os.replace), so
+Each file is replaced only when its text changes, whole (tf_ge_custom/atomic_files.py), so
 CMake does not rebuild on every configure. Python 3.7 syntax: setup.py runs this on any host.
 """
 import argparse
@@ -149,19 +149,15 @@ def _bool(value):
     return "true" if value else "false"
 
 
+# The package's one atomic writer (tf_ge_custom/atomic_files.py), loaded by path like the
+# op definition: write_text_if_changed replaces a file whole, and only when its text changes.
+_ATOMIC_FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
+                             "tf_ge_custom", "atomic_files.py")
+
+
 def write_if_changed(path, text):
-    try:
-        with open(path) as f:
-            if f.read() == text:
-                return False
-    except (IOError, OSError):
-        pass
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-    return True
+    atomic_files = load_module(_ATOMIC_FILES, "_tf_ge_custom_atomic_files")
+    return atomic_files.write_text_if_changed(path, text)
 
 
 def generate(op_def_path, out_dir, contract_path=None):
