@@ -88,7 +88,7 @@ def op_list(ops=None):
     ``op_def.OPS``, read when called."""
     if ops is None:
         return tuple(op_def.OPS)
-    return (ops,) if isinstance(ops, op_def.OpDefinition) else tuple(ops)
+    return (ops,) if hasattr(ops, "type_name") else tuple(ops)  # one record, or several
 
 
 def parse_dtypes(value, ops=None):
@@ -100,11 +100,12 @@ def parse_dtypes(value, ops=None):
     if value in (None, "all") or value == ["all"]:
         return known
     names = [d.strip() for d in (value.split(",") if isinstance(value, str) else value)]
+    types = [op.type_name for op in op_list(ops)]
     for name in names:
         if name not in known:
-            raise ValueError("no op has dtype %r (%s); choose from %s or 'all'" % (
-                name, "; ".join("%s: %s" % (op.type_name, ", ".join(op.dtypes))
-                                for op in op_list(ops)), ", ".join(known)))
+            raise ValueError("%s dtype %r; choose from %s or 'all'" % (
+                "%s has no" % types[0] if len(types) == 1 else "none of %s has" % ", ".join(types),
+                name, ", ".join(known)))
     return [d for d in known if d in names]
 
 

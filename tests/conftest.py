@@ -138,3 +138,48 @@ def fake_toolkit(tmp_path):
         return str(home)
 
     return make
+
+
+# --- a second, synthetic op (docs/adding-an-op.md): what every generator and step does with it
+
+# Appended to a copy of tf_ge_custom/op_def.py: an op unlike AddCustom in every field a
+# generator writes (three inputs, another type attr, two dtypes, its own kernel entry).
+SECOND_OP = '''
+
+SCALED_MUL = OpDefinition(
+    type_name="ScaledMulCustom",
+    python_name="scaled_mul_custom",
+    inputs=("a", "b", "scale"),
+    outputs=("out",),
+    type_attr="U",
+    dtypes=("float16", "int32"),
+    kernel=KernelSpec(entry="scaled_mul_kernel", source="add_kernel.py", block_size=2048,
+                      params=("a", "b", "scale", "out", "n_elements")),
+)
+OPS = OPS + (SCALED_MUL,)
+'''
+
+
+@pytest.fixture
+def two_op_source(tmp_path):
+    """A source tree whose op definition holds AddCustom and the synthetic ScaledMulCustom:
+    ``(source root, the loaded op_def module)``. Everything else is the repository's own
+    (linked), so the generators and build steps run unchanged over it."""
+    import importlib.util
+    import pathlib
+
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    source = tmp_path / "source"
+    package = source / "tf_ge_custom"
+    package.mkdir(parents=True)
+    for entry in ("ge_ops", "tf_ops", "kernels"):
+        (source / entry).symlink_to(repo / entry)
+    for path in (repo / "tf_ge_custom").glob("*.py"):
+        if path.name != "op_def.py":
+            (package / path.name).symlink_to(path)
+    op_def_path = package / "op_def.py"
+    op_def_path.write_text((repo / "tf_ge_custom" / "op_def.py").read_text() + SECOND_OP)
+    spec = importlib.util.spec_from_file_location("_two_op_def", str(op_def_path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return source, module
