@@ -4,8 +4,8 @@ Each check says OK, INFO, WARN or FAIL, what it found and, for WARN and FAIL, th
 command that works as printed wherever one exists (``export`` lines hold the exact value,
 ``source`` lines name the ``set_env.sh`` found on this host), else an :class:`Instruction`
 for a person, printed as ``fix (by hand):`` and marked ``"fix_is_command": false`` in the
-JSON. The exit status is non-zero only when a check FAILs. On a host with no Ascend component at all
-(no TF Adapter, no CANN, no ``ASCEND_*`` variable, no ``/usr/local/Ascend``) the stack's
+JSON. The exit status is non-zero only when a check FAILs. On a host with no Ascend
+component at all (no TF Adapter, no CANN, no ``ASCEND_*`` variable, no ``/usr/local/Ascend``) the stack's
 checks that would only WARN about what is absent fold into one INFO line (CPU mode); WARN is
 for a partial or inconsistent stack. What this package installs itself (TensorFlow against
 the build record, the op library, the OPP root) decides everywhere. ``--json`` prints the
@@ -165,8 +165,9 @@ class Context(object):
 
 
 SET_ENV = "set_env.sh"
-# Where the CANN installer puts the toolkit under an install folder: cann/ (CANN 8.5 and
-# later), ascend-toolkit/ (earlier releases, with the toolkit itself in ascend-toolkit/latest).
+# Where the CANN installer puts the toolkit under an install folder: cann/ (the layout of
+# CANN's documents since 8.5.0), ascend-toolkit/ (the older one, with the toolkit itself in
+# ascend-toolkit/latest); docs/cann.md, "Where CANN is installed".
 CANN_INSTALL_SUBDIRS = ("cann", "ascend-toolkit")
 
 
@@ -297,7 +298,8 @@ def probe_tensorflow(timeout=600):
         if "tensorflow" in found:
             found["crash"] = ("loading %s killed a child process with %s: the file is damaged "
                               "in a way the build record cannot show"
-                              % (_library.library_path_unchecked(), commands.signal_name(proc.returncode)))
+                              % (_library.library_path_unchecked(),
+                                 commands.signal_name(proc.returncode)))
         else:
             found["crash"] = ("importing TensorFlow killed a child process with %s"
                               % commands.signal_name(proc.returncode))
@@ -642,10 +644,17 @@ def check_ge_finds_library(ctx):
                                                     "; ".join(found.notes) or "not on its path"),
                      _export_line(ctx.root, ctx.environ.get(path_rules.CUSTOM_OPP_PATH_VAR)), data)
     if missing_parsers:
+        opp_path = ctx.environ.get(path_rules.OPP_PATH_VAR)
+        if opp_path is None:
+            fix = _source_cann(ctx)  # GE then derives the OPP path itself
+        elif path_rules.opp_layout(opp_path) == "old":
+            fix = NEW_OPP_LAYOUT
+        else:
+            fix = REBUILD  # the layout is right: the plugin itself is missing
         return Check(name, WARN, "GE loads the custom-op library, but its TF parser would not "
                      "load %s (%s): atc --framework=3 cannot parse %s"
                      % (", ".join(missing_parsers), "; ".join(parser_notes) or "not found",
-                        _op_names()), NEW_OPP_LAYOUT, data)
+                        _op_names()), fix, data)
     return Check(name, OK, "GE loads %d librar%s from the OPP root" % (
         len(_expected_ge_libraries(ctx)), "y" if len(_expected_ge_libraries(ctx)) == 1 else "ies"),
         data=data)
