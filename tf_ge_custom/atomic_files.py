@@ -23,7 +23,7 @@ import shutil
 import tempfile
 
 __all__ = ["write_bytes", "write_text", "write_json", "write_text_if_changed", "copy_file",
-           "replacing"]
+           "replacing", "publish"]
 
 # Mode of a written file: readable by everyone, as open() makes it with the usual umask. The
 # OPP root's files are read by other users' programs (TF Adapter, GE, atc).
@@ -127,11 +127,20 @@ def replacing(path):
     tmp = os.path.join(folder, os.path.basename(path))
     try:
         yield tmp
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
+        publish(tmp, path)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def publish(finished, path, mode=None):
+    """Move the finished file ``finished`` over ``path`` (both on one file system): its data
+    to disk, then one rename. ``mode``: permission bits to give it first (None: as they are)."""
+    fd = os.open(finished, os.O_RDONLY)
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(finished, path)
+    return path

@@ -125,3 +125,17 @@ def test_a_producer_that_fails_leaves_the_target_as_it_was(tmp_path, produce):
                     f.write(b"half")
                 raise RuntimeError("the linker failed")
     assert target.read_bytes() == b"before" and listing(tmp_path) == ["out.npy"]
+
+
+def test_publish_moves_a_finished_file_with_the_bits_asked_for(tmp_path, monkeypatch):
+    staged = tmp_path / ".staging" / "model.om"
+    staged.parent.mkdir()
+    staged.write_bytes(b"om written by a tool")
+    staged.chmod(0o600)
+    calls = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append("fsync"), real_fsync(fd))[1])
+    target = tmp_path / "model.om"
+    assert atomic_files.publish(str(staged), str(target), 0o644) == str(target)
+    assert calls == ["fsync"] and target.read_bytes() == b"om written by a tool"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644 and not staged.exists()
