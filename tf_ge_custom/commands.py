@@ -9,9 +9,10 @@ The build steps (compiler, linker, CMake, the TensorFlow query), the kernel tool
 - reads the output as it comes, captured (stdout with stderr merged, or the two apart) or
   handed line by line to a callback, with a callback for silence (a heartbeat);
 - stops at a timeout;
-- runs the program in its own process group, with no stdin, and stops the whole group
-  (SIGTERM, then SIGKILL) when it times out or the caller is interrupted (Ctrl-C, or an
-  exception in a callback): nothing it started keeps running after ``run`` returns;
+- runs the program with no stdin, in its own process group (unless ``new_group=False``), and
+  stops the whole group (SIGTERM, then SIGKILL) when it times out or the caller is
+  interrupted (Ctrl-C, or an exception in a callback): nothing it started keeps running
+  after ``run`` returns;
 - reports a program that cannot start, times out or (with ``check``) fails as one
   :class:`~tf_ge_custom.errors.CommandError` that carries the argument list, the exit status
   and the last lines of the output.
@@ -90,25 +91,38 @@ def _read_lines(stream, key, events):
     events.put((key, None))
 
 
-def stop(proc, grace=TERMINATE_GRACE_SECONDS):
-    """Stop ``proc`` and everything in its process group: SIGTERM, then SIGKILL to what is
-    left once ``grace`` seconds have passed."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+def _signal(proc, sig, group):
+    try:
+        if group:
+            os.killpg(proc.pid, sig)  # the program and anything it started
+            return
+    except OSError:  # no such group any more: the program alone
+        pass
+    if proc.poll() is None:
         try:
-            os.killpg(proc.pid, sig)  # the program and anything it started (its own group)
-        except OSError:  # no such group any more (or not ours): the program alone
-            if proc.poll() is None:
-                try:
-                    proc.send_signal(sig)
-                except OSError:
-                    pass
+            proc.send_signal(sig)
+        except OSError:
+            pass
+
+
+def _group_left(pgid):
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except OSError:
+        return False
+
+
+def stop(proc, grace=TERMINATE_GRACE_SECONDS, group=True):
+    """Stop ``proc`` and, with ``group``, everything in its process group (which it leads):
+    SIGTERM, then SIGKILL to what is left once ``grace`` seconds have passed."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        _signal(proc, sig, group)
         try:
             proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             continue
-        try:
-            os.killpg(proc.pid, 0)  # is anything of the group still there?
-        except OSError:
+        if not (group and _group_left(proc.pid)):
             return
 
 
@@ -117,7 +131,7 @@ class _TimedOut(Exception):
 
 
 def run(argv, timeout=None, env=None, cwd=None, check=True, separate_stderr=False,
-        on_line=None, heartbeat=None, on_silence=None, clock=time.monotonic):
+        on_line=None, heartbeat=None, on_silence=None, new_group=True, clock=time.monotonic):
     """Run ``argv`` to its end and return a :class:`Finished`.
 
     ``timeout``: seconds before the program's group is stopped and :class:`CommandError`
@@ -129,13 +143,16 @@ def run(argv, timeout=None, env=None, cwd=None, check=True, separate_stderr=Fals
     called after each ``heartbeat`` seconds without output. An exception raised by a
     callback, or a KeyboardInterrupt while waiting, stops the program's group and goes on.
     A program that cannot be started raises :class:`CommandError` (reason ``"not started"``).
+    ``new_group=False`` leaves the program in this process's group, so that a Ctrl-C at the
+    terminal reaches it directly: for programs run from worker threads, which never see
+    KeyboardInterrupt (the build's compilers).
     """
     argv = _checked_argv(argv)
     start = clock()
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE if separate_stderr else subprocess.STDOUT,
-                                env=env, cwd=cwd, start_new_session=True)
+                                env=env, cwd=cwd, start_new_session=new_group)
     except (OSError, ValueError) as e:
         raise CommandError("cannot run %s: %s" % (command_line(argv), e), argv, reason=NOT_STARTED)
     events = queue.Queue()
@@ -177,12 +194,12 @@ def run(argv, timeout=None, env=None, cwd=None, check=True, separate_stderr=Fals
         except subprocess.TimeoutExpired:
             raise _TimedOut()
     except _TimedOut:
-        stop(proc)
+        stop(proc, group=new_group)
         tail = "\n".join((list(err) or list(out))[-TAIL_LINES:])
         raise CommandError("%s did not finish within %g s and was stopped%s" % (
             command_line(argv), timeout, _tail_block(tail)), argv, None, tail, TIMED_OUT)
     except BaseException:
-        stop(proc)
+        stop(proc, group=new_group)
         raise
     finally:
         for reader in readers:

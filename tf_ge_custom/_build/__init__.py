@@ -66,7 +66,9 @@ def run_command(cmd, log, verbose=False, timeout=None):
     if verbose:
         log(commands.command_line(cmd))
     try:
-        finished = commands.run(cmd, timeout=timeout, check=False)
+        # in this process's group: the compilers run from worker threads, which never see a
+        # Ctrl-C, so the terminal's SIGINT must reach them itself
+        finished = commands.run(cmd, timeout=timeout, check=False, new_group=False)
     except CommandError as e:
         raise BuildError("command %s: %s" % (e.reason, e), first_error(e.tail))
     if finished.returncode != 0:
