@@ -44,7 +44,8 @@ class BuildPyWithNative(build_py):
         ctx = _build.BuildContext(HERE, package_dir, build_temp, verbose=self.verbose > 1)
         try:
             ge_step.decide()  # TF_GE_CUSTOM_REQUIRE_GE=1 without a usable toolkit: fail at once
-            _build.run_steps(ctx, [op_library, opp_step, ge_step, kernels_step])
+            # the OPP step after the GE step: its JSON lists the ops only if GE can run them
+            _build.run_steps(ctx, [op_library, ge_step, opp_step, kernels_step])
         except _build.BuildError as e:
             sys.stderr.write("\ntf-ge-custom build failed:\n%s\n" % e)
             raise SystemExit(1)

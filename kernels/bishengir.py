@@ -10,11 +10,10 @@ older bishengir) and ``libkernel.so`` (host callbacks) beside it, as triton-asce
 npubin stage expects.
 """
 import os
-import shlex
-import subprocess
 from typing import NamedTuple, Optional
 
-from tf_ge_custom.errors import KernelBuildError
+from tf_ge_custom import commands
+from tf_ge_custom.errors import CommandError, KernelBuildError
 
 HIVM_IR_NAME = "module.hivm.opt.mlir"
 OUTPUT_STEM = "kernel"
@@ -75,20 +74,19 @@ def compile_linalg(bishengir, linalg, soc, workdir, options=None, env=None, time
         f.write(linalg)
     cmd = command(bishengir, linalg_path, soc, workdir, options)
     try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              universal_newlines=True, env=env, timeout=timeout)
-    except (OSError, subprocess.SubprocessError) as e:
-        raise KernelBuildError("cannot run bishengir-compile: %s\ncommand: %s" % (e, _quote(cmd)))
+        proc = commands.run(cmd, timeout=timeout, env=env, check=False)
+    except CommandError as e:
+        raise KernelBuildError("cannot run bishengir-compile: %s" % e)
     hivm_path = os.path.join(workdir, HIVM_IR_NAME)
     hivm_ir = None
     if os.path.isfile(hivm_path):
         with open(hivm_path) as f:
             hivm_ir = f.read()
     if proc.returncode != 0:
-        if hivm_ir and _HIVMC_MISSING in proc.stdout:
+        if hivm_ir and _HIVMC_MISSING in proc.output:
             return Compiled(hivm_ir, None, None, True, tuple(cmd))
         raise KernelBuildError("bishengir-compile failed for %s (exit %d)\ncommand: %s\n%s"
-                               % (soc, proc.returncode, _quote(cmd), proc.stdout[-6000:]))
+                               % (soc, proc.returncode, _quote(cmd), proc.output[-6000:]))
     if hivm_ir is None:
         raise KernelBuildError("bishengir-compile succeeded but left no %s in %s; cannot read "
                                "the host-argument layout\ncommand: %s" % (HIVM_IR_NAME, workdir,
@@ -111,5 +109,4 @@ def compile_linalg(bishengir, linalg, soc, workdir, options=None, env=None, time
                     tuple(cmd))
 
 
-def _quote(cmd):
-    return " ".join(shlex.quote(c) for c in cmd)
+_quote = commands.command_line

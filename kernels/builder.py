@@ -33,7 +33,7 @@ import tempfile
 import time
 from typing import NamedTuple, Optional
 
-from tf_ge_custom import kernel_contract, kernel_manifest, op_def
+from tf_ge_custom import atomic_files, kernel_contract, kernel_manifest, op_def
 from tf_ge_custom.errors import KernelBuildError, ManifestError, ToolchainError
 
 from . import bishengir, frontend, geometry, hivm_ir, socs, toolchain
@@ -83,32 +83,47 @@ def parse_socs(value):
     return list(dict.fromkeys(names))
 
 
-def parse_dtypes(value, op=op_def.ADD_CUSTOM):
-    """``"all"``, ``"float32,int32"`` or a list -> the op's dtypes, in the op's order."""
+def op_list(ops=None):
+    """The op definitions to build: ``ops`` (one definition or several), else every op of
+    ``op_def.OPS``, read when called."""
+    if ops is None:
+        return tuple(op_def.OPS)
+    return (ops,) if hasattr(ops, "type_name") else tuple(ops)  # one record, or several
+
+
+def parse_dtypes(value, ops=None):
+    """``"all"``, ``"float32,int32"`` or a list -> dtypes of the ops, in definition order.
+
+    Each name must be a dtype of at least one of the ops; an op is built for the names it has.
+    """
+    known = list(dict.fromkeys(d for op in op_list(ops) for d in op.dtypes))
     if value in (None, "all") or value == ["all"]:
-        return list(op.dtypes)
+        return known
     names = [d.strip() for d in (value.split(",") if isinstance(value, str) else value)]
+    types = [op.type_name for op in op_list(ops)]
     for name in names:
-        if name not in op.dtypes:
-            raise ValueError("%s has no dtype %r; choose from %s or 'all'"
-                             % (op.type_name, name, ", ".join(op.dtypes)))
-    return [d for d in op.dtypes if d in names]
+        if name not in known:
+            raise ValueError("%s dtype %r; choose from %s or 'all'" % (
+                "%s has no" % types[0] if len(types) == 1 else "none of %s has" % ", ".join(types),
+                name, ", ".join(known)))
+    return [d for d in known if d in names]
 
 
 _IR_STAGES = ("ttir", "linalg", "hivm")
 
 
-def written_by_build(relative, op=op_def.ADD_CUSTOM):
+def written_by_build(relative, ops=None):
     """Whether ``relative`` (a path inside a SoC folder, '/'-separated) is a name this
-    builder writes there."""
-    stems = ["%s_%s" % (op.kernel.entry, d) for d in op.dtypes]
+    builder writes there for one of the ops."""
     ours = {kernel_manifest.MANIFEST_NAME, "ir"}
-    ours.update(op.kernel.binary_name(d) for d in op.dtypes)
-    ours.update("ir/%s.%s.mlir" % (stem, stage) for stem in stems for stage in _IR_STAGES)
+    for op in op_list(ops):
+        stems = ["%s_%s" % (op.kernel.entry, d) for d in op.dtypes]
+        ours.update(op.kernel.binary_name(d) for d in op.dtypes)
+        ours.update("ir/%s.%s.mlir" % (stem, stage) for stem in stems for stage in _IR_STAGES)
     return relative in ours
 
 
-def foreign_files(soc_dir, op=op_def.ADD_CUSTOM):
+def foreign_files(soc_dir, ops=None):
     """Paths under an existing SoC folder that a build did not write (sorted, relative)."""
     foreign = []
     for folder, dirs, names in os.walk(soc_dir):
@@ -117,13 +132,13 @@ def foreign_files(soc_dir, op=op_def.ADD_CUSTOM):
             relative = name if rel_folder == "." else rel_folder.replace(os.sep, "/") + "/" + name
             path = os.path.join(folder, name)
             is_dir = os.path.isdir(path) and not os.path.islink(path)
-            if not written_by_build(relative, op) or (is_dir != (relative == "ir")):
+            if not written_by_build(relative, ops) or (is_dir != (relative == "ir")):
                 foreign.append(relative + ("/" if is_dir else ""))
         dirs[:] = [d for d in dirs if d == "ir" and rel_folder == "."]
     return sorted(foreign)
 
 
-def check_out_dir(out_dir, soc_names, op=op_def.ADD_CUSTOM, force=False):
+def check_out_dir(out_dir, soc_names, ops=None, force=False):
     """Refuse, before any compiling, an ``out_dir`` the build could not or should not write.
 
     Raises ValueError: ``out_dir`` is an existing non-folder or cannot be created or written,
@@ -156,7 +171,7 @@ def check_out_dir(out_dir, soc_names, op=op_def.ADD_CUSTOM, force=False):
             raise ValueError("%s exists and is not a folder this build wrote; the build would "
                              "replace it. Move it away, or pass --force to replace it"
                              % target)
-        foreign = [] if force else foreign_files(target, op)
+        foreign = [] if force else foreign_files(target, ops)
         if foreign:
             shown = ", ".join(foreign[:10]) + (" and %d more" % (len(foreign) - 10)
                                                  if len(foreign) > 10 else "")
@@ -165,22 +180,32 @@ def check_out_dir(out_dir, soc_names, op=op_def.ADD_CUSTOM, force=False):
                              "delete them" % (target, shown))
 
 
-def build_kernels(soc_list, dtypes, out_dir, ir_only=False, op=op_def.ADD_CUSTOM,
+def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
                   max_programs=None, progress=None, env=None, force=False):
-    """Compile ``op``'s kernel for every (SoC, dtype) and write one manifest per SoC.
+    """Compile the kernel of each op for every (SoC, dtype) and write one manifest per SoC.
 
-    ``max_programs`` caps gridX (default: the SoC's vector cores); ``progress`` is called
-    once per (SoC, dtype); ``force`` replaces SoC folders holding files a build did not
-    write. Raises ValueError for a bad SoC, dtype or ``out_dir`` (see
+    ``ops``: one op definition or several (default: every op of ``op_def.OPS``); each is
+    built for the dtypes of ``dtypes`` it has. ``max_programs`` caps gridX (default: the
+    SoC's vector cores); ``progress`` is called once per (op, SoC, dtype); ``force`` replaces
+    SoC folders holding files a build did not write. Raises ValueError for a bad SoC, dtype or ``out_dir`` (see
     :func:`check_out_dir`), :class:`ToolchainError` naming a missing tool,
     :class:`KernelBuildError` when a stage fails or emits something unexpected.
     """
-    soc_names, dtype_names = parse_socs(soc_list), parse_dtypes(dtypes, op)
+    ops = op_list(ops)
+    soc_names, dtype_names = parse_socs(soc_list), parse_dtypes(dtypes, ops)
+    # (op, the dtypes it is built for) in definition order
+    plan = [(op, [d for d in op.dtypes if d in dtype_names]) for op in ops]
+    sources = sorted(set(frontend.kernel_source_path(op.kernel) for op in ops))
+    if len(sources) != 1:
+        # the manifest records one kernel_source_sha256 (docs/adding-an-op.md, "What remains")
+        raise ValueError("a kernel manifest records one kernel source file, but these ops' "
+                         "kernels are in %s; define their @triton.jit functions in one file "
+                         "(docs/adding-an-op.md)" % ", ".join(sources))
     if max_programs is not None and (isinstance(max_programs, bool) or not isinstance(
             max_programs, int) or not 1 <= max_programs <= kernel_contract.MAX_GRID):
         raise ValueError("max_programs must be an integer in [1, %d], got %r"
                          % (kernel_contract.MAX_GRID, max_programs))
-    check_out_dir(out_dir, soc_names, op, force)
+    check_out_dir(out_dir, soc_names, ops, force)
     env = dict(os.environ if env is None else env)
     triton_version = toolchain.check_triton_ascend()
     compiler = toolchain.find_bishengir_compile(env)
@@ -196,10 +221,9 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, op=op_def.ADD_CUSTOM
     }
     if hivmc is not None and not ir_only:
         toolchain_record["cann"] = toolchain.cann_version(env) or "unknown"
-    source_path = frontend.kernel_source_path(op.kernel)
-    with open(source_path, "rb") as f:
+    with open(sources[0], "rb") as f:
         source_sha = hashlib.sha256(f.read()).hexdigest()
-    kernel = frontend.load_kernel(op.kernel, source_path)
+    kernels = [frontend.load_kernel(op.kernel, sources[0]) for op in ops]
 
     will_write = ir_only or hivmc is not None
     try:
@@ -211,23 +235,25 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, op=op_def.ADD_CUSTOM
     except OSError as e:
         raise KernelBuildError("cannot write the output folder %s: %s" % (out_dir, e))
     try:
-        total, done, staged = len(soc_names) * len(dtype_names), 0, {}
+        total = len(soc_names) * sum(len(names) for _, names in plan)
+        done, staged = 0, {}
         for soc in soc_names:
             soc_dir = os.path.join(staging_root, soc)
             os.makedirs(os.path.join(soc_dir, "ir"))
             entries, vector_cores = [], None
-            for dtype in dtype_names:
-                started = time.time()
-                entry, cores, binary_size = _build_one(
-                    kernel, op, op_def.DTYPES[dtype], soc, soc_dir, compiler, max_programs,
-                    want_binary=not ir_only, env=env)
-                entries.append(entry)
-                vector_cores = cores
-                done += 1
-                if progress:
-                    stages = "TTIR, linalg, HIVM IR" + (", npubin" if binary_size else "")
-                    progress(Progress(done, total, soc, dtype, stages, binary_size,
-                                      time.time() - started))
+            for kernel, (op, op_dtypes) in zip(kernels, plan):
+                for dtype in op_dtypes:
+                    started = time.time()
+                    entry, cores, binary_size = _build_one(
+                        kernel, op, op_def.DTYPES[dtype], soc, soc_dir, compiler, max_programs,
+                        want_binary=not ir_only, env=env)
+                    entries.append(entry)
+                    vector_cores = cores
+                    done += 1
+                    if progress:
+                        stages = "TTIR, linalg, HIVM IR" + (", npubin" if binary_size else "")
+                        progress(Progress(done, total, soc, dtype, stages, binary_size,
+                                          time.time() - started))
             document = {
                 "format": kernel_contract.MANIFEST_FORMAT,
                 "version": kernel_contract.MANIFEST_VERSION,
@@ -247,7 +273,7 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, op=op_def.ADD_CUSTOM
                 "the IR and the manifest's argument layout without npubins, pass --ir-only."
                 % (total, ",".join(soc_names), ",".join(dtype_names), out_dir),
                 missing=("hivmc",))
-        check_out_dir(out_dir, soc_names, op, force)  # again: the folder may have changed
+        check_out_dir(out_dir, soc_names, ops, force)  # again: the folder may have changed
         written = {}
         for soc, (soc_dir, document) in staged.items():
             try:
@@ -264,12 +290,12 @@ def _build_one(kernel, op, dtype, soc, soc_dir, compiler, max_programs, want_bin
     spec = op.kernel
     lowered = frontend.lower(kernel, spec, dtype, soc)
     stem = os.path.join(soc_dir, "ir", "%s_%s" % (spec.entry, dtype.name))
-    _write_text(stem + ".ttir.mlir", lowered.ttir)
-    _write_text(stem + ".linalg.mlir", lowered.linalg)
+    atomic_files.write_text(stem + ".ttir.mlir", lowered.ttir)
+    atomic_files.write_text(stem + ".linalg.mlir", lowered.linalg)
     with tempfile.TemporaryDirectory(prefix="bishengir-") as work:
         compiled = bishengir.compile_linalg(compiler, lowered.linalg, soc, work,
                                             lowered.options, env=env)
-        _write_text(stem + ".hivm.mlir", compiled.hivm_ir)
+        atomic_files.write_text(stem + ".hivm.mlir", compiled.hivm_ir)
         ir_values = {key: hivm_ir.host_constant(compiled.hivm_ir, func)
                      for func, key in _CALLBACKS}
         if compiled.callbacks:
@@ -414,7 +440,7 @@ def _finish_soc(soc_dir, document, out_dir):
     except ManifestError as e:  # the builder broke the contract: never ship that
         raise KernelBuildError("the manifest built for %s does not pass the reader: %s"
                                % (document["soc"], e))
-    _write_text(os.path.join(soc_dir, kernel_contract.MANIFEST_NAME),
+    atomic_files.write_text(os.path.join(soc_dir, kernel_contract.MANIFEST_NAME),
                 json.dumps(document, indent=2) + "\n")
     target = os.path.join(out_dir, document["soc"])
     old = None
@@ -431,13 +457,6 @@ def _finish_soc(soc_dir, document, out_dir):
     if old:
         shutil.rmtree(old, ignore_errors=True)
     return os.path.join(target, kernel_contract.MANIFEST_NAME)
-
-
-def _write_text(path, text):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def print_progress(event, stream=None):

@@ -11,15 +11,24 @@ import sys
 DEFAULT_OUT = "tf-ge-custom-kernels"
 
 
+def comma_list(value):
+    """The argparse type of ``--soc``/``--dtype``: ``"a, b"`` -> ``["a", "b"]``."""
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
 def add_arguments(parser):
-    parser.description = ("Compile the AddCustom Triton kernel ahead of time: one npubin per "
+    from tf_ge_custom import op_def
+
+    dtypes = list(dict.fromkeys(d for op in op_def.OPS for d in op.dtypes))
+    parser.description = ("Compile the Triton kernels of %s ahead of time: one npubin per "
                           "(SoC, dtype) plus one manifest.json per SoC. Needs triton-ascend "
-                          "and bishengir-compile; the npubins also need CANN's hivmc.")
-    parser.add_argument("--soc", default="all",
+                          "and bishengir-compile; the npubins also need CANN's hivmc."
+                          % ", ".join(op.type_name for op in op_def.OPS))
+    parser.add_argument("--soc", type=comma_list, default="all",
                         help="comma-separated SoCs as --soc_version spells them, or 'all' "
                              "(default: all)")
-    parser.add_argument("--dtype", default="all",
-                        help="comma-separated dtypes (float32,float16,bfloat16,int32) or 'all'")
+    parser.add_argument("--dtype", type=comma_list, default="all",
+                        help="comma-separated dtypes (%s) or 'all'" % ",".join(dtypes))
     parser.add_argument("--out", default=DEFAULT_OUT,
                         help="output folder; gets <out>/<SoC>/ (default: %(default)s)")
     parser.add_argument("--ir-only", action="store_true",
@@ -38,10 +47,10 @@ def run(args):
 
     from . import builder, socs
 
-    soc_arg = ",".join(socs.SOCS) if args.soc.strip() == "all" else args.soc
+    soc_names = list(socs.SOCS) if args.soc == ["all"] else args.soc
     try:
         result = builder.build_kernels(
-            soc_arg, args.dtype, args.out, ir_only=args.ir_only,
+            soc_names, args.dtype, args.out, ir_only=args.ir_only,
             max_programs=args.max_programs, force=args.force,
             progress=None if args.quiet else builder.print_progress)
     except ValueError as e:

@@ -105,11 +105,12 @@ def _check_options(args):
     if args.dtype is not None:
         from tf_ge_custom import op_def
 
-        choices = ", ".join(op_def.ADD_CUSTOM.dtypes)
+        known = list(dict.fromkeys(d for op in op_def.OPS for d in op.dtypes))
+        choices = ", ".join(known)
         if not args.dtype.strip():
             raise UsageError("--dtype is empty; choose from %s" % choices)
         wanted = [d.strip() for d in args.dtype.split(",")]
-        unknown = [d for d in wanted if d not in op_def.ADD_CUSTOM.dtypes]
+        unknown = [d for d in wanted if d not in known]
         if unknown:
             raise UsageError("--dtype %r: unknown dtype(s) %s; choose from %s" % (
                 args.dtype, ", ".join(repr(d) for d in unknown), choices))

@@ -12,10 +12,9 @@ Nothing here imports triton at module import: the CLI must start without it.
 import os
 import re
 import shutil
-import subprocess
 
-from tf_ge_custom import files
-from tf_ge_custom.errors import ToolchainError
+from tf_ge_custom import commands
+from tf_ge_custom.errors import CommandError, ToolchainError
 
 BISHENGIR_ENV = "TF_GE_CUSTOM_BISHENGIR_COMPILE"  # explicit bishengir-compile to use
 TRITON_ASCEND_VERSION = "3.2.0"  # the version whose stages and metadata this builder reads
@@ -90,11 +89,9 @@ def distribution_version(name):
 def tool_version(path, name):
     """``X.Y.Z`` from ``<tool> --version`` (its first line if it has no version number)."""
     try:
-        proc = subprocess.run([path, "--version"], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, universal_newlines=True, timeout=60)
-    except (OSError, subprocess.SubprocessError) as e:
+        text = commands.run([path, "--version"], timeout=60, check=False).output.strip()
+    except CommandError as e:
         raise ToolchainError("cannot run %s --version: %s" % (path, e), missing=(name,))
-    text = proc.stdout.strip()
     match = re.search(r"%s\s+v?(\d+\.\d+\.\d+\S*)" % re.escape(name), text)
     if match:
         return match.group(1)

@@ -90,3 +90,96 @@ class OddFiles(object):
 @pytest.fixture
 def odd_files():
     return OddFiles
+
+
+# --- synthetic CANN toolkits (tf_ge_custom/_build/cann_toolkit.py; tests/ge, tests/doctor) --
+
+# One stand-in file per feature the build detects, with just the text detection looks for.
+# They are not CANN's files: a toolkit made of them passes detection and fails to compile.
+_FAKE_TOOLKIT_FILES = {
+    "include/graph/custom_op.h": (
+        "namespace ge {\nclass BaseCustomOp {};\n"
+        "class EagerExecuteOp : virtual public BaseCustomOp {};\n"
+        "class PortableOp : virtual public BaseCustomOp {};\n"
+        "class ShapeInferOp : virtual public BaseCustomOp {};\n}\n"),
+    "include/register/register.h": "// stand-in\nvoid AutoMappingByOpFn();\n",
+    "include/acl/acl_rt.h": "// stand-in\nint aclrtLaunchKernelWithHostArgs();\n",
+    "include/parser/tensorflow_parser.h": "// stand-in\nint aclgrphParseTensorFlow();\n",
+    "lib64/libcustom_op_registry_static.a": "",
+    "lib64/libascendcl.so": "",
+    "lib64/libgraph.so": "",
+    "lib64/libregister.so": "",
+    "lib64/libgert.so": "",
+    "lib64/liblowering.so": "",
+    "lib64/libfmk_parser.so": "",
+}
+
+
+@pytest.fixture
+def fake_toolkit(tmp_path):
+    """make(name, version="9.2.0-beta.1", drop=(), replace={}) -> path of a synthetic toolkit
+    with every feature the GE build looks for, minus the files in ``drop``; ``replace`` maps
+    a file to other text. ``version=None`` writes no install record."""
+
+    def make(name="cann", version="9.2.0-beta.1", drop=(), replace=None):
+        home = tmp_path / name
+        files = dict(_FAKE_TOOLKIT_FILES)
+        files.update(replace or {})
+        for rel, text in files.items():
+            if rel in drop:
+                continue
+            (home / rel).parent.mkdir(parents=True, exist_ok=True)
+            (home / rel).write_text(text)
+        if version is not None:
+            record = home / "x86_64-linux" / "ascend_toolkit_install.info"
+            record.parent.mkdir(parents=True, exist_ok=True)
+            record.write_text("package_name=Ascend-cann-toolkit\nversion=%s\narch=x86_64\n" % version)
+        home.mkdir(exist_ok=True)
+        return str(home)
+
+    return make
+
+
+# --- a second, synthetic op (docs/adding-an-op.md): what every generator and step does with it
+
+# Appended to a copy of tf_ge_custom/op_def.py: an op unlike AddCustom in every field a
+# generator writes (three inputs, another type attr, two dtypes, its own kernel entry).
+SECOND_OP = '''
+
+SCALED_MUL = OpDefinition(
+    type_name="ScaledMulCustom",
+    python_name="scaled_mul_custom",
+    inputs=("a", "b", "scale"),
+    outputs=("out",),
+    type_attr="U",
+    dtypes=("float16", "int32"),
+    kernel=KernelSpec(entry="scaled_mul_kernel", source="add_kernel.py", block_size=2048,
+                      params=("a", "b", "scale", "out", "n_elements")),
+)
+OPS = OPS + (SCALED_MUL,)
+'''
+
+
+@pytest.fixture
+def two_op_source(tmp_path):
+    """A source tree whose op definition holds AddCustom and the synthetic ScaledMulCustom:
+    ``(source root, the loaded op_def module)``. Everything else is the repository's own
+    (linked), so the generators and build steps run unchanged over it."""
+    import importlib.util
+    import pathlib
+
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    source = tmp_path / "source"
+    package = source / "tf_ge_custom"
+    package.mkdir(parents=True)
+    for entry in ("ge_ops", "tf_ops", "kernels"):
+        (source / entry).symlink_to(repo / entry)
+    for path in (repo / "tf_ge_custom").glob("*.py"):
+        if path.name != "op_def.py":
+            (package / path.name).symlink_to(path)
+    op_def_path = package / "op_def.py"
+    op_def_path.write_text((repo / "tf_ge_custom" / "op_def.py").read_text() + SECOND_OP)
+    spec = importlib.util.spec_from_file_location("_two_op_def", str(op_def_path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return source, module

@@ -87,6 +87,7 @@ def library_path():
 # allowed (a later build step may add some); listed keys must have these types.
 _STR, _INT, _BOOL, _NULL = "a string", "an integer", "a boolean", "null"
 _PATHS = "an array of relative paths"
+_NAMES = "an array of strings"
 _SECTIONS = {
     "tensorflow": {"version": (_STR,), "cxx11_abi": (_INT, _BOOL, _NULL), "python": (_STR,),
                    "library": (_STR,), "library_size": (_INT,), "library_sha256": (_STR,),
@@ -95,7 +96,8 @@ _SECTIONS = {
     "ge": {"built": (_BOOL,), "reason": (_STR,), "ascend_home": (_STR, _NULL),
            "libraries": (_PATHS,), "headers": (_PATHS,), "export_tools": (_PATHS,)},
     "kernels": {"source": (_STR, _NULL), "socs": ("an object of arrays of strings",)},
-    "opp": {"root": (_STR,), "arch": (_STR,), "json": (_STR,)},
+    "opp": {"root": (_STR,), "arch": (_STR,), "json": (_STR,), "npu_ops": (_NAMES,),
+            "npu_ops_missing_because": (_STR, _NULL)},
 }
 
 
@@ -115,6 +117,8 @@ def _has_type(value, kind):
         return value is None
     if kind == _PATHS:
         return isinstance(value, list) and all(_relative_path(v) for v in value)
+    if kind == _NAMES:
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
     return isinstance(value, dict) and all(
         isinstance(v, list) and all(isinstance(d, str) for d in v) for v in value.values())
 

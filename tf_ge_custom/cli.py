@@ -42,9 +42,12 @@ def version_text():
 
 
 def _parser():
+    from . import op_def
+
     parser = argparse.ArgumentParser(
         prog="tf-ge-custom",
-        description="Tools of the tf-ge-custom package (AddCustom for TensorFlow on Ascend).")
+        description="Tools of the tf-ge-custom package (%s for TensorFlow on Ascend)."
+        % ", ".join(op.type_name for op in op_def.OPS))
     parser.add_argument("--version", action="version", version=version_text(),
                         help="print the package version and the TensorFlow its op library "
                              "was built for, then exit")

@@ -1,9 +1,11 @@
 """``tf-ge-custom doctor``: check the installation and the Ascend stack, one line per check.
 
 Each check says OK, INFO, WARN or FAIL, what it found and, for WARN and FAIL, the fix: a
-command that works as printed wherever one can (``export`` lines hold the exact value). The
-exit status is non-zero only when a check FAILs. On a host with no Ascend component at all
-(no TF Adapter, no CANN, no ``ASCEND_*`` variable, no ``/usr/local/Ascend``) the stack's
+command that works as printed wherever one exists (``export`` lines hold the exact value,
+``source`` lines name the ``set_env.sh`` found on this host), else an :class:`Instruction`
+for a person, printed as ``fix (by hand):`` and marked ``"fix_is_command": false`` in the
+JSON. The exit status is non-zero only when a check FAILs. On a host with no Ascend
+component at all (no TF Adapter, no CANN, no ``ASCEND_*`` variable, no ``/usr/local/Ascend``) the stack's
 checks that would only WARN about what is absent fold into one INFO line (CPU mode); WARN is
 for a partial or inconsistent stack. What this package installs itself (TensorFlow against
 the build record, the op library, the OPP root) decides everywhere. ``--json`` prints the
@@ -25,33 +27,39 @@ import json
 import os
 import shlex
 import shutil
-import signal
-import subprocess
 import sys
 from typing import NamedTuple, Optional
 
-from . import _library, environment, files, op_def, opp, path_rules
+from . import _library, commands, environment, files, op_def, opp, path_rules
 from ._build import cann_toolkit
 from ._version import __version__
-from .errors import OpLibraryError
+from .errors import CommandError, OpLibraryError
 
 OK, INFO, WARN, FAIL = "OK", "INFO", "WARN", "FAIL"
 STATUSES = (OK, INFO, WARN, FAIL)
 _RANK = {OK: 0, INFO: 0, WARN: 1, FAIL: 2}
 REBUILD = _library.rebuild_command()
-SOURCE_CANN = "source <CANN install>/set_env.sh (e.g. /usr/local/Ascend/cann/set_env.sh)"
+
+
+class Instruction(str):
+    """A fix that is an instruction for a person, not a command that runs as printed (a
+    plain ``str`` fix is such a command)."""
+
+
+def is_command(fix):
+    return bool(fix) and not isinstance(fix, Instruction)
 
 
 class Check(NamedTuple):
     name: str
     status: str  # OK, WARN or FAIL
     detail: str  # what was found
-    fix: str = ""  # what to do (empty when OK)
+    fix: str = ""  # what to do (empty when OK): a command, or an Instruction
     data: Optional[dict] = None  # structured findings for --json
 
     def as_dict(self):
         return {"name": self.name, "status": self.status, "detail": self.detail,
-                "fix": self.fix, "data": self.data or {}}
+                "fix": self.fix, "fix_is_command": is_command(self.fix), "data": self.data or {}}
 
 
 def worst(statuses):
@@ -142,6 +150,60 @@ class Context(object):
     def ge_info(self):
         return self.build_info.get("ge")
 
+    def set_env_script(self):
+        """The ``set_env.sh`` of a CANN toolkit on this host, or None: beside the toolkit the
+        environment names, else in the default install folders (docs/cann.md, "Where CANN
+        is installed")."""
+        candidates = []
+        home = self.cann_home()
+        if home:
+            home = home.rstrip("/")
+            candidates += [os.path.join(home, SET_ENV), os.path.join(os.path.dirname(home), SET_ENV)]
+        for folder in self.install_dirs:
+            candidates += [os.path.join(folder, sub, SET_ENV) for sub in CANN_INSTALL_SUBDIRS]
+        return next((c for c in candidates if os.path.isfile(c)), None)
+
+
+SET_ENV = "set_env.sh"
+# Where the CANN installer puts the toolkit under an install folder: cann/ (the layout of
+# CANN's documents since 8.5.0), ascend-toolkit/ (the older one, with the toolkit itself in
+# ascend-toolkit/latest); docs/cann.md, "Where CANN is installed".
+CANN_INSTALL_SUBDIRS = ("cann", "ascend-toolkit")
+
+
+def _source_cann(ctx, then=None):
+    """The fix that sets up the CANN environment (and then runs ``then``): ``source`` of the
+    set_env.sh found on this host, or an Instruction where there is none."""
+    script = ctx.set_env_script()
+    if script:
+        command = "source " + shlex.quote(script)
+        return command + " && " + then if then else command
+    return Instruction("install the CANN toolkit, then source its set_env.sh (/usr/local/Ascend/"
+                       "cann/set_env.sh for an install as root)%s" % (", then run: " + then
+                                                                      if then else ""))
+
+
+def _toolkit_home(script):
+    folder = os.path.dirname(script)
+    latest = os.path.join(folder, "latest")
+    return latest if os.path.isdir(latest) else folder
+
+
+def _ge_rebuild_fix(ctx):
+    """How to rebuild so that the GE library is built: the rebuild itself where this shell's
+    toolkit can host it, ``source`` + rebuild where a found one can, else an Instruction."""
+    if cann_toolkit.from_environment(ctx.environ).build:
+        return REBUILD
+    script = ctx.set_env_script()
+    if script and cann_toolkit.inspect(_toolkit_home(script)).build:
+        return _source_cann(ctx, REBUILD)
+    return Instruction("install a CANN toolkit >= %s, source its set_env.sh, then rebuild: %s"
+                       % (cann_toolkit.MINIMUM_CANN, REBUILD))
+
+
+def _op_names():
+    return ", ".join(op.type_name for op in op_def.OPS)
+
 
 def _find_spec(name):
     try:
@@ -154,12 +216,11 @@ def _dlopen_in_child(path, environ):
     """Load ``path`` with RTLD_NOW in a child process (as GE does); return an error or ""."""
     code = "import ctypes, sys; ctypes.CDLL(sys.argv[1])"  # CPython's dlopen adds RTLD_NOW
     try:
-        proc = subprocess.run([sys.executable, "-c", code, path], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, universal_newlines=True,
-                              env=dict(environ), timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as e:
+        proc = commands.run([sys.executable, "-c", code, path], timeout=120, env=dict(environ),
+                            check=False, separate_stderr=True)
+    except CommandError as e:
         return str(e)
-    return "" if proc.returncode == 0 else (proc.stderr.strip().splitlines() or ["failed"])[-1]
+    return "" if proc.returncode == 0 else (proc.errors.strip().splitlines() or ["failed"])[-1]
 
 
 # Run in a child by probe_tensorflow: TensorFlow's version, then every check import
@@ -210,13 +271,6 @@ say("ops", ops)
 _PROBE_MARK = "TF_GE_CUSTOM_PROBE "
 
 
-def _signal_name(returncode):
-    try:
-        return signal.Signals(-returncode).name
-    except ValueError:
-        return "signal %d" % -returncode
-
-
 def probe_tensorflow(timeout=600):
     """TensorFlow and this package's op library, as a child process sees them.
 
@@ -228,16 +282,15 @@ def probe_tensorflow(timeout=600):
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     try:
-        proc = subprocess.run([sys.executable, "-c", _PROBE, package_parent],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              universal_newlines=True, env=env, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"failure": "a child process importing TensorFlow and loading the op library "
-                           "did not finish within %d s" % timeout}
-    except OSError as e:
+        proc = commands.run([sys.executable, "-c", _PROBE, package_parent], timeout=timeout,
+                            env=env, check=False, separate_stderr=True)
+    except CommandError as e:
+        if e.reason == commands.TIMED_OUT:
+            return {"failure": "a child process importing TensorFlow and loading the op library "
+                               "did not finish within %d s" % timeout}
         return {"failure": "cannot start a child process: %s" % e}
     found = {}
-    for line in proc.stdout.splitlines():
+    for line in proc.output.splitlines():
         if line.startswith(_PROBE_MARK):
             key, value = json.loads(line[len(_PROBE_MARK):])
             found[key] = value
@@ -245,13 +298,14 @@ def probe_tensorflow(timeout=600):
         if "tensorflow" in found:
             found["crash"] = ("loading %s killed a child process with %s: the file is damaged "
                               "in a way the build record cannot show"
-                              % (_library.library_path_unchecked(), _signal_name(proc.returncode)))
+                              % (_library.library_path_unchecked(),
+                                 commands.signal_name(proc.returncode)))
         else:
             found["crash"] = ("importing TensorFlow killed a child process with %s"
-                              % _signal_name(proc.returncode))
+                              % commands.signal_name(proc.returncode))
     elif not found or ("ops" not in found and not set(found) & {"tensorflow_error",
                                                                 "library_error"}):
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        tail = (proc.errors.strip().splitlines() or ["no output"])[-1]
         found["failure"] = "a child process importing TensorFlow failed (exit %d): %s" % (
             proc.returncode, tail)
     return found
@@ -279,8 +333,8 @@ def check_tensorflow(ctx):
         why = (probe.get("tensorflow_error") or probe.get("crash") or probe.get("failure")
                or "no answer")
         return Check("TensorFlow", FAIL, "cannot import tensorflow: %s" % why,
-                     "install the TensorFlow the package was built for (%s), then %s"
-                     % (built or "unknown", REBUILD))
+                     Instruction("install the TensorFlow the package was built for (%s), then "
+                                 "rebuild: %s" % (built or "unknown", REBUILD)))
     if ctx.build_info_error:
         return Check("TensorFlow", FAIL, "TensorFlow %s; %s" % (
             running, _without_fix(ctx.build_info_error)), REBUILD)
@@ -335,9 +389,11 @@ def check_opp_root(ctx):
         return Check(name, FAIL, "%s does not exist (the package was not built)" % root, REBUILD)
     problems, fixes = [], set()
     json_path = os.path.join(root, opp.SUPPORTED_OPS_JSON)
+    ops, _ = opp.npu_ops(ctx.build_info)
     try:
-        if files.load_json(json_path, path_rules.JSON_MAX_BYTES) != opp.supported_ops_document():
-            problems.append("%s does not match the op definition" % opp.SUPPORTED_OPS_JSON)
+        if files.load_json(json_path, path_rules.JSON_MAX_BYTES) != opp.supported_ops_document(ops):
+            problems.append("%s does not match the op definition and this build (it should "
+                            "list %s)" % (opp.SUPPORTED_OPS_JSON, _listed(ops)))
             fixes.add(REBUILD)
     except files.FileProblem as e:
         problems.append("%s unusable: %s" % (opp.SUPPORTED_OPS_JSON, e))
@@ -362,7 +418,27 @@ def check_opp_root(ctx):
         fixes.add("rm -f " + shlex.quote(os.path.join(root, path_rules.CUST_OPAPI_SO)))
     if problems:
         return Check(name, FAIL, "%s: %s" % (root, "; ".join(problems)), "; ".join(sorted(fixes)))
-    return Check(name, OK, "%s (npu_supported_ops.json matches the op definition)" % root)
+    return Check(name, OK, "%s (npu_supported_ops.json lists %s, as the op definition and this "
+                 "build say)" % (root, _listed(ops)))
+
+
+def _listed(ops):
+    return ", ".join(op.type_name for op in ops) if ops else "no op"
+
+
+def check_npu_placement(ctx):
+    """Which case this install is in: the ops go to GE on the NPU, or stay on the CPU."""
+    name = "NPU placement"
+    ops, why_none = opp.npu_ops(ctx.build_info)
+    data = {"npu_ops": [op.type_name for op in ops], "npu_ops_missing_because": why_none}
+    if ops:
+        return Check(name, OK, "npu_supported_ops.json lists %s: where TF Adapter runs a graph, "
+                     "it hands %s to GE, which launches the npubins" % (_listed(ops), _listed(ops)),
+                     data=data)
+    return Check(name, WARN, "npu_supported_ops.json lists no op, so %s stay%s on the CPU kernel, "
+                 "also where TF Adapter runs the graph, because %s" % (
+                     _op_names(), "s" if len(op_def.OPS) == 1 else "", why_none),
+                 _ge_rebuild_fix(ctx), data)
 
 
 # --- environment ---------------------------------------------------------------------
@@ -389,8 +465,8 @@ def check_custom_opp_path(ctx):
     entries = environment.split_path_list(value or "")
     if _root_problem(ctx):
         return Check(name, FAIL, "%s; import tf_ge_custom leaves the variable alone, so TF "
-                     "Adapter and GE never find AddCustom" % _root_problem(ctx),
-                     environment.INSTALL_ELSEWHERE, {"value": value, "entries": entries})
+                     "Adapter and GE never find %s" % (_root_problem(ctx), _op_names()),
+                     Instruction(environment.INSTALL_ELSEWHERE), {"value": value, "entries": entries})
     notes, status = [], OK
     drop = set()  # entries the fix leaves out
     if not environment.contains_root(value, ctx.root):
@@ -441,10 +517,10 @@ def check_shell_environment(ctx):
     value = ctx.shell_custom_opp_path
     if environment.contains_root(value, ctx.root):
         return Check(name, OK, "the shell's ASCEND_CUSTOM_OPP_PATH contains the OPP root, so "
-                     "atc and ACL programs find AddCustom too")
+                     "atc and ACL programs find %s too" % _op_names())
     if _root_problem(ctx):
         return Check(name, WARN, "atc cannot be shown the OPP root: its path contains ':' "
-                     "(see ASCEND_CUSTOM_OPP_PATH)", environment.INSTALL_ELSEWHERE)
+                     "(see ASCEND_CUSTOM_OPP_PATH)", Instruction(environment.INSTALL_ELSEWHERE))
     return Check(name, WARN,
                  "the shell's ASCEND_CUSTOM_OPP_PATH (%s) lacks the OPP root: Python programs "
                  "that import tf_ge_custom are fine, but atc and other programs are not; run "
@@ -452,18 +528,21 @@ def check_shell_environment(ctx):
                  _export_line(ctx.root, value))
 
 
+NEW_OPP_LAYOUT = Instruction("use a CANN whose opp folder has built-in/ (CANN 6.0 or later) "
+                             "and source its set_env.sh")
+
+
 def check_opp_path(ctx):
     name = "ASCEND_OPP_PATH"
     value = ctx.environ.get(path_rules.OPP_PATH_VAR)
     if value is None:
         return Check(name, WARN, "unset (no CANN environment; TF1's adapter would use %s)"
-                     % path_rules.TF1_DEFAULT_OPP_PATH, SOURCE_CANN)
+                     % path_rules.TF1_DEFAULT_OPP_PATH, _source_cann(ctx))
     if not os.path.isdir(value):
-        return Check(name, WARN, "%s is not a folder" % value, SOURCE_CANN)
+        return Check(name, WARN, "%s is not a folder" % value, _source_cann(ctx))
     if path_rules.opp_layout(value) == "old":
         return Check(name, WARN, "%s has no built-in/ folder (old OPP layout): TF1's adapter "
-                     "and GE's parser ignore ASCEND_CUSTOM_OPP_PATH" % value,
-                     "use a CANN whose opp folder has built-in/ (CANN 6.0 or later) and " + SOURCE_CANN)
+                     "and GE's parser ignore ASCEND_CUSTOM_OPP_PATH" % value, NEW_OPP_LAYOUT)
     return Check(name, OK, "%s (new OPP layout: custom OPP roots are honoured)" % value)
 
 
@@ -473,16 +552,30 @@ def check_home_path(ctx):
     if value and os.path.isdir(value):
         return Check(name, OK, value)
     if value:
-        return Check(name, WARN, "%s is not a folder" % value, SOURCE_CANN)
+        return Check(name, WARN, "%s is not a folder" % value, _source_cann(ctx))
     return Check(name, WARN, "unset: GE's online path compiles the auto-generated op proto "
-                 "under it, so NPU runs need it", SOURCE_CANN)
+                 "under it, so NPU runs need it", _source_cann(ctx))
 
 
 # --- would the stack find our files? ---------------------------------------------------
 
 
-def _lookup_check(name, lookup, root, adapter_installed, adapter_module, environ):
+def _merge(name, checks):
+    """One line for the findings of each op of op_def.OPS, in order (the line itself when
+    there is one op)."""
+    if len(checks) == 1:
+        return checks[0]
+    fixes = list(dict.fromkeys(c.fix for c in checks if c.fix))
+    fix = "; ".join(fixes)
+    if not all(is_command(f) for f in fixes):
+        fix = Instruction(fix)
+    return Check(name, worst([c.status for c in checks]), "; ".join(c.detail for c in checks),
+                 fix, {"ops": {op.type_name: c.data for op, c in zip(op_def.OPS, checks)}})
+
+
+def _lookup_check(name, lookup, ctx, adapter_module):
     data = lookup.as_dict()
+    root = ctx.root
     ours = root.rstrip("/") + "/"
     if lookup.supported and lookup.source and lookup.source.startswith(ours):
         return Check(name, OK, "would place %s on the NPU: %s" % (lookup.op_type, lookup.source),
@@ -490,8 +583,12 @@ def _lookup_check(name, lookup, root, adapter_installed, adapter_module, environ
     if lookup.supported:
         return Check(name, WARN, "would place %s on the NPU, but the deciding entry comes from %s, "
                      "not from this package" % (lookup.op_type, lookup.source),
-                     "make sure that OPP root's AddCustom is this one, or drop it from "
-                     "ASCEND_CUSTOM_OPP_PATH", data)
+                     Instruction("make sure that OPP root's %s is this one, or drop that root from "
+                                 "ASCEND_CUSTOM_OPP_PATH" % lookup.op_type), data)
+    if lookup.op_type not in [op.type_name for op in opp.npu_ops(ctx.build_info)[0]]:
+        return Check(name, OK, "would keep %s on the CPU kernel, as this install intends (see "
+                     "'NPU placement')" % lookup.op_type, data=data)
+    adapter_installed = ctx.has_module(adapter_module)
     why = "; ".join(lookup.notes) or "no JSON it reads declares it"
     status = FAIL if adapter_installed else WARN
     detail = "would keep %s on the CPU: %s" % (lookup.op_type, why)
@@ -500,21 +597,21 @@ def _lookup_check(name, lookup, root, adapter_installed, adapter_module, environ
     detail += ("; import tf_ge_custom before %s reads the op list, or export the OPP root "
                "in the shell (the fix); on the old OPP layout, source a newer CANN's "
                "set_env.sh" % adapter_module)
-    fix = (environment.INSTALL_ELSEWHERE if environment.separator_problem(root)
-           else _export_line(root, environ.get(path_rules.CUSTOM_OPP_PATH_VAR)))
+    fix = (Instruction(environment.INSTALL_ELSEWHERE) if environment.separator_problem(root)
+           else _export_line(root, ctx.environ.get(path_rules.CUSTOM_OPP_PATH_VAR)))
     return Check(name, status, detail, fix, data)
 
 
 def check_tf1_finds_json(ctx):
-    lookup = path_rules.tf1_lookup(op_def.ADD_CUSTOM.type_name, ctx.environ)
-    return _lookup_check("TF1 adapter finds the JSON", lookup, ctx.root,
-                         ctx.has_module("npu_bridge"), "npu_bridge", ctx.environ)
+    name = "TF1 adapter finds the JSON"
+    return _merge(name, [_lookup_check(name, path_rules.tf1_lookup(op.type_name, ctx.environ), ctx,
+                                       "npu_bridge") for op in op_def.OPS])
 
 
 def check_tf2_finds_json(ctx):
-    lookup = path_rules.tf2_lookup(op_def.ADD_CUSTOM.type_name, ctx.environ)
-    return _lookup_check("TF2 adapter finds the JSON", lookup, ctx.root,
-                         ctx.has_module("npu_device"), "npu_device", ctx.environ)
+    name = "TF2 adapter finds the JSON"
+    return _merge(name, [_lookup_check(name, path_rules.tf2_lookup(op.type_name, ctx.environ), ctx,
+                                       "npu_device") for op in op_def.OPS])
 
 
 def _expected_ge_libraries(ctx):
@@ -532,7 +629,7 @@ def check_ge_finds_library(ctx):
             "parser_notes": parser_notes}
     if not ge or not ge.get("built"):
         return Check(name, WARN, "no GE library was built, so GE has nothing of ours to load",
-                     "see the check 'GE library'", data)
+                     Instruction("see the check 'GE library'"), data)
     loaded = set(os.path.realpath(p) for p, _ in found.libraries)
     missing = [p for p in _expected_ge_libraries(ctx)
                if os.path.realpath(os.path.join(ctx.root, p)) not in loaded]
@@ -547,10 +644,17 @@ def check_ge_finds_library(ctx):
                                                     "; ".join(found.notes) or "not on its path"),
                      _export_line(ctx.root, ctx.environ.get(path_rules.CUSTOM_OPP_PATH_VAR)), data)
     if missing_parsers:
+        opp_path = ctx.environ.get(path_rules.OPP_PATH_VAR)
+        if opp_path is None:
+            fix = _source_cann(ctx)  # GE then derives the OPP path itself
+        elif path_rules.opp_layout(opp_path) == "old":
+            fix = NEW_OPP_LAYOUT
+        else:
+            fix = REBUILD  # the layout is right: the plugin itself is missing
         return Check(name, WARN, "GE loads the custom-op library, but its TF parser would not "
-                     "load %s (%s): atc --framework=3 cannot parse AddCustom"
-                     % (", ".join(missing_parsers), "; ".join(parser_notes) or "not found"),
-                     SOURCE_CANN, data)
+                     "load %s (%s): atc --framework=3 cannot parse %s"
+                     % (", ".join(missing_parsers), "; ".join(parser_notes) or "not found",
+                        _op_names()), fix, data)
     return Check(name, OK, "GE loads %d librar%s from the OPP root" % (
         len(_expected_ge_libraries(ctx)), "y" if len(_expected_ge_libraries(ctx)) == 1 else "ies"),
         data=data)
@@ -563,14 +667,16 @@ def check_npu_bridge(ctx):
     if ctx.has_module("npu_bridge"):
         return Check("npu_bridge (TF1)", OK, "importable")
     return Check("npu_bridge (TF1)", WARN, "not installed: TF1 sessions run on the CPU",
-                 "install TF Adapter for TF1 (npu_bridge) matching your CANN and TensorFlow 1.15")
+                 Instruction("install TF Adapter for TF1 (npu_bridge) matching your CANN and "
+                             "TensorFlow 1.15"))
 
 
 def check_npu_device(ctx):
     if ctx.has_module("npu_device"):
         return Check("npu_device (TF2)", OK, "importable")
     return Check("npu_device (TF2)", WARN, "not installed: TF2 programs run on the CPU",
-                 "install TF Adapter for TF2 (npu_device) matching your CANN and TensorFlow 2.6.5")
+                 Instruction("install TF Adapter for TF2 (npu_device) matching your CANN and "
+                             "TensorFlow 2.6.5"))
 
 
 def check_cann(ctx):
@@ -586,7 +692,7 @@ def check_cann(ctx):
     if not atc:
         missing.append("atc is not on PATH")
     return Check(name, WARN, "; ".join(missing) + ": no NPU compilation or offline conversion "
-                 "here", "install the CANN toolkit and " + SOURCE_CANN)
+                 "here", _source_cann(ctx))
 
 
 def check_ge_library(ctx):
@@ -594,10 +700,10 @@ def check_ge_library(ctx):
     ge = ctx.ge_info()
     if ge is None:
         return Check(name, WARN, "this build has no GE step record (build_info.json has no 'ge')",
-                     "rebuild with a CANN toolkit in the environment: " + REBUILD)
+                     _ge_rebuild_fix(ctx))
     if not ge.get("built"):
         return Check(name, WARN, "not built: %s" % (ge.get("reason") or "no reason recorded"),
-                     "install the CANN toolkit, %s, then %s" % (SOURCE_CANN, REBUILD))
+                     _ge_rebuild_fix(ctx))
     recorded = list(ge.get("libraries") or ()) + list(ge.get("headers") or ())
     absent = [p for p in recorded if not os.path.isfile(os.path.join(ctx.root, p))]
     if absent:
@@ -615,7 +721,7 @@ def check_ge_library(ctx):
             failures.append("%s: %s" % (p, error))
     if failures:
         return Check(name, FAIL, "GE opens it with RTLD_NOW and fails init when that fails: "
-                     + "; ".join(failures), "%s, then %s" % (SOURCE_CANN, REBUILD))
+                     + "; ".join(failures), _source_cann(ctx, REBUILD))
     return Check(name, OK, detail + " (loads with every dependency resolved)")
 
 
@@ -625,7 +731,7 @@ def check_kernels(ctx):
         reader = ctx.manifest_reader()
     except ImportError as e:
         return Check(name, WARN, "the kernel manifest reader is not in this build (%s)" % e,
-                     "update tf-ge-custom to a version with precompiled kernels")
+                     Instruction("update tf-ge-custom to a version with precompiled kernels"))
     recorded = (ctx.build_info.get("kernels") or {}).get("socs") or {}
     manifests = reader.find_manifests(ctx.root)
     if not manifests:
@@ -635,8 +741,8 @@ def check_kernels(ctx):
                          REBUILD)
         return Check(name, WARN, "no precompiled npubins under %s: the GE library has no "
                      "kernel to launch" % os.path.join(ctx.root, opp.KERNELS_DIR),
-                     "build them on a CANN host (tf-ge-custom build-kernels --help), then "
-                     + REBUILD)
+                     Instruction("build them on a CANN host (tf-ge-custom build-kernels --help), "
+                                 "then rebuild with them: docs/kernels.md"))
     status, parts, socs = OK, [], {}
     for soc in sorted(manifests):
         try:
@@ -646,9 +752,11 @@ def check_kernels(ctx):
             parts.append("%s: %s error: %s" % (soc, getattr(e, "kind", "?"), e))
             socs[soc] = {"error": getattr(e, "kind", None)}
             continue
-        have = sorted(set(k.dtype for k in manifest.kernels
-                          if k.op == op_def.ADD_CUSTOM.type_name and k.binary))
-        missing = [d for d in op_def.ADD_CUSTOM.dtypes if d not in have]
+        built = set((k.op, k.dtype) for k in manifest.kernels if k.binary)
+        have = sorted(_kernel_label(op, d) for op in op_def.OPS for d in op.dtypes
+                      if (op.type_name, d) in built)
+        missing = [_kernel_label(op, d) for op in op_def.OPS for d in op.dtypes
+                   if (op.type_name, d) not in built]
         socs[soc] = {"dtypes": have, "missing": missing}
         if missing:
             status = worst([status, WARN])
@@ -661,18 +769,25 @@ def check_kernels(ctx):
         parts.append("the files were changed after the build")
         fix = REBUILD
     elif status == WARN:
-        fix = "build the missing dtypes on a CANN host (tf-ge-custom build-kernels --help)"
+        fix = Instruction("build the missing dtypes on a CANN host (tf-ge-custom build-kernels "
+                          "--help), then rebuild with them: docs/kernels.md")
     return Check(name, status, "checksums verified; " + "; ".join(parts) if status != FAIL
                  else "; ".join(parts), fix, {"socs": socs})
+
+
+def _kernel_label(op, dtype):
+    """A dtype, or ``<op type> <dtype>`` when the package defines more than one op."""
+    return dtype if len(op_def.OPS) == 1 else "%s %s" % (op.type_name, dtype)
 
 
 # --- the online path and the toolchain pairing (docs/cann.md) ---------------------------
 
 
 def check_online_compile(ctx):
-    """GE's TF parser compiles a REG_OP for AddCustom at graph parse time: can it?"""
+    """GE's TF parser compiles a REG_OP for each op at graph parse time: can it?"""
     name = "online op compile (GE)"
-    found = path_rules.ge_online_compile(ctx.environ, ctx.cwd, ctx.which)
+    source = _source_cann(ctx)
+    found = path_rules.ge_online_compile(ctx.environ, ctx.cwd, ctx.which, source)
     data = found.as_dict()
     if not found.problems:
         return Check(name, OK, "GE's TF parser can compile the REG_OP it generates: %s, headers "
@@ -680,14 +795,17 @@ def check_online_compile(ctx):
                      data=data)
     adapter = ctx.has_module("npu_bridge") or ctx.has_module("npu_device")
     detail = ("GE's TF parser compiles a REG_OP for %s when it parses a graph, and would fail: %s"
-              % (op_def.ADD_CUSTOM.type_name, "; ".join(what for what, _ in found.problems)))
+              % (_op_names(), "; ".join(what for what, _ in found.problems)))
     if not adapter:
         detail += " (TF Adapter is not installed, so this only matters on an NPU host)"
     fixes = []
     for _, fix in found.problems:
         if fix not in fixes:
             fixes.append(fix)
-    return Check(name, FAIL if adapter else WARN, detail, "; ".join(fixes), data)
+    fix = "; ".join(fixes)
+    if not all(f == source and is_command(source) for f in fixes):  # the others are prose
+        fix = Instruction(fix)
+    return Check(name, FAIL if adapter else WARN, detail, fix, data)
 
 
 def check_custom_opp_search_order(ctx):
@@ -704,8 +822,8 @@ def check_custom_opp_search_order(ctx):
                         "y" if len(order.vendor_libraries) == 1 else "ies",
                         "s" if len(order.vendor_libraries) == 1 else "",
                         ", ".join(p for p, _ in order.vendor_libraries)),
-                     "make sure no such vendor package defines %s, or drop its entry from "
-                     "ASCEND_CUSTOM_OPP_PATH" % op_def.ADD_CUSTOM.type_name, data)
+                     Instruction("make sure no such vendor package defines %s, or drop its entry "
+                                 "from ASCEND_CUSTOM_OPP_PATH" % _op_names()), data)
     return Check(name, OK, "ASCEND_CUSTOM_OPP_PATH entries in GE's order: %s; no library there "
                  "registers a vendor folder in front of them" % entries, data=data)
 
@@ -752,13 +870,13 @@ def check_npubin_toolchain(ctx):
     if home is None or installed is None:
         return Check(name, WARN, "npubins for %s; %s, so the pairing is unchecked" % (
             made, "no CANN toolkit here" if home is None else "the toolkit at %s records no "
-            "version" % home), SOURCE_CANN, data)
+            "version" % home), _source_cann(ctx), data)
     other = sorted(soc for soc, t in built.items() if str(t.get("cann")) != installed)
     if other:
-        rebuild = ("rebuild them with this toolkit, in the source checkout: tf-ge-custom "
-                   "build-kernels --soc %s --out kernels-out, then TF_GE_CUSTOM_KERNELS_DIR="
-                   "$PWD/kernels-out pip install --no-deps --force-reinstall . (docs/kernels.md)"
-                   % ",".join(other))
+        rebuild = Instruction(
+            "rebuild them with this toolkit, in the source checkout: tf-ge-custom build-kernels "
+            "--soc %s --out kernels-out, then TF_GE_CUSTOM_KERNELS_DIR=$PWD/kernels-out pip "
+            "install --no-deps --force-reinstall . (docs/kernels.md)" % ",".join(other))
         return Check(name, WARN, "npubins for %s; the installed toolkit is CANN %s (%s): a kernel "
                      "from another CANN's hivmc is a pairing nobody has checked" % (
                          made, installed, home), rebuild, data)
@@ -769,7 +887,8 @@ CHECKS = (
     check_tensorflow, check_op_library, check_opp_root,
     check_custom_opp_path, check_shell_environment, check_opp_path, check_home_path,
     check_tf1_finds_json, check_tf2_finds_json, check_ge_finds_library,
-    check_npu_bridge, check_npu_device, check_cann, check_ge_library, check_kernels,
+    check_npu_bridge, check_npu_device, check_cann, check_ge_library, check_npu_placement,
+    check_kernels,
     check_online_compile, check_custom_opp_search_order, check_npubin_toolchain,
 )
 
@@ -790,8 +909,10 @@ def fold_cpu_mode(ctx, pairs):
         return [result for _, result in pairs]
     info = Check(CPU_MODE, INFO,
                  "no Ascend component on this host (no TF Adapter, no CANN toolkit or atc, no "
-                 "ASCEND_* variable, no %s): CPU mode, add_custom runs on its CPU kernel. "
+                 "ASCEND_* variable, no %s): CPU mode, %s on its CPU kernel. "
                  "Not applicable here: %s" % (" or ".join(ctx.install_dirs) or "install folder",
+                                              " and ".join(op.python_name for op in op_def.OPS)
+                                              + (" runs" if len(op_def.OPS) == 1 else " run"),
                                               ", ".join(r.name for r in folded)),
                  data={"cpu_mode": True, "folded": [r.as_dict() for r in folded]})
     results, placed = [], False
@@ -815,7 +936,7 @@ def run_checks(ctx=None, checks=CHECKS):
         except Exception as e:  # a doctor must report, never crash
             pairs.append((check, Check(check.__name__[len("check_"):].replace("_", " "), FAIL,
                                        "the check itself failed: %s: %s" % (type(e).__name__, e),
-                                       "please report this as a bug")))
+                                       Instruction("please report this as a bug"))))
     return fold_cpu_mode(ctx, pairs)
 
 
@@ -832,7 +953,8 @@ def format_text(results, root):
     for r in results:
         lines.append("%-4s  %-*s  %s" % (r.status, width, r.name, r.detail))
         if r.fix:
-            lines.append("%-4s  %-*s  fix: %s" % ("", width, "", r.fix))
+            lines.append("%-4s  %-*s  %s: %s" % ("", width, "", "fix" if is_command(r.fix)
+                                                  else "fix (by hand)", r.fix))
     counts = report(results, root)["counts"]
     lines.append(", ".join("%d %s" % (counts[s], s) for s in STATUSES))
     return "\n".join(lines) + "\n"

@@ -26,6 +26,25 @@ class InputError(TfGeCustomError, TypeError):
     """An argument cannot be converted to a tensor at all (``None``, an arbitrary object)."""
 
 
+class CommandError(TfGeCustomError, RuntimeError):
+    """Another program could not be started, did not finish in time, or failed
+    (:func:`tf_ge_custom.commands.run`).
+
+    ``argv`` is its argument list, ``returncode`` its exit status (None when it never
+    started or was stopped), ``tail`` the last lines of its output and ``reason`` one of
+    :attr:`REASONS`.
+    """
+
+    REASONS = ("not started", "timed out", "failed")
+
+    def __init__(self, message, argv=(), returncode=None, tail="", reason="failed"):
+        self.argv = tuple(argv)
+        self.returncode = returncode
+        self.tail = tail
+        self.reason = reason
+        super(CommandError, self).__init__(message)
+
+
 # --- NPU session / device configuration and the NPU stack (issue 3) ---
 
 
@@ -87,17 +106,15 @@ class VerificationError(ExportError):
     """The frozen graph, run in a fresh process, does not give the source model's outputs."""
 
 
-class ExternalToolError(TfGeCustomError, RuntimeError):
+class ExternalToolError(CommandError):
     """``atc``, the AIR tool or the OM runner failed; the message ends with its log's tail.
 
     ``returncode`` is the tool's exit status, ``log_path`` the full log beside the result.
     """
 
-    def __init__(self, message, returncode=None, log_path=None, tail=""):
-        self.returncode = returncode
+    def __init__(self, message, returncode=None, log_path=None, tail="", argv=()):
         self.log_path = log_path
-        self.tail = tail
-        super(ExternalToolError, self).__init__(message)
+        super(ExternalToolError, self).__init__(message, argv, returncode, tail, "failed")
 
 
 class MissingToolchainError(TfGeCustomError, RuntimeError):

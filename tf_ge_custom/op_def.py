@@ -1,9 +1,13 @@
 """The one definition of every op this package ships.
 
-Everything else is derived from, or checked against, the records here: the TensorFlow
-``REGISTER_OP`` (a test reads back the OpDef the loaded library registered), the GE
-``REG_OP`` header, ``npu_supported_ops.json``, the Triton kernel's block size and the npubin
-names in the kernel manifest.
+What restates an op is generated from the records here when the package is built: the
+TensorFlow registrations (``REGISTER_OP`` signature, a CPU kernel per dtype, the XLA kernel's
+dtype constraint: ``_build/tf_codegen.py``), the GE side (``REG_OP`` headers, the core's op
+table, a GE custom op and a TF parser registration per op:
+``ge_ops/codegen/generate_op_sources.py``) and ``npu_supported_ops.json`` (``opp.py``). The
+kernel builder, the build steps, ``list-kernels``, ``doctor`` and the export checks loop over
+``OPS``; the Triton kernel's block size and the npubin names come from ``KernelSpec``.
+Adding an op: docs/adding-an-op.md.
 
 Pure Python with no third-party import, so that ``setup.py``, the kernel builder and
 ``tf-ge-custom doctor`` can read it on any machine (Python 3.7 syntax).

@@ -6,14 +6,16 @@ deliverables when it is listed in ``ASCEND_CUSTOM_OPP_PATH``::
     opp/
       op_graph/include/                  REG_OP header (GE step)
       op_graph/lib/linux/<arch>/*.so     GE custom-op library (GE step, CANN only)
-      framework/tensorflow/npu_supported_ops.json   (this module generates it)
+      framework/tensorflow/npu_supported_ops.json   (this module generates it; lists
+                                         the ops only where the GE library was built)
       kernels/<SoC>/                     npubins + manifest.json (kernels step)
 
 ``npu_supported_ops.json`` is generated here from :mod:`tf_ge_custom.op_def`, in Python,
 so that a second op only needs a second definition. Pure Python (no TensorFlow): setup.py
 and ``tf-ge-custom doctor`` use it.
 
-Regenerate the copy shipped in the source tree (a test fails when it drifts)::
+The copy shipped in the source tree is the full document, what a build with the GE library
+installs; regenerate it (a test fails when it drifts)::
 
     python -m tf_ge_custom.opp framework/tensorflow/npu_supported_ops.json
 """
@@ -84,6 +86,23 @@ def supported_ops_document(ops=None):
     return document
 
 
+def npu_ops(build_info):
+    """``(ops, why_none)``: the ops the installed ``npu_supported_ops.json`` lists for the
+    build recorded in ``build_info``, and, when it lists none, why.
+
+    An op listed there is handed to GE by TF Adapter, and GE can run it only through the GE
+    library: without that library (no CANN toolkit at build time, or one too old to host
+    it) the graph would fail, where the op's CPU kernel would have run it. So the ops are
+    listed only when the GE step recorded that it built the library.
+    """
+    ge = (build_info or {}).get("ge")
+    if ge and ge.get("built") is True:
+        return tuple(op_def.OPS), None
+    if ge is None:
+        return (), "this build has no GE step record"
+    return (), "the GE library was not built: %s" % (ge.get("reason") or "no reason recorded")
+
+
 def supported_ops_json(ops=None):
     """The file's exact text (two-space indent, definition order, trailing newline)."""
     import json
@@ -91,28 +110,12 @@ def supported_ops_json(ops=None):
     return json.dumps(supported_ops_document(ops), indent=2) + "\n"
 
 
-def write_text_atomically(path, text):
-    """Write ``text`` to ``path`` through a temp file + ``os.replace`` (never half-written)."""
-    import tempfile
-
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; the file is read by other programs
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def write_supported_ops(path, ops=None):
-    """Write ``npu_supported_ops.json`` for ``ops`` to ``path``; returns ``path``."""
-    write_text_atomically(path, supported_ops_json(ops))
-    return path
+    """Write ``npu_supported_ops.json`` for ``ops`` to ``path`` (whole or not at all);
+    returns ``path``."""
+    from . import atomic_files
+
+    return atomic_files.write_text(path, supported_ops_json(ops))
 
 
 def main(argv=None):

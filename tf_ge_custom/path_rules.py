@@ -387,7 +387,7 @@ class OnlineCompile(object):
                 "problems": [what for what, _ in self.problems]}
 
 
-def ge_online_compile(environ=None, cwd=None, which=None):
+def ge_online_compile(environ=None, cwd=None, which=None, source_cann=None):
     """GE's TF parser, online path: can it compile the ``REG_OP`` it generates?
 
     Replicates parser/parser/tensorflow/tensorflow_custom_op_parser.cc (``GetCompilePath``,
@@ -396,6 +396,8 @@ def ge_online_compile(environ=None, cwd=None, which=None):
     (for the three headers the generated code includes) and ``-L $ASCEND_HOME_PATH/lib64/
     -lregister -lgraph -lruntime``; both folders must pass GE's safe-path rule, and GE leaves
     one out when ``ASCEND_HOME_PATH`` already contains ``include/`` or ``lib64/``.
+    ``source_cann`` is the fix that sets up CANN's environment (doctor names the set_env.sh
+    it found).
     """
     import shutil
 
@@ -406,7 +408,7 @@ def ge_online_compile(environ=None, cwd=None, which=None):
     result.compiler = which("g++", path=environ.get("PATH", os.defpath))
     if result.compiler is None:
         result.problems.append(("g++ is not on PATH", "install g++ (e.g. apt-get install g++)"))
-    source = "source <CANN install>/set_env.sh"
+    source = source_cann or "source the set_env.sh of your CANN install"
     home = environ.get("ASCEND_HOME_PATH")
     result.home = home
     if not home:

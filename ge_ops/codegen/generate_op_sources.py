@@ -9,11 +9,12 @@ writes into DIR:
                             opp/op_graph/include/, compiled into the GE library)
   op_definitions.inc        the CANN-free core's table of ops (names, dtypes, kernel facts)
   ge_ops.inc                X-macros over op types and GE dtype enumerators for the CANN side
+  op_protos.inc             the #include of every op_proto/<python_name>.h (cann/op_proto.cc)
   kernel_contract.h         the manifest format, launch limits, slot roles and the
                             mix_mode -> load magic rule (default: kernel_contract.py beside
                             the op definition)
 
-Each file is replaced only when its text changes (write to a temp file, then os.replace), so
+Each file is replaced only when its text changes, whole (tf_ge_custom/atomic_files.py), so
 CMake does not rebuild on every configure. Python 3.7 syntax: setup.py runs this on any host.
 """
 import argparse
@@ -101,6 +102,11 @@ def ge_ops_inc(module):
     ])
 
 
+def op_protos_inc(module):
+    return "".join([HEADER, "// The REG_OP header of every op the package ships (op_proto/).\n"]
+                   + ['#include "%s.h"\n' % op.python_name for op in module.OPS])
+
+
 def camel(name):
     """``sync_block_lock`` / ``ELF_VECTOR_CORE`` -> ``kSyncBlockLock`` / ``kElfVectorCore``."""
     return "k" + "".join(part.capitalize() for part in name.lower().split("_"))
@@ -149,19 +155,15 @@ def _bool(value):
     return "true" if value else "false"
 
 
+# The package's one atomic writer (tf_ge_custom/atomic_files.py), loaded by path like the
+# op definition: write_text_if_changed replaces a file whole, and only when its text changes.
+_ATOMIC_FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
+                             "tf_ge_custom", "atomic_files.py")
+
+
 def write_if_changed(path, text):
-    try:
-        with open(path) as f:
-            if f.read() == text:
-                return False
-    except (IOError, OSError):
-        pass
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-    return True
+    atomic_files = load_module(_ATOMIC_FILES, "_tf_ge_custom_atomic_files")
+    return atomic_files.write_text_if_changed(path, text)
 
 
 def generate(op_def_path, out_dir, contract_path=None):
@@ -170,6 +172,7 @@ def generate(op_def_path, out_dir, contract_path=None):
                            "_tf_ge_custom_kernel_contract")
     files = {os.path.join(out_dir, "op_definitions.inc"): op_definitions_inc(module),
              os.path.join(out_dir, "ge_ops.inc"): ge_ops_inc(module),
+             os.path.join(out_dir, "op_protos.inc"): op_protos_inc(module),
              os.path.join(out_dir, "kernel_contract.h"): kernel_contract_h(contract)}
     for op in module.OPS:
         files[os.path.join(out_dir, "op_proto", op.python_name + ".h")] = op_proto_header(op)

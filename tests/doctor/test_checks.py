@@ -26,11 +26,19 @@ GE_LIB = "op_graph/lib/linux/%s/libtf_ge_custom_ge.so" % ARCH
 PARSER = "framework/tensorflow/libtf_ge_custom_parsers.so"
 
 
-@pytest.fixture
-def root(tmp_path):
-    ctx = BuildContext(str(REPO), str(tmp_path / "pkg" / "tf_ge_custom"), str(tmp_path / "t"))
+def make_root(base, ge):
+    """An OPP root as the build makes it after a GE step that recorded ``ge``."""
+    ctx = BuildContext(str(REPO), str(base / "pkg" / "tf_ge_custom"), str(base / "t"))
+    if ge is not None:
+        ctx.build_info["ge"] = ge
     opp_step.run(ctx)
     return Path(ctx.opp_root)
+
+
+@pytest.fixture
+def root(tmp_path):
+    """The OPP root of a build with the GE library: its JSON lists AddCustom."""
+    return make_root(tmp_path, ge_built()["ge"])
 
 
 @pytest.fixture
@@ -69,7 +77,21 @@ def place(root, *relative):
 
 
 def test_fresh_opp_root_is_ok(root):
-    assert doctor.check_opp_root(context(root)).status == doctor.OK
+    check = doctor.check_opp_root(context(root, build_info=ge_built()))
+    assert check.status == doctor.OK and "lists AddCustom" in check.detail
+
+
+def test_a_root_built_without_the_ge_library_lists_no_op(tmp_path):
+    skipped = {"ge": {"built": False, "reason": "CANN 8.5.0 at /cann cannot host it"}}
+    root = make_root(tmp_path, skipped["ge"])
+    check = doctor.check_opp_root(context(root, build_info=skipped))
+    assert check.status == doctor.OK and "lists no op" in check.detail
+    # the JSON must say what the build record says, either way round
+    check = doctor.check_opp_root(context(root, build_info=ge_built()))
+    assert check.status == doctor.FAIL and "should list AddCustom" in check.detail
+    listed = make_root(tmp_path / "with-ge", ge_built()["ge"])
+    check = doctor.check_opp_root(context(listed, build_info=skipped))
+    assert check.status == doctor.FAIL and "should list no op" in check.detail
 
 
 def test_missing_root_fails(tmp_path):
@@ -79,7 +101,7 @@ def test_missing_root_fails(tmp_path):
 
 def test_json_that_drifted_fails(root):
     (root / "framework/tensorflow/npu_supported_ops.json").write_text('{"AddCustom": true}')
-    check = doctor.check_opp_root(context(root))
+    check = doctor.check_opp_root(context(root, build_info=ge_built()))
     assert check.status == doctor.FAIL and "does not match" in check.detail
 
 
@@ -157,32 +179,77 @@ def test_opp_path_layouts(root, cann, tmp_path):
 
 
 def test_tf1_finds_our_json_on_the_new_layout(root, cann):
-    check = doctor.check_tf1_finds_json(context(root, cann_env(cann, root), modules={"npu_bridge"}))
+    check = doctor.check_tf1_finds_json(context(root, cann_env(cann, root), ge_built(),
+                                                modules={"npu_bridge"}))
     assert check.status == doctor.OK and str(root) in check.detail
 
 
 def test_tf1_old_layout_fails_where_npu_bridge_is_installed(root, cann):
     (cann / "opp" / "built-in").rmdir()
     environ = cann_env(cann, root)
-    check = doctor.check_tf1_finds_json(context(root, environ, modules={"npu_bridge"}))
+    check = doctor.check_tf1_finds_json(context(root, environ, ge_built(), modules={"npu_bridge"}))
     assert check.status == doctor.FAIL and "ignored" in check.detail
     # Without npu_bridge the same finding is only a warning.
-    assert doctor.check_tf1_finds_json(context(root, environ)).status == doctor.WARN
+    assert doctor.check_tf1_finds_json(context(root, environ, ge_built())).status == doctor.WARN
 
 
 def test_tf1_later_entry_overriding_ours_is_reported(root, cann, tmp_path):
     rival = tmp_path / "rival"
     (rival / "framework" / "tensorflow").mkdir(parents=True)
     (rival / "framework/tensorflow/npu_supported_ops.json").write_text('{"AddCustom": {"isGray": false}}')
-    check = doctor.check_tf1_finds_json(context(root, cann_env(cann, root, rival)))
+    check = doctor.check_tf1_finds_json(context(root, cann_env(cann, root, rival), ge_built()))
     assert check.status == doctor.WARN and str(rival) in check.detail
 
 
 def test_tf2_needs_the_root_in_the_variable(root):
+    with_root = {"ASCEND_CUSTOM_OPP_PATH": str(root)}
     assert doctor.check_tf2_finds_json(
-        context(root, {"ASCEND_CUSTOM_OPP_PATH": str(root)}, modules={"npu_device"})).status == doctor.OK
-    assert doctor.check_tf2_finds_json(context(root, {}, modules={"npu_device"})).status == doctor.FAIL
-    assert doctor.check_tf2_finds_json(context(root, {})).status == doctor.WARN
+        context(root, with_root, ge_built(), modules={"npu_device"})).status == doctor.OK
+    assert doctor.check_tf2_finds_json(
+        context(root, {}, ge_built(), modules={"npu_device"})).status == doctor.FAIL
+    assert doctor.check_tf2_finds_json(context(root, {}, ge_built())).status == doctor.WARN
+
+
+# --- without the GE library, AddCustom stays on the CPU kernel (the JSON lists no op) -----
+
+
+NOT_BUILT = {"ge": {"built": False, "reason": "CANN 8.5.0 at /cann cannot host the GE library: "
+                    "no graph/custom_op.h", "ascend_home": "/cann", "libraries": [],
+                    "headers": []}}
+
+
+@pytest.mark.parametrize("check_fn, module", [(doctor.check_tf1_finds_json, "npu_bridge"),
+                                              (doctor.check_tf2_finds_json, "npu_device")])
+def test_without_the_ge_library_the_adapters_keep_addcustom_on_the_cpu_as_intended(
+        tmp_path, cann, check_fn, module):
+    root = make_root(tmp_path, NOT_BUILT["ge"])
+    check = check_fn(context(root, cann_env(cann, root), NOT_BUILT, modules={module}))
+    assert check.status == doctor.OK, check
+    assert "would keep AddCustom on the CPU kernel, as this install intends" in check.detail
+    # ... unless another root declares it: TF Adapter would hand it to GE all the same
+    rival = tmp_path / "rival"
+    (rival / "framework" / "tensorflow").mkdir(parents=True)
+    (rival / "framework/tensorflow/npu_supported_ops.json").write_text('{"AddCustom": {}}')
+    check = check_fn(context(root, cann_env(cann, root, rival), NOT_BUILT, modules={module}))
+    assert check.status == doctor.WARN and str(rival) in check.detail
+
+
+def test_npu_placement_says_which_case_this_install_is_in(tmp_path, fake_toolkit):
+    built = doctor.check_npu_placement(context(make_root(tmp_path / "a", ge_built()["ge"]),
+                                               build_info=ge_built()))
+    assert built.status == doctor.OK and built.data["npu_ops"] == ["AddCustom"]
+    assert "lists AddCustom: where TF Adapter runs a graph, it hands AddCustom to GE" in built.detail
+    root = make_root(tmp_path / "b", NOT_BUILT["ge"])
+    check = doctor.check_npu_placement(context(root, build_info=NOT_BUILT))
+    assert check.status == doctor.WARN
+    assert ("lists no op, so AddCustom stays on the CPU kernel, also where TF Adapter runs the "
+            "graph, because the GE library was not built: CANN 8.5.0 at /cann") in check.detail
+    # no toolkit that can host the library anywhere here: an instruction, not a command
+    assert not doctor.is_command(check.fix) and "CANN toolkit >= 9.2.0-beta.1" in check.fix
+    # this shell's toolkit can host it: the rebuild itself is the fix
+    home = fake_toolkit("new")
+    check = doctor.check_npu_placement(context(root, {"ASCEND_HOME_PATH": home}, NOT_BUILT))
+    assert check.fix == doctor.REBUILD and doctor.is_command(check.fix)
 
 
 # --- GE --------------------------------------------------------------------------------

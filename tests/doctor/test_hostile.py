@@ -6,6 +6,8 @@ The fixes are run for real (bash, rm, pip --dry-run) and the check is asked agai
 oracle is the check's own verdict on the environment the fix produced.
 """
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -114,6 +116,106 @@ def test_the_stray_library_fix_removes_exactly_it(root):
     run_fix(check.fix, {})
     assert not stray.exists()
     assert doctor.check_opp_root(context(root)).status == doctor.OK
+
+
+# --- the CANN fixes: `source` of the set_env.sh found here, else an instruction -----------
+
+
+def cann_install(folder, layout="new"):
+    """A CANN install as its installer lays it out under ``folder`` (docs/cann.md, "Where
+    CANN is installed"): ``cann/`` (new) or ``ascend-toolkit/latest`` (old), with a set_env.sh
+    that exports what CANN's does and an `atc` (a stand-in) on the PATH it sets."""
+    top = folder / ("cann" if layout == "new" else "ascend-toolkit")
+    home = top if layout == "new" else top / "latest"
+    (home / "opp" / "built-in").mkdir(parents=True)
+    (home / "bin").mkdir()
+    atc = home / "bin" / "atc"
+    atc.write_text("#!/bin/sh\nexit 0\n")
+    atc.chmod(0o755)
+    (top / "set_env.sh").write_text(
+        'export ASCEND_HOME_PATH="%s"\nexport ASCEND_TOOLKIT_HOME="%s"\n'
+        'export ASCEND_OPP_PATH="%s/opp"\nexport PATH="%s/bin:$PATH"\n' % (home, home, home, home))
+    return top / "set_env.sh", home
+
+
+CANN_CHECKS = (doctor.check_home_path, doctor.check_opp_path, doctor.check_cann)
+
+
+@pytest.mark.parametrize("layout", ["new", "old"])
+@pytest.mark.parametrize("check_fn", CANN_CHECKS, ids=lambda f: f.__name__)
+def test_the_source_fix_names_the_set_env_found_and_works_as_printed(root, tmp_path, layout,
+                                                                     check_fn):
+    install = tmp_path / "my Ascend"  # a space: the fix must quote the path
+    script, home = cann_install(install, layout)
+    kw = dict(install_dirs=(str(install),), which=shutil.which)
+    check = check_fn(context(root, {}, **kw))
+    assert check.status == doctor.WARN
+    assert check.fix == "source " + shlex.quote(str(script)) and doctor.is_command(check.fix)
+    after = run_fix(check.fix, {})
+    assert after["ASCEND_HOME_PATH"] == str(home)
+    again = check_fn(context(root, after, **kw))
+    assert again.status == doctor.OK, again
+
+
+def test_a_toolkit_named_by_the_environment_finds_its_own_set_env(root, tmp_path):
+    script, home = cann_install(tmp_path / "elsewhere", "old")
+    check = doctor.check_opp_path(context(root, {"ASCEND_HOME_PATH": str(home)}))
+    assert check.fix == "source " + shlex.quote(str(script))
+
+
+def test_without_a_set_env_the_cann_fixes_are_instructions_not_fake_commands(root):
+    ctx = context(root, {})
+    results = [fn(ctx) for fn in CANN_CHECKS + (doctor.check_online_compile,
+                                                doctor.check_ge_library,
+                                                doctor.check_npu_placement)]
+    for check in results:
+        assert check.status == doctor.WARN and check.fix, check
+        assert not doctor.is_command(check.fix), check
+        assert check.as_dict()["fix_is_command"] is False
+        assert "<CANN install>" not in check.fix, check.fix  # no placeholder
+    text = doctor.format_text(results, str(root))
+    assert text.count("fix (by hand): ") == len(results) and "  fix: " not in text
+
+
+def test_the_ge_rebuild_fix_sources_a_toolkit_that_can_host_the_library(root, tmp_path,
+                                                                        fake_toolkit,
+                                                                        monkeypatch):
+    home = Path(fake_toolkit("Ascend/cann"))
+    script = home / "set_env.sh"
+    script.write_text('export ASCEND_HOME_PATH="%s"\n' % home)
+    monkeypatch.setattr(doctor, "REBUILD", 'echo "rebuild with $ASCEND_HOME_PATH"')
+    not_built = {"ge": {"built": False, "reason": "ASCEND_HOME_PATH is not set"}}
+    for check_fn in (doctor.check_ge_library, doctor.check_npu_placement):
+        check = check_fn(context(root, {}, build_info=not_built, install_dirs=(str(home.parent),)))
+        assert check.fix == "source %s && %s" % (shlex.quote(str(script)), doctor.REBUILD)
+        proc = subprocess.run(["bash", "-c", check.fix], stdout=subprocess.PIPE,
+                              universal_newlines=True, env={"PATH": os.environ["PATH"]})
+        assert proc.returncode == 0 and proc.stdout == "rebuild with %s\n" % home
+
+
+def test_every_command_fix_is_one_bash_line_without_placeholders(root, tmp_path):
+    """Over a CPU host, a partial stack and a stack with CANN found: each fix doctor prints is
+    an instruction or parses as a bash command naming no placeholder."""
+    install = tmp_path / "Ascend"
+    cann_install(install)
+    scenarios = [context(root, {}), context(root, {"ASCEND_HOME_PATH": str(tmp_path / "nope"),
+                                                   VAR: "rel::%s" % root}),
+                 context(root, {}, install_dirs=(str(install),), which=shutil.which)]
+    own = (doctor.check_tensorflow, doctor.check_op_library)
+    commands = 0
+    for ctx in scenarios:
+        results = doctor.run_checks(ctx, [c for c in doctor.CHECKS if c not in own])
+        found = [r.as_dict() for r in results]
+        found += [f for r in results for f in (r.data or {}).get("folded", [])]
+        for check in found:
+            assert "<CANN install>" not in check["fix"], check
+            if not check["fix_is_command"]:
+                continue
+            commands += 1
+            assert "<" not in check["fix"] and "e.g." not in check["fix"], check
+            proc = subprocess.run(["bash", "-n", "-c", check["fix"]], stderr=subprocess.PIPE)
+            assert proc.returncode == 0, (check["fix"], proc.stderr)
+    assert commands >= 5
 
 
 @pytest.mark.slow

@@ -294,6 +294,9 @@ def matrix(tmp_path_factory):
     return {"built": built, "source": source, "wheels": wheels}
 
 
+JSON = "tf_ge_custom/opp/framework/tensorflow/npu_supported_ops.json"
+
+
 def _ge_files(names):
     return sorted(n for n in names if n.endswith((".so",)) and "/opp/" in n)
 
@@ -332,6 +335,11 @@ def test_older_releases_skip_the_ge_library_in_one_line_with_the_reason(matrix, 
     assert info["toolkit"]["decision"] == "skip"
     assert [m["feature"] for m in info["toolkit"]["missing"]] == release.missing
     assert _ge_files(built.names()) == []
+    # without the GE library, TF Adapter must not hand AddCustom to GE: the JSON lists no op
+    assert json.loads(built.read(JSON).decode()) == {}
+    assert built.build_info()["opp"]["npu_ops"] == []
+    assert built.build_info()["opp"]["npu_ops_missing_because"] == (
+        "the GE library was not built: " + info["reason"])
 
 
 @pytest.mark.slow
@@ -347,6 +355,9 @@ def test_newer_releases_compile_and_link_the_ge_library(matrix, release):
     ge_lib = "tf_ge_custom/opp/op_graph/lib/linux/%s/libtf_ge_custom_ge.so" % ARCH
     parser = "tf_ge_custom/opp/framework/tensorflow/libtf_ge_custom_parsers.so"
     assert _ge_files(built.names()) == sorted([parser, ge_lib])
+    assert json.loads(built.read(JSON).decode()) == {
+        "AddCustom": {"isGray": False, "isHeavy": False}}
+    assert built.build_info()["opp"]["npu_ops"] == ["AddCustom"]
     ge_bytes = built.read(ge_lib)
     # The registry archive went in whole (its stand-in's marker symbol is in the library),
     # and the library registers no vendor op-lib folder of its own (docs/cann.md).

@@ -4,6 +4,7 @@ Runs the workplace's ge-syntax-check tool (shared/tools/ beside a checkout; g++
 -fsyntax-only against the public GE, metadef and ACL headers) where it and its header cache
 exist; a machine without them skips this with the hardware reason.
 """
+import importlib.util
 import os
 import pathlib
 import subprocess
@@ -14,7 +15,7 @@ SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 CHECK = next((p / "shared" / "tools" / "ge-syntax-check" for p in SOURCE_ROOT.parents
               if (p / "shared" / "tools" / "ge-syntax-check").is_file()), SOURCE_ROOT)
 CACHE = pathlib.Path(os.environ.get("GE_HEADERS_CACHE", "/tmp/ge-headers"))
-CANN_SOURCES = ["ge_ops/cann/acl_runtime.cc", "ge_ops/cann/kernel_op.cc", "ge_ops/cann/add_custom.cc",
+CANN_SOURCES = ["ge_ops/cann/acl_runtime.cc", "ge_ops/cann/kernel_op.cc", "ge_ops/cann/custom_ops.cc",
                 "ge_ops/cann/op_proto.cc", "ge_ops/parser/tf_parser_plugin.cc"]
 
 
@@ -29,3 +30,27 @@ def test_cann_sources_pass_the_syntax_check(native_build):
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
     assert proc.returncode == 0, proc.stdout[-6000:]
     assert " error" not in proc.stdout
+
+
+@pytest.mark.skipif(not (CHECK.is_file() and (CACHE / "ge" / "inc").is_dir()),
+                    reason="needs a CANN toolkit or the public GE headers (ge-syntax-check's cache)")
+def test_the_cann_sources_compile_for_a_second_op_without_an_edit(two_op_source, tmp_path):
+    # docs/adding-an-op.md: a GE custom-op class, its REG_OP and its parser registration per
+    # op come from the generated X-macros and include list, not from a hand-written line.
+    source, module = two_op_source
+    gen = tmp_path / "generated"
+    spec = importlib.util.spec_from_file_location(
+        "_codegen_two_ops", str(SOURCE_ROOT / "ge_ops" / "codegen" / "generate_op_sources.py"))
+    codegen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(codegen)
+    codegen.generate(str(source / "tf_ge_custom" / "op_def.py"), str(gen))
+    assert (gen / "op_proto" / "scaled_mul_custom.h").is_file()
+    sources = ["ge_ops/cann/custom_ops.cc", "ge_ops/cann/op_proto.cc",
+               "ge_ops/parser/tf_parser_plugin.cc"]
+    proc = subprocess.run(
+        ["bash", str(CHECK)] + [str(SOURCE_ROOT / s) for s in sources]
+        + ["--", "-I" + str(SOURCE_ROOT / "ge_ops" / "cann"),
+           "-I" + str(SOURCE_ROOT / "ge_ops" / "core" / "include"),
+           "-I" + str(gen), "-I" + str(gen / "op_proto"), "-Werror=return-type"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    assert proc.returncode == 0, proc.stdout[-6000:]

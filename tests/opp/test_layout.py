@@ -45,9 +45,15 @@ def test_no_tensorflow_side_library_under_framework():
 
 
 def test_build_records_the_opp_root():
-    assert _library.build_info()["opp"] == {
+    info = _library.build_info()
+    ge = info["ge"]
+    assert info["opp"] == {
         "root": "opp", "arch": _host_arch_by_hand(),
-        "json": "framework/tensorflow/npu_supported_ops.json"}
+        "json": "framework/tensorflow/npu_supported_ops.json",
+        # the ops go to the NPU only where the GE library can run them
+        "npu_ops": ["AddCustom"] if ge["built"] else [],
+        "npu_ops_missing_because": None if ge["built"] else
+        "the GE library was not built: " + ge["reason"]}
 
 
 @pytest.mark.parametrize("machine, arch", [
@@ -59,15 +65,31 @@ def test_host_arch_uses_ge_folder_names(machine, arch):
     assert opp.ge_library_dir(arch) == "op_graph/lib/linux/" + arch
 
 
-def _run_step(tmp_path, source_root=REPO):
+GE_BUILT = {"built": True, "reason": "", "libraries": [], "headers": []}
+GE_SKIPPED = {"built": False, "reason": "CANN 8.5.0 at /cann cannot host the GE library: ...",
+              "libraries": [], "headers": []}
+
+
+def _run_step(tmp_path, source_root=REPO, ge=None):
     package = tmp_path / "pkg" / "tf_ge_custom"
     ctx = BuildContext(str(source_root), str(package), str(tmp_path / "temp"))
+    if ge is not None:  # what the GE step, which runs first, recorded
+        ctx.build_info["ge"] = dict(ge)
     opp_step.run(ctx)
     return ctx, package / "opp"
 
 
-def test_step_builds_the_skeleton_and_records_it(tmp_path):
-    ctx, root = _run_step(tmp_path)
+def _installed_json(root):
+    return json.loads((root / "framework/tensorflow/npu_supported_ops.json").read_text())
+
+
+@pytest.mark.parametrize("ge, listed, why", [
+    (GE_BUILT, {"AddCustom": {"isGray": False, "isHeavy": False}}, None),
+    (GE_SKIPPED, {}, "the GE library was not built: " + GE_SKIPPED["reason"]),
+    (None, {}, "this build has no GE step record"),
+])
+def test_step_builds_the_skeleton_and_records_it(tmp_path, ge, listed, why):
+    ctx, root = _run_step(tmp_path, ge=ge)
     arch = _host_arch_by_hand()
     files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
     assert files == sorted([
@@ -76,10 +98,19 @@ def test_step_builds_the_skeleton_and_records_it(tmp_path):
         "op_graph/include/README.txt",
         "op_graph/lib/linux/%s/README.txt" % arch,
     ])
-    assert json.loads((root / "framework/tensorflow/npu_supported_ops.json").read_text()) == {
-        "AddCustom": {"isGray": False, "isHeavy": False}}
-    assert ctx.build_info == {"opp": {"root": "opp", "arch": arch,
-                                      "json": "framework/tensorflow/npu_supported_ops.json"}}
+    # TF Adapter hands a listed op to GE: listed only where the GE library can run it
+    # (docs/npu.md, "Which ops go to the NPU")
+    assert _installed_json(root) == listed
+    assert ctx.build_info["opp"] == {"root": "opp", "arch": arch,
+                                     "json": "framework/tensorflow/npu_supported_ops.json",
+                                     "npu_ops": list(listed), "npu_ops_missing_because": why}
+
+
+def test_without_the_ge_library_the_build_says_why_the_ops_stay_on_the_cpu(tmp_path, capsys):
+    _run_step(tmp_path, ge=GE_SKIPPED)
+    err = capsys.readouterr().err
+    assert ("npu_supported_ops.json lists no op, so TF Adapter keeps AddCustom on the CPU "
+            "kernel: the GE library was not built: CANN 8.5.0 at /cann") in err
 
 
 def test_step_is_repeatable_and_drops_libraries_an_earlier_build_left(tmp_path):
@@ -89,11 +120,15 @@ def test_step_is_repeatable_and_drops_libraries_an_earlier_build_left(tmp_path):
     nested = root / "framework" / "deep" / "x.so"
     nested.parent.mkdir()
     nested.write_bytes(b"\x7fELF")
+    ours = root / "framework" / "tensorflow" / "libtf_ge_custom_parsers.so"
+    ours.write_bytes(b"\x7fELF")  # as the GE step installs it before this step runs
     kept = root / "kernels" / "Ascend910B1" / "manifest.json"
     kept.parent.mkdir()
     kept.write_text("{}")
-    _run_step(tmp_path)
+    _run_step(tmp_path, ge=dict(GE_BUILT, libraries=[
+        "framework/tensorflow/libtf_ge_custom_parsers.so"]))
     assert not stale.exists() and not nested.exists()
+    assert ours.exists()  # the GE step's own plugin stays
     assert kept.read_text() == "{}"  # other steps' outputs are not the OPP step's to touch
 
 
@@ -104,4 +139,4 @@ def test_step_warns_when_the_shipped_copy_drifted(tmp_path, capsys):
     _ctx, root = _run_step(tmp_path, source_root=source)
     assert "differs from the op definition" in capsys.readouterr().err
     # The package still gets the JSON generated from the op definition.
-    assert (root / "framework/tensorflow/npu_supported_ops.json").read_text() == opp.supported_ops_json()
+    assert (root / "framework/tensorflow/npu_supported_ops.json").read_text() == opp.supported_ops_json(())

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import tf_ge_custom
-from tf_ge_custom import op_def, opp
+from tf_ge_custom import _library, op_def, opp
 
 REPO = Path(__file__).resolve().parents[2]
 EXPECTED = {"AddCustom": {"isGray": False, "isHeavy": False}}
@@ -32,9 +32,21 @@ def test_shipped_copy_has_not_drifted_from_the_op_definition():
         "python -m tf_ge_custom.opp framework/tensorflow/npu_supported_ops.json")
 
 
-def test_installed_copy_is_the_generated_one():
+def test_installed_copy_lists_the_ops_only_where_the_ge_library_was_built():
+    # Without the GE library, TF Adapter must not hand AddCustom to GE (which could not run
+    # it): the installed JSON is then {} and AddCustom runs on its CPU kernel.
     installed = Path(tf_ge_custom.opp_root()) / "framework" / "tensorflow" / "npu_supported_ops.json"
-    assert installed.read_text() == opp.supported_ops_json()
+    built = _library.build_info()["ge"]["built"]
+    assert json.loads(installed.read_text()) == (EXPECTED if built else {})
+    assert installed.read_text() == opp.supported_ops_json(op_def.OPS if built else ())
+
+
+def test_which_ops_a_build_lists_follows_its_ge_record():
+    assert opp.npu_ops({"ge": {"built": True}}) == (op_def.OPS, None)
+    assert opp.npu_ops({"ge": {"built": False, "reason": "no CANN"}}) == (
+        (), "the GE library was not built: no CANN")
+    assert opp.npu_ops({"ge": {"built": "yes"}})[0] == ()  # only a real true counts
+    assert opp.npu_ops({}) == ((), "this build has no GE step record")
 
 
 def _definition(type_name, gray=False, heavy=False):

@@ -5,12 +5,12 @@ into ``ctx.package_dir`` (the ``tf_ge_custom`` folder being built) and records w
 built, or why it skipped, under its own key of ``ctx.build_info``. ``setup.py`` writes
 ``build_info`` to ``tf_ge_custom/build_info.json``, which the package and ``doctor`` read.
 """
-import json
 import os
 import re
-import shlex
-import subprocess
 import sys
+
+from .. import atomic_files, commands
+from ..errors import CommandError
 
 BUILD_INFO_NAME = "build_info.json"
 
@@ -58,26 +58,25 @@ class BuildContext(object):
 
     def write_build_info(self):
         path = os.path.join(self.package_dir, BUILD_INFO_NAME)
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(self.build_info, f, indent=2, sort_keys=True)
-            f.write("\n")
-        os.replace(tmp, path)
-        return path
+        return atomic_files.write_json(path, self.build_info, sort_keys=True)
 
 
-def run_command(cmd, log, verbose=False):
+def run_command(cmd, log, verbose=False, timeout=None):
     """Run a build command; on failure raise BuildError with the command and its output."""
     if verbose:
-        log(" ".join(shlex.quote(c) for c in cmd))
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True)
-    if proc.returncode != 0:
-        first = first_error(proc.stdout)
-        raise BuildError("command failed (exit %d): %s\n%s%s" % (
-            proc.returncode, " ".join(shlex.quote(c) for c in cmd),
-            "first error: %s\n" % first if first else "", proc.stdout[-8000:]), first)
-    return proc.stdout
+        log(commands.command_line(cmd))
+    try:
+        # in this process's group: the compilers run from worker threads, which never see a
+        # Ctrl-C, so the terminal's SIGINT must reach them itself
+        finished = commands.run(cmd, timeout=timeout, check=False, new_group=False)
+    except CommandError as e:
+        raise BuildError("command %s: %s" % (e.reason, e), first_error(e.tail))
+    if finished.returncode != 0:
+        first = first_error(finished.output)
+        raise BuildError("command failed (%s): %s\n%s%s" % (
+            commands.exit_phrase(finished.returncode), commands.command_line(cmd),
+            "first error: %s\n" % first if first else "", finished.output[-8000:]), first)
+    return finished.output
 
 
 def run_steps(ctx, steps):

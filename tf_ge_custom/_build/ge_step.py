@@ -23,6 +23,7 @@ import sys
 
 from . import BuildError, run_command
 from . import cann_toolkit as cann
+from ..atomic_files import copy_file
 from ..opp import GE_INCLUDE_DIR, ge_library_dir
 
 GE_SOURCE_DIR = "ge_ops"
@@ -82,14 +83,6 @@ def configure_and_build(source_root, build_dir, targets, jobs=2, options=(), log
     return build_dir
 
 
-def _install(src, dst):
-    """Copy src to dst atomically (a temp file, then os.replace)."""
-    os.makedirs(os.path.dirname(dst), exist_ok=True)
-    tmp = dst + ".tmp"
-    shutil.copy2(src, tmp)
-    os.replace(tmp, dst)
-
-
 def export_tools(toolkit):
     """The export tools this toolkit can build: the OM runner needs only ACL; the AIR tool
     also the TF parser API (without it, `export` takes the .pb route: docs/export.md)."""
@@ -137,17 +130,17 @@ def run(ctx):
     for name in sorted(os.listdir(proto_dir)):
         if name.endswith(".h"):
             relative = GE_INCLUDE_DIR + "/" + name
-            _install(os.path.join(proto_dir, name), os.path.join(ctx.opp_root, relative))
+            copy_file(os.path.join(proto_dir, name), os.path.join(ctx.opp_root, relative))
             headers.append(relative)
 
     libraries = []
     if toolkit.build:
         for built, relative in ((GE_LIBRARY, ge_library_dir() + "/" + GE_LIBRARY),
                                 (PARSER_LIBRARY, "framework/tensorflow/" + PARSER_LIBRARY)):
-            _install(os.path.join(build_dir, built), os.path.join(ctx.opp_root, relative))
+            copy_file(os.path.join(build_dir, built), os.path.join(ctx.opp_root, relative))
             libraries.append(relative)
         for tool in export_tools(toolkit):
-            _install(os.path.join(build_dir, "export", tool), os.path.join(ctx.package_dir, TOOL_DIR, tool))
+            copy_file(os.path.join(build_dir, "export", tool), os.path.join(ctx.package_dir, TOOL_DIR, tool))
     ctx.build_info["ge"] = {
         "built": toolkit.build,
         "reason": toolkit.reason,

@@ -11,7 +11,7 @@ import os
 import shutil
 
 from . import BuildError
-from .. import kernel_manifest
+from .. import atomic_files, kernel_manifest
 from ..errors import ManifestError
 
 ENV = "TF_GE_CUSTOM_KERNELS_DIR"
@@ -60,9 +60,7 @@ def _copy(m, dest_dir):
     os.makedirs(dest_dir, exist_ok=True)
     names = [k.binary for k in m.kernels] + [kernel_manifest.MANIFEST_NAME]
     for name in names:  # the manifest last: a reader never sees it before its binaries
-        tmp = os.path.join(dest_dir, name + ".tmp")
-        shutil.copyfile(os.path.join(m.directory, name), tmp)
-        os.replace(tmp, os.path.join(dest_dir, name))
+        atomic_files.copy_file(os.path.join(m.directory, name), os.path.join(dest_dir, name))
     # verify the copy too: a short write must not ship
     kernel_manifest.load_manifest(os.path.join(dest_dir, kernel_manifest.MANIFEST_NAME))
 

@@ -19,7 +19,7 @@ import shlex
 from concurrent.futures import ThreadPoolExecutor
 
 from . import BuildError, run_command, tensorflow_info, tf_codegen
-from .. import files
+from .. import atomic_files, files
 
 LIBRARY_DIR = "_lib"
 LIBRARY_NAME = "libtf_ge_custom_ops.so"
@@ -60,9 +60,8 @@ def _compile(pool, cxx, cflags, src, obj_dir, ctx):
 
 
 def _link(cxx, objects, link_flags, out, ctx):
-    tmp = out + ".tmp"
-    run_command(cxx + ["-shared", "-o", tmp] + objects + link_flags, ctx.log, ctx.verbose)
-    os.replace(tmp, out)  # a failed link never leaves a half-written library behind
+    with atomic_files.replacing(out) as tmp:  # a failed link leaves no half-written library
+        run_command(cxx + ["-shared", "-o", tmp] + objects + link_flags, ctx.log, ctx.verbose)
 
 
 def _xla_setup(tf, sources):

@@ -8,10 +8,11 @@ without isolation, so there is one way the flags are obtained.
 """
 import json
 import os
-import subprocess
 import sys
 
 from . import BuildError
+from .. import commands
+from ..errors import CommandError
 
 _QUERY = r"""
 import json, sys
@@ -50,12 +51,11 @@ def query(python=None):
     """Return a dict: version, compile_flags, link_flags, include, lib, cxx11_abi, python."""
     python = python or os.environ.get("TF_GE_CUSTOM_PYTHON") or sys.executable
     try:
-        proc = subprocess.run(
-            [python, "-c", _QUERY], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=_target_environment(), universal_newlines=True, timeout=600)
-    except OSError as e:
-        raise BuildError("cannot run %s to ask for TensorFlow: %s" % (python, e))
-    for line in proc.stdout.splitlines():
+        proc = commands.run([python, "-c", _QUERY], timeout=600, env=_target_environment(),
+                            check=False, separate_stderr=True)
+    except CommandError as e:
+        raise BuildError("cannot ask %s for TensorFlow: %s" % (python, e))
+    for line in proc.output.splitlines():
         if line.startswith(_MARK):
             return json.loads(line[len(_MARK):])
     raise BuildError(
@@ -63,4 +63,4 @@ def query(python=None):
         "(exit %d):\n%s\nInstall TensorFlow into that environment first "
         "(e.g. pip install tensorflow-cpu), or set TF_GE_CUSTOM_PYTHON to the "
         "interpreter whose TensorFlow should be used."
-        % (python, proc.returncode, proc.stderr.strip()[-2000:]))
+        % (python, proc.returncode, proc.errors.strip()[-2000:]))

@@ -24,7 +24,7 @@ Pure Python, Python 3.7 syntax; no TensorFlow import.
 import os
 import sys
 
-from .. import op_def
+from .. import atomic_files, op_def
 
 HEADER_NAME = "tf_ge_custom_op_registrations.h"
 _BANNER = ("// Generated from tf_ge_custom/op_def.py by tf_ge_custom/_build/tf_codegen.py. "
@@ -109,19 +109,8 @@ def header(ops=None):
 
 def write(out_dir, ops=None):
     """Write the header into ``out_dir`` (only when its text changes); return its path."""
-    text = header(ops)
     path = os.path.join(out_dir, HEADER_NAME)
-    try:
-        with open(path) as f:
-            if f.read() == text:
-                return path
-    except (IOError, OSError):
-        pass
-    os.makedirs(out_dir, exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    atomic_files.write_text_if_changed(path, header(ops))
     return path
 
 

@@ -23,6 +23,7 @@ from typing import List, NamedTuple, Optional
 
 import numpy as np
 
+from .. import atomic_files
 from ..errors import ExportError, ExternalToolError
 from . import arrays, toolchain
 from .compare import compare
@@ -161,9 +162,8 @@ def run_om(om, inputs, output_dir=None, compare_with=None, device=0, dynamic_bat
         for name, tensor in zip(names, tensors):
             value = output_array(tensor)
             path = os.path.join(output_dir, _safe(name) + ".npy")
-            tmp = path + ".tmp.npy"
-            np.save(tmp, value, allow_pickle=False)
-            os.replace(tmp, path)
+            with atomic_files.replacing(path) as tmp:
+                np.save(tmp, value, allow_pickle=False)
             results.append((name, value))
             written.append(path)
     finally:

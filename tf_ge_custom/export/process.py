@@ -8,20 +8,16 @@ Ctrl-C (or any exception while waiting) the tool's whole process group is termin
 killed if it lingers, before the exception goes on: nothing keeps writing after we return.
 """
 import os
-import queue
 import shlex
-import signal
-import subprocess
 import sys
-import threading
 import time
 from typing import NamedTuple
 
-from ..errors import ExternalToolError, MissingToolchainError
+from .. import commands
+from ..errors import CommandError, ExternalToolError, MissingToolchainError
 
-TAIL_LINES = 40
+TAIL_LINES = commands.TAIL_LINES
 HEARTBEAT_SECONDS = 30.0
-TERMINATE_GRACE_SECONDS = 5.0
 # environment variables worth recording in a log: what decides where the tool looks
 LOGGED_ENV = ("ASCEND_CUSTOM_OPP_PATH", "ASCEND_OPP_PATH", "ASCEND_HOME_PATH", "LD_LIBRARY_PATH")
 
@@ -35,36 +31,8 @@ class ToolRun(NamedTuple):
 def command_line(cmd, env_changes=None):
     """``cmd`` as one shell line, with the variables in ``env_changes`` set in front."""
     prefix = " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in sorted((env_changes or {}).items()))
-    line = " ".join(shlex.quote(c) for c in cmd)
+    line = commands.command_line(cmd)
     return (prefix + " " + line) if prefix else line
-
-
-def _reader(stream, lines):
-    try:
-        for raw in iter(stream.readline, b""):
-            lines.put(raw.decode("utf-8", "replace").rstrip("\r\n"))
-    except (OSError, ValueError):  # the pipe was closed under us after an interruption
-        pass
-    lines.put(None)
-
-
-def _stop(proc):
-    """Terminate the tool's process group; kill it if it does not exit in time."""
-    for sig, wait in ((signal.SIGTERM, TERMINATE_GRACE_SECONDS), (signal.SIGKILL, TERMINATE_GRACE_SECONDS)):
-        if proc.poll() is not None:
-            return
-        try:
-            os.killpg(proc.pid, sig)  # the tool and anything it started (start_new_session)
-        except OSError:
-            try:
-                proc.send_signal(sig)
-            except OSError:
-                pass
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def tail_of(path, lines=TAIL_LINES):
@@ -81,7 +49,8 @@ def run_tool(cmd, log_path, label, env=None, cwd=None, out=None, heartbeat=HEART
 
     Returns a :class:`ToolRun`; raises :class:`ExternalToolError` on a non-zero exit (the
     message holds the log's last lines) and :class:`MissingToolchainError` when the program
-    cannot be started at all.
+    cannot be started at all. The program runs through :func:`tf_ge_custom.commands.run`,
+    which stops its whole process group on Ctrl-C.
     """
     out = out or sys.stderr
     env = dict(os.environ if env is None else env)
@@ -95,42 +64,35 @@ def run_tool(cmd, log_path, label, env=None, cwd=None, out=None, heartbeat=HEART
         for name in LOGGED_ENV:
             log.write("# %s=%s\n" % (name, env.get(name, "")))
         log.flush()
+
+        def on_line(line):
+            log.write(line + "\n")
+            log.flush()
+            out.write("%s %s\n" % (stamp(), line))
+            out.flush()
+
+        def on_silence(_seconds):
+            out.write("%s still running\n" % stamp())
+            out.flush()
+
         try:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, env=env, cwd=cwd, start_new_session=True)
-        except OSError as e:
+            returncode = commands.run(cmd, env=env, cwd=cwd, check=False, on_line=on_line,
+                                      heartbeat=heartbeat, on_silence=on_silence,
+                                      clock=clock).returncode
+        except CommandError as e:
+            if e.reason != commands.NOT_STARTED:
+                raise
             log.write("# cannot start: %s\n" % e)
             raise MissingToolchainError("cannot run %s (%s): %s" % (label, cmd[0], e))
-        lines = queue.Queue()
-        reader = threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True)
-        reader.start()
-        try:
-            while True:
-                try:
-                    line = lines.get(timeout=heartbeat)
-                except queue.Empty:
-                    out.write("%s still running\n" % stamp())
-                    out.flush()
-                    continue
-                if line is None:
-                    break
-                log.write(line + "\n")
-                log.flush()
-                out.write("%s %s\n" % (stamp(), line))
-                out.flush()
-            returncode = proc.wait()
         except BaseException:
-            _stop(proc)
             log.write("# interrupted after %.1fs: %s stopped\n" % (clock() - start, label))
             raise
-        finally:
-            reader.join(timeout=TERMINATE_GRACE_SECONDS)  # the tool is gone: its pipe ends
-            proc.stdout.close()
         elapsed = clock() - start
         log.write("# exit status %d after %.1fs\n" % (returncode, elapsed))
     if returncode != 0:
-        how = ("killed by signal %d" % -returncode) if returncode < 0 else ("exit status %d" % returncode)
+        how = commands.exit_phrase(returncode)
         tail = tail_of(log_path)
         raise ExternalToolError("%s failed (%s after %.1fs); full log: %s\n--- last lines of the log ---\n%s"
-                                % (label, how, elapsed, log_path, tail), returncode, log_path, tail)
+                                % (label, how, elapsed, log_path, tail), returncode, log_path, tail,
+                                argv=cmd)
     return ToolRun(returncode, elapsed, log_path)

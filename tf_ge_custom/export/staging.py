@@ -1,14 +1,15 @@
 """Outputs that appear whole or not at all.
 
 Every product (``.pb``, ``.json``, ``.air``, ``.om``) is written into a hidden staging folder
-next to its destination (same file system) and moved into place with ``os.replace`` once it
-is complete and checked. The staging folder is removed on the way out, whether the step
+next to its destination (same file system) and moved into place with one rename once it is
+complete and checked (``atomic_files.publish``). The staging folder is removed on the way out, whether the step
 succeeded, failed or was interrupted, so a failure or Ctrl-C leaves no partial file behind.
 """
 import os
 import shutil
 import tempfile
 
+from .. import atomic_files
 from ..errors import ExportError
 
 
@@ -41,8 +42,7 @@ class Staging(object):
 
     def publish(self, name, destination):
         source = self.path(name) if not os.path.isabs(name) else name
-        os.chmod(source, 0o644)
-        os.replace(source, destination)
+        atomic_files.publish(source, destination, atomic_files.FILE_MODE)
         self.published.append(destination)
         return destination
 

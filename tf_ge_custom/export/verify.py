@@ -8,12 +8,12 @@ layer, a library loaded by hand) fails there, as it would in deployment.
 """
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from typing import List, NamedTuple
 
-from ..errors import VerificationError
+from .. import commands
+from ..errors import CommandError, VerificationError
 from . import arrays
 from .compare import Comparison, compare
 
@@ -41,12 +41,14 @@ def run_frozen_graph(pb_path, record, feeds, python=None, timeout=900):
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         cmd = [python or sys.executable, "-m", "tf_ge_custom.export._verify_child",
                os.path.abspath(pb_path), in_dir, out_dir] + [t.name for t in record.outputs]
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              universal_newlines=True, env=env, cwd=work, timeout=timeout)
+        try:
+            proc = commands.run(cmd, timeout=timeout, env=env, cwd=work, check=False)
+        except CommandError as e:
+            raise VerificationError("the frozen graph could not be run in a fresh process: %s" % e)
         if proc.returncode != 0:
-            tail = "\n".join(proc.stdout.strip().splitlines()[-15:])
             raise VerificationError("the frozen graph does not run in a fresh process that imports "
-                                    "only tf_ge_custom (exit %d):\n%s" % (proc.returncode, tail))
+                                    "only tf_ge_custom (exit %d):\n%s"
+                                    % (proc.returncode, proc.tail(15)))
         return [value for _, value in arrays.load_arrays(out_dir)]
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,146 @@
+"""Files that appear whole or not at all: the one way this package writes a file in place.
+
+Every writer of a file another program (or a later step) reads goes through here: the build
+record, ``npu_supported_ops.json``, generated sources, installed libraries and kernels, the
+kernel builder's manifests and IR, the OM runner's outputs. The content goes to a temporary
+sibling (same folder, so same file system) which then replaces the target with one
+``os.replace``: a reader sees the old file or the new one, never a part, and a failure or
+Ctrl-C leaves the old file and no temporary behind.
+
+The data is flushed to disk (``fsync``) before the rename, so that a crash right after it
+cannot leave an empty file under the new name (file systems may write the rename before
+the data). The folder itself is not synced: after a crash the old file may come back, which
+is whole too. The cost, a few milliseconds per file, is measured in docs/adding-an-op.md
+("The helpers every writer and runner uses").
+
+Standard library only, no package-relative import, Python 3.7 syntax: ``setup.py`` and
+``ge_ops/codegen/generate_op_sources.py`` (which loads it by path) use it on any machine.
+"""
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+
+__all__ = ["write_bytes", "write_text", "write_json", "write_text_if_changed", "copy_file",
+           "replacing", "publish"]
+
+# Mode of a written file: readable by everyone, as open() makes it with the usual umask. The
+# OPP root's files are read by other users' programs (TF Adapter, GE, atc).
+FILE_MODE = 0o644
+
+
+def _sibling(path):
+    """``(fd, temporary path)`` of a new file beside ``path``; creates the folder."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    return tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
+                            dir=directory)
+
+
+def _discard(tmp):
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+
+
+def write_bytes(path, data, mode=FILE_MODE):
+    """Replace ``path`` with ``data`` (bytes) whole; returns ``path``."""
+    fd, tmp = _sibling(path)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            if mode is not None:
+                os.fchmod(f.fileno(), mode)  # mkstemp makes 0600
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        _discard(tmp)
+        raise
+    return path
+
+
+def write_text(path, text, mode=FILE_MODE):
+    """Replace ``path`` with ``text`` encoded as UTF-8, whole; returns ``path``."""
+    return write_bytes(path, text.encode("utf-8"), mode)
+
+
+def write_json(path, document, indent=2, sort_keys=False, mode=FILE_MODE):
+    """Replace ``path`` with ``document`` as JSON (``indent``, a final newline); returns ``path``.
+
+    ``document`` is serialized before anything is written, so a value JSON cannot hold
+    raises (TypeError, ValueError for NaN) and leaves ``path`` as it was.
+    """
+    text = json.dumps(document, indent=indent, sort_keys=sort_keys, allow_nan=False) + "\n"
+    return write_text(path, text, mode)
+
+
+def write_text_if_changed(path, text, mode=FILE_MODE):
+    """:func:`write_text` unless ``path`` already holds exactly ``text``; returns whether it
+    wrote. Generated sources use it, so that a build tool sees no change when there is none."""
+    try:
+        with open(path, "rb") as f:
+            if f.read() == text.encode("utf-8"):
+                return False
+    except (IOError, OSError):
+        pass
+    write_text(path, text, mode)
+    return True
+
+
+def copy_file(source, destination):
+    """Replace ``destination`` with a copy of ``source`` (its bytes and permission bits);
+    returns ``destination``."""
+    fd, tmp = _sibling(destination)
+    try:
+        with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
+            shutil.copyfileobj(src, out, 1 << 20)
+            out.flush()
+            os.fsync(out.fileno())
+        shutil.copymode(source, tmp)
+        os.replace(tmp, destination)
+    except BaseException:
+        _discard(tmp)
+        raise
+    return destination
+
+
+@contextlib.contextmanager
+def replacing(path):
+    """A temporary path beside ``path`` for a producer that writes by name (a linker's
+    ``-o``, ``numpy.save``); on a normal exit it replaces ``path``, on an exception it is
+    removed and ``path`` stays as it was::
+
+        with atomic_files.replacing(library) as tmp:
+            run([cxx, "-shared", "-o", tmp] + objects)
+
+    The producer creates the file itself (so its permission bits are the producer's: a
+    linker makes a library executable); the temporary path sits in a fresh hidden folder,
+    so no two writers share one.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    folder = tempfile.mkdtemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
+                              dir=directory)
+    tmp = os.path.join(folder, os.path.basename(path))
+    try:
+        yield tmp
+        publish(tmp, path)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def publish(finished, path, mode=None):
+    """Move the finished file ``finished`` over ``path`` (both on one file system): its data
+    to disk, then one rename. ``mode``: permission bits to give it first (None: as they are)."""
+    fd = os.open(finished, os.O_RDONLY)
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(finished, path)
+    return path

@@ -1,0 +1,223 @@
+"""Running another program: the one runner every part of the package uses.
+
+The build steps (compiler, linker, CMake, the TensorFlow query), the kernel toolchain
+(bishengir-compile, ``--version`` queries), doctor's child processes and the export's tools
+(``atc``, the AIR tool, the OM runner, the verification child) all start programs through
+:func:`run`, which
+
+- takes an argument list, never a shell string;
+- reads the output as it comes, captured (stdout with stderr merged, or the two apart) or
+  handed line by line to a callback, with a callback for silence (a heartbeat);
+- stops at a timeout;
+- runs the program with no stdin, in its own process group (unless ``new_group=False``), and
+  stops the whole group (SIGTERM, then SIGKILL) when it times out or the caller is
+  interrupted (Ctrl-C, or an exception in a callback): nothing it started keeps running
+  after ``run`` returns;
+- reports a program that cannot start, times out or (with ``check``) fails as one
+  :class:`~tf_ge_custom.errors.CommandError` that carries the argument list, the exit status
+  and the last lines of the output.
+
+Standard library only, Python 3.7 syntax: ``setup.py`` runs the build steps with it.
+"""
+import collections
+import os
+import queue
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from typing import NamedTuple, Tuple
+
+from .errors import CommandError
+
+TAIL_LINES = 40  # lines of output an error carries
+TERMINATE_GRACE_SECONDS = 5.0  # between SIGTERM and SIGKILL, and after SIGKILL
+
+NOT_STARTED, TIMED_OUT, FAILED = CommandError.REASONS
+
+
+class Finished(NamedTuple):
+    """A program that ran to its end (whatever its exit status)."""
+
+    argv: Tuple[str, ...]
+    returncode: int  # negative: killed by that signal
+    output: str  # stdout, stderr merged in unless separate_stderr; with on_line: its tail only
+    errors: str  # stderr when separate_stderr, else ""
+    seconds: float
+
+    def tail(self, lines=TAIL_LINES):
+        """The last ``lines`` lines of the output (stderr's when it was kept apart and the
+        program wrote there), as one string."""
+        text = self.errors if self.errors.strip() else self.output
+        return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def command_line(argv):
+    """``argv`` as one line a POSIX shell would run as it is."""
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def signal_name(returncode):
+    """``"SIGKILL"`` for the exit status of a program that SIGKILL ended (-9)."""
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return "signal %d" % -returncode
+
+
+def exit_phrase(returncode):
+    """``"exit status 3"`` or ``"killed by SIGKILL"``."""
+    if returncode is not None and returncode < 0:
+        return "killed by " + signal_name(returncode)
+    return "exit status %s" % returncode
+
+
+def _checked_argv(argv):
+    if isinstance(argv, (str, bytes)) or not all(isinstance(a, (str, os.PathLike)) for a in argv):
+        raise TypeError("a command is a list of arguments (str), got %r" % (argv,))
+    argv = tuple(os.fspath(a) for a in argv)
+    if not argv:
+        raise ValueError("an empty command")
+    return argv
+
+
+def _read_lines(stream, key, events):
+    try:
+        for raw in iter(stream.readline, b""):
+            events.put((key, raw.decode("utf-8", "replace").rstrip("\r\n")))
+    except (OSError, ValueError):  # the pipe was closed under us after an interruption
+        pass
+    events.put((key, None))
+
+
+def _signal(proc, sig, group):
+    try:
+        if group:
+            os.killpg(proc.pid, sig)  # the program and anything it started
+            return
+    except OSError:  # no such group any more: the program alone
+        pass
+    if proc.poll() is None:
+        try:
+            proc.send_signal(sig)
+        except OSError:
+            pass
+
+
+def _group_left(pgid):
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except OSError:
+        return False
+
+
+def stop(proc, grace=TERMINATE_GRACE_SECONDS, group=True):
+    """Stop ``proc`` and, with ``group``, everything in its process group (which it leads):
+    SIGTERM, then SIGKILL to what is left once ``grace`` seconds have passed."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        _signal(proc, sig, group)
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            continue
+        if not (group and _group_left(proc.pid)):
+            return
+
+
+class _TimedOut(Exception):
+    pass
+
+
+def run(argv, timeout=None, env=None, cwd=None, check=True, separate_stderr=False,
+        on_line=None, heartbeat=None, on_silence=None, new_group=True, clock=time.monotonic):
+    """Run ``argv`` to its end and return a :class:`Finished`.
+
+    ``timeout``: seconds before the program's group is stopped and :class:`CommandError`
+    (reason ``"timed out"``) raised; None waits for ever. ``env``: the full environment
+    (default: this process's). ``check``: a non-zero exit raises :class:`CommandError`
+    (reason ``"failed"``). ``separate_stderr``: keep stderr apart in ``Finished.errors``.
+    ``on_line(line)``: called with each line of (merged) stdout as it arrives, in this
+    thread; then ``Finished.output`` keeps only the last lines. ``on_silence(seconds)``:
+    called after each ``heartbeat`` seconds without output. An exception raised by a
+    callback, or a KeyboardInterrupt while waiting, stops the program's group and goes on.
+    A program that cannot be started raises :class:`CommandError` (reason ``"not started"``).
+    ``new_group=False`` leaves the program in this process's group, so that a Ctrl-C at the
+    terminal reaches it directly: for programs run from worker threads, which never see
+    KeyboardInterrupt (the build's compilers).
+    """
+    argv = _checked_argv(argv)
+    start = clock()
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE if separate_stderr else subprocess.STDOUT,
+                                env=env, cwd=cwd, start_new_session=new_group)
+    except (OSError, ValueError) as e:
+        raise CommandError("cannot run %s: %s" % (command_line(argv), e), argv, reason=NOT_STARTED)
+    events = queue.Queue()
+    streams = [("out", proc.stdout)] + ([("err", proc.stderr)] if separate_stderr else [])
+    readers = [threading.Thread(target=_read_lines, args=(s, key, events), daemon=True)
+               for key, s in streams]
+    for reader in readers:
+        reader.start()
+    out = collections.deque(maxlen=TAIL_LINES) if on_line else []
+    err = []
+    deadline = None if timeout is None else start + timeout
+    try:
+        open_streams = len(streams)
+        while open_streams:
+            wait = heartbeat
+            if deadline is not None:
+                left = deadline - clock()
+                if left <= 0:
+                    raise _TimedOut()
+                wait = left if wait is None else min(wait, left)
+            try:
+                key, line = events.get(timeout=wait)
+            except queue.Empty:
+                if deadline is not None and clock() >= deadline:
+                    raise _TimedOut()
+                if on_silence is not None:
+                    on_silence(clock() - start)
+                continue
+            if line is None:
+                open_streams -= 1
+            elif key == "err":
+                err.append(line)
+            else:
+                out.append(line)
+                if on_line is not None:
+                    on_line(line)
+        try:
+            returncode = proc.wait(timeout=None if deadline is None else max(0.0, deadline - clock()))
+        except subprocess.TimeoutExpired:
+            raise _TimedOut()
+    except _TimedOut:
+        stop(proc, group=new_group)
+        tail = "\n".join((list(err) or list(out))[-TAIL_LINES:])
+        raise CommandError("%s did not finish within %g s and was stopped%s" % (
+            command_line(argv), timeout, _tail_block(tail)), argv, None, tail, TIMED_OUT)
+    except BaseException:
+        stop(proc, group=new_group)
+        raise
+    finally:
+        for reader in readers:
+            reader.join(timeout=TERMINATE_GRACE_SECONDS)
+        for _, s in streams:
+            s.close()
+    finished = Finished(argv, returncode, _text(out), _text(err), clock() - start)
+    if check and returncode != 0:
+        tail = finished.tail()
+        raise CommandError("%s failed (%s)%s" % (command_line(argv), exit_phrase(returncode),
+                                                 _tail_block(tail)),
+                           argv, returncode, tail, FAILED)
+    return finished
+
+
+def _text(lines):
+    return "".join(line + "\n" for line in lines)
+
+
+def _tail_block(tail):
+    return "\n--- last lines of its output ---\n%s" % tail if tail.strip() else ""
