@@ -178,9 +178,13 @@ def check_out_dir(out_dir, soc_names, op=op_def.ADD_CUSTOM, force=False):
 
 
 def build_kernels(soc_list, dtypes, out_dir, ir_only=False, op=op_def.ADD_CUSTOM,
-                  max_programs=None, progress=None, env=None, force=False):
+                  max_programs=None, progress=None, env=None, force=False, variants=None):
     """Compile every kernel variant of ``op`` for every (SoC, dtype) and write one manifest
     per SoC.
+
+    ``variants`` (names) limits the build to some variants, for tools and tests that need
+    only those; the GE library needs them all (a call whose shapes need a missing variant is
+    refused), so the default, and the CLI, build every one.
 
     ``max_programs`` caps gridX (default: the SoC's vector cores); ``progress`` is called
     once per (SoC, dtype); ``force`` replaces SoC folders holding files a build did not
@@ -189,6 +193,10 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, op=op_def.ADD_CUSTOM
     :class:`KernelBuildError` when a stage fails or emits something unexpected.
     """
     soc_names, dtype_names = parse_socs(soc_list), parse_dtypes(dtypes, op)
+    try:
+        chosen = [op.kernel.variant(v) for v in variants] if variants else list(op.kernel.variants)
+    except KeyError as e:
+        raise ValueError(e.args[0])
     if max_programs is not None and (isinstance(max_programs, bool) or not isinstance(
             max_programs, int) or not 1 <= max_programs <= kernel_contract.MAX_GRID):
         raise ValueError("max_programs must be an integer in [1, %d], got %r"
@@ -212,7 +220,7 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, op=op_def.ADD_CUSTOM
     source_path = frontend.kernel_source_path(op.kernel)
     with open(source_path, "rb") as f:
         source_sha = hashlib.sha256(f.read()).hexdigest()
-    kernels = {v.name: frontend.load_kernel(op.kernel, v, source_path) for v in op.kernel.variants}
+    kernels = {v.name: frontend.load_kernel(op.kernel, v, source_path) for v in chosen}
 
     will_write = ir_only or hivmc is not None
     try:
@@ -231,7 +239,7 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, op=op_def.ADD_CUSTOM
             entries, vector_cores = [], socs.get(soc).vector_cores
             for dtype in dtype_names:
                 started, sizes = time.time(), []
-                for variant in op.kernel.variants:
+                for variant in chosen:
                     entry = _build_one(kernels[variant.name], op, variant, op_def.DTYPES[dtype],
                                        soc, soc_dir, compiler, max_programs,
                                        want_binary=not ir_only, env=env)
@@ -241,8 +249,7 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, op=op_def.ADD_CUSTOM
                 if progress:
                     built = all(sizes)
                     stages = "TTIR, linalg, HIVM IR" + (", npubin" if built else "")
-                    progress(Progress(done, total, soc, dtype,
-                                      tuple(v.name for v in op.kernel.variants), stages,
+                    progress(Progress(done, total, soc, dtype, tuple(v.name for v in chosen), stages,
                                       sum(sizes) if built else None, time.time() - started))
             document = kernel_manifest.manifest_document(soc, vector_cores, toolchain_record,
                                                          source_sha, entries)
@@ -255,7 +262,7 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, op=op_def.ADD_CUSTOM
                 "the CANN toolkit (8.5.0 pairs with triton-ascend 3.2.0): source its "
                 "set_env.sh, or set BISHENG_INSTALL_PATH to the folder holding hivmc. To write "
                 "the IR and the manifest's argument layout without npubins, pass --ir-only."
-                % (total * len(op.kernel.variants), len(op.kernel.variants), ",".join(soc_names),
+                % (total * len(chosen), len(chosen), ",".join(soc_names),
                    ",".join(dtype_names), out_dir),
                 missing=("hivmc",))
         check_out_dir(out_dir, soc_names, op, force)  # again: the folder may have changed
