@@ -93,7 +93,7 @@ def test_deep_text_is_a_syntax_error_in_the_parser_too():
     ("dangling symlink", "dangling symlink")])
 def test_an_npubin_in_any_form_is_a_checksum_error(tmp_path, odd_files, kind, words):
     soc = soc_folder(tmp_path / "Ascend910B1")
-    binary = soc / "add_kernel_int32.npubin"
+    binary = soc / "add_custom_flat_int32.npubin"
     binary.unlink()
     odd_files.make(kind, binary)
     with pytest.raises(ManifestError) as info:
@@ -258,9 +258,9 @@ def test_a_rebuild_over_its_own_output_needs_no_force(tmp_path):
 
 def test_which_names_a_build_writes():
     assert builder.written_by_build("manifest.json")
-    assert builder.written_by_build("add_kernel_bfloat16.npubin")
-    assert builder.written_by_build("ir/add_kernel_int32.linalg.mlir")
-    for name in ("notes.txt", "add_kernel_float64.npubin", "ir/add_kernel_int32.llvm.mlir",
+    assert builder.written_by_build("add_custom_flat_bfloat16.npubin")
+    assert builder.written_by_build("ir/add_custom_flat_int32.linalg.mlir")
+    for name in ("notes.txt", "add_custom_flat_float64.npubin", "ir/add_custom_flat_int32.llvm.mlir",
                  "ir/x/add_kernel_int32.ttir.mlir", "manifest.json.bak"):
         assert not builder.written_by_build(name), name
 
