@@ -304,3 +304,15 @@ def test_cann_version_files_that_are_fifos_or_binary_do_not_block_the_build(tmp_
     (home / "version.info").write_bytes(b"Version=\xff\xfe\n")
     (home / "ascend_toolkit_install.info").write_text("version=8.5.0\n")
     assert odd_files.finishes(toolchain.cann_version, {"ASCEND_HOME_PATH": str(home)}) == "8.5.0"
+
+
+def test_list_kernels_counts_a_dtype_only_with_every_variant(tmp_path, capsys):
+    # valid_binaries carries flat float32 and int32 and row_16x256 float32: a valid manifest,
+    # but no dtype has every variant the GE library may need.
+    soc_folder(tmp_path / "out" / "Ascend910B1")
+    assert cli.main(["list-kernels", "--dir", str(tmp_path / "out")]) == 0
+    assert "float32 int32" in capsys.readouterr().out
+    assert cli.main(["list-kernels", "--dir", str(tmp_path / "out"), "--soc", "Ascend910B1",
+                     "--dtype", "float32"]) == 1
+    err = capsys.readouterr().err
+    assert "lacks kernel variant(s) scalar, row_1x4096, row_128x32" in err and "float32" in err
