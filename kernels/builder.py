@@ -50,7 +50,6 @@ _HACC_ROLES = {"ffts_base_address": "ffts", "sync_block_lock": "sync_block_lock"
                "workspace": "workspace"}
 # tt.tensor_kind that triton-ascend gives a pointer it only reads / only writes.
 _TENSOR_KIND = {"input": 0, "output": 1}
-_GRID_ROLES = ("grid_x", "grid_y", "grid_z")
 _GRID_NAMES = (("gridX", "grid_x"), ("gridY", "grid_y"), ("gridZ", "grid_z"))
 # hacc.host_func_type of the host callbacks -> (manifest key, libkernel.so symbol suffix)
 _CALLBACKS = (
@@ -74,6 +73,7 @@ class Progress(NamedTuple):
 class BuildResult(NamedTuple):
     manifests: dict  # {soc: path of the manifest written}
     ir_only: bool
+    kernels: dict  # {soc: tuple of the KernelEntry records its manifest was written from}
 
 
 def parse_socs(value):
@@ -253,7 +253,7 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, op=op_def.ADD_CUSTOM
                                       sum(sizes) if built else None, time.time() - started))
             document = kernel_manifest.manifest_document(soc, vector_cores, toolchain_record,
                                                          source_sha, entries)
-            staged[soc] = (soc_dir, document)
+            staged[soc] = (soc_dir, document, tuple(entries))
         if not ir_only and hivmc is None:
             raise ToolchainError(
                 "hivmc is missing, so no npubin could be built: TTIR, linalg and HIVM IR were "
@@ -267,13 +267,13 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, op=op_def.ADD_CUSTOM
                 missing=("hivmc",))
         check_out_dir(out_dir, soc_names, op, force)  # again: the folder may have changed
         written = {}
-        for soc, (soc_dir, document) in staged.items():
+        for soc, (soc_dir, document, _) in staged.items():
             try:
                 written[soc] = _finish_soc(soc_dir, document, out_dir)
             except OSError as e:
                 raise KernelBuildError("cannot move the kernels for %s into %s: %s"
                                        % (soc, out_dir, e))
-        return BuildResult(written, ir_only)
+        return BuildResult(written, ir_only, {soc: staged[soc][2] for soc in written})
     finally:
         shutil.rmtree(staging_root, ignore_errors=True)
 
