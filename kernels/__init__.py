@@ -1,9 +1,11 @@
-"""The AddCustom Triton kernel and its ahead-of-time npubin builder.
+"""The AddCustom Triton kernels and their ahead-of-time npubin builder.
 
 Installed as ``tf_ge_custom.kernels`` (the repository's top-level ``kernels/`` folder):
 
-* ``add_kernel.py``  the ``@triton.jit`` source, one for every dtype
-* ``geometry.py``    grid size and chunked launches (the rule the manifest records)
+* ``add_kernel.py``  the ``@triton.jit`` sources of the kernel variants (flat, scalar,
+  tiled broadcasting ones; ``tf_ge_custom/op_def.py`` lists them), one for every dtype
+* ``geometry.py``    grid size and chunked launches of the flat kernel (the rule the
+  manifest records; the GE library's launch plan applies it to every variant)
 * ``socs.py``        supported SoCs and their vector-core counts
 * ``builder.py``     ``build_kernels(...)``: source -> TTIR -> linalg -> HIVM IR -> npubin
   (``frontend.py`` triton-ascend stages, ``bishengir.py`` the compiler run,

@@ -4,14 +4,17 @@
     build_kernels(["Ascend910B1", "Ascend910_9392"], "all", "out/")          # needs CANN
     build_kernels(["Ascend910B1"], ["float32"], "out/", ir_only=True)       # any host
 
-For each (SoC, dtype): the project's kernel source -> TTIR -> linalg (triton-ascend's own
-stages, target = that SoC) -> HIVM IR (bishengir-compile) -> npubin (hivmc, CANN only).
-The host-argument layout, workspace and lock needs are read from the HIVM IR that hivmc
-compiles, never assumed. Output, per SoC::
+For each (SoC, dtype) and each kernel variant of the op definition (``op_def.py``: the flat
+kernel, the scalar one and the tiled broadcasting ones): the project's kernel source -> TTIR
+-> linalg (triton-ascend's own stages, target = that SoC) -> HIVM IR (bishengir-compile) ->
+npubin (hivmc, CANN only). The host-argument layout, workspace and lock needs are read from
+the HIVM IR that hivmc compiles, never assumed; each becomes a typed
+:class:`~tf_ge_custom.kernel_manifest.KernelEntry`, and the manifest is written from those
+records. Output, per SoC::
 
     <out>/<SoC>/manifest.json
-    <out>/<SoC>/<entry>_<dtype>.npubin          (not with ir_only)
-    <out>/<SoC>/ir/<entry>_<dtype>.{ttir,linalg,hivm}.mlir
+    <out>/<SoC>/<op>_<variant>_<dtype>.npubin          (not with ir_only)
+    <out>/<SoC>/ir/<op>_<variant>_<dtype>.{ttir,linalg,hivm}.mlir
 
 Each SoC folder is assembled aside (in a temporary sibling inside ``out``) and swapped into
 place only when all of it is valid, so a failed build never leaves a half-written folder;
@@ -19,8 +22,9 @@ without hivmc (and without ``ir_only``) every stage up to HIVM IR still runs, th
 :class:`ToolchainError` says what is missing and ``out`` is left as it was.
 
 An existing ``<out>/<SoC>/`` is replaced whole, so the build first makes sure it holds only
-files a build writes (``manifest.json``, ``<entry>_<dtype>.npubin``, ``ir/<entry>_<dtype>.
-<stage>.mlir``): anything else is refused, by name, before compiling, unless ``force``. An
+files a build writes (``manifest.json``, ``<op>_<variant>_<dtype>.npubin``,
+``ir/<op>_<variant>_<dtype>.<stage>.mlir``): anything else is refused, by name, before
+compiling, unless ``force``. An
 ``out`` that is an existing file, or a place that cannot be written, is refused up front too.
 """
 import ctypes
@@ -31,10 +35,11 @@ import shutil
 import sys
 import tempfile
 import time
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Tuple
 
 from tf_ge_custom import atomic_files, kernel_contract, kernel_manifest, op_def
 from tf_ge_custom.errors import KernelBuildError, ManifestError, ToolchainError
+from tf_ge_custom.kernel_manifest import ArgLayout, ArgSlot, KernelEntry
 
 from . import bishengir, frontend, geometry, hivm_ir, socs, toolchain
 
@@ -59,14 +64,16 @@ class Progress(NamedTuple):
     total: int
     soc: str
     dtype: str
+    variants: Tuple[str, ...]  # the kernel variants compiled for this (SoC, dtype)
     stages: str  # what ran: "TTIR, linalg, HIVM IR, npubin"
-    binary_size: Optional[int]  # None: no npubin (IR only or no hivmc)
+    binary_size: Optional[int]  # bytes of all its npubins; None: none (IR only or no hivmc)
     seconds: float
 
 
 class BuildResult(NamedTuple):
     manifests: dict  # {soc: path of the manifest written}
     ir_only: bool
+    kernels: dict  # {soc: tuple of the KernelEntry records its manifest was written from}
 
 
 def parse_socs(value):
@@ -112,14 +119,19 @@ def parse_dtypes(value, ops=None):
 _IR_STAGES = ("ttir", "linalg", "hivm")
 
 
+def _stem(op, variant, dtype):
+    return "%s_%s_%s" % (op.python_name, variant, dtype)
+
+
 def written_by_build(relative, ops=None):
     """Whether ``relative`` (a path inside a SoC folder, '/'-separated) is a name this
     builder writes there for one of the ops."""
     ours = {kernel_manifest.MANIFEST_NAME, "ir"}
     for op in op_list(ops):
-        stems = ["%s_%s" % (op.kernel.entry, d) for d in op.dtypes]
-        ours.update(op.kernel.binary_name(d) for d in op.dtypes)
-        ours.update("ir/%s.%s.mlir" % (stem, stage) for stem in stems for stage in _IR_STAGES)
+        pairs = [(v.name, d) for v in op.kernel.variants for d in op.dtypes]
+        ours.update(op.binary_name(v, d) for v, d in pairs)
+        ours.update("ir/%s.%s.mlir" % (_stem(op, v, d), stage) for v, d in pairs
+                    for stage in _IR_STAGES)
     return relative in ours
 
 
@@ -181,8 +193,13 @@ def check_out_dir(out_dir, soc_names, ops=None, force=False):
 
 
 def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
-                  max_programs=None, progress=None, env=None, force=False):
-    """Compile the kernel of each op for every (SoC, dtype) and write one manifest per SoC.
+                  max_programs=None, progress=None, env=None, force=False, variants=None):
+    """Compile every kernel variant of each op for every (SoC, dtype) and write one manifest
+    per SoC.
+
+    ``variants`` (names) limits the build to some variants, for tools and tests that need
+    only those; the GE library needs them all (a call whose shapes need a missing variant is
+    refused), so the default, and the CLI, build every one.
 
     ``ops``: one op definition or several (default: every op of ``op_def.OPS``); each is
     built for the dtypes of ``dtypes`` it has. ``max_programs`` caps gridX (default: the
@@ -193,8 +210,13 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
     """
     ops = op_list(ops)
     soc_names, dtype_names = parse_socs(soc_list), parse_dtypes(dtypes, ops)
-    # (op, the dtypes it is built for) in definition order
-    plan = [(op, [d for d in op.dtypes if d in dtype_names]) for op in ops]
+    # (op, the variants built, the dtypes it is built for) in definition order
+    try:
+        plan = [(op, [op.kernel.variant(v) for v in variants] if variants
+                 else list(op.kernel.variants), [d for d in op.dtypes if d in dtype_names])
+                for op in ops]
+    except KeyError as e:
+        raise ValueError(e.args[0])
     sources = sorted(set(frontend.kernel_source_path(op.kernel) for op in ops))
     if len(sources) != 1:
         # the manifest records one kernel_source_sha256 (docs/adding-an-op.md, "What remains")
@@ -223,7 +245,8 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
         toolchain_record["cann"] = toolchain.cann_version(env) or "unknown"
     with open(sources[0], "rb") as f:
         source_sha = hashlib.sha256(f.read()).hexdigest()
-    kernels = [frontend.load_kernel(op.kernel, sources[0]) for op in ops]
+    kernels = [{v.name: frontend.load_kernel(op.kernel, v, sources[0]) for v in chosen}
+               for op, chosen, _ in plan]
 
     will_write = ir_only or hivmc is not None
     try:
@@ -235,61 +258,64 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
     except OSError as e:
         raise KernelBuildError("cannot write the output folder %s: %s" % (out_dir, e))
     try:
-        total = len(soc_names) * sum(len(names) for _, names in plan)
+        total = len(soc_names) * sum(len(names) for _, _, names in plan)
+        per_soc = sum(len(chosen) * len(names) for _, chosen, names in plan)
         done, staged = 0, {}
         for soc in soc_names:
             soc_dir = os.path.join(staging_root, soc)
             os.makedirs(os.path.join(soc_dir, "ir"))
-            entries, vector_cores = [], None
-            for kernel, (op, op_dtypes) in zip(kernels, plan):
+            entries, vector_cores = [], socs.get(soc).vector_cores
+            for loaded, (op, chosen, op_dtypes) in zip(kernels, plan):
                 for dtype in op_dtypes:
-                    started = time.time()
-                    entry, cores, binary_size = _build_one(
-                        kernel, op, op_def.DTYPES[dtype], soc, soc_dir, compiler, max_programs,
-                        want_binary=not ir_only, env=env)
-                    entries.append(entry)
-                    vector_cores = cores
+                    started, sizes = time.time(), []
+                    for variant in chosen:
+                        entry = _build_one(loaded[variant.name], op, variant,
+                                           op_def.DTYPES[dtype], soc, soc_dir, compiler,
+                                           max_programs, want_binary=not ir_only, env=env)
+                        entries.append(entry)
+                        sizes.append(entry.binary_size)
                     done += 1
                     if progress:
-                        stages = "TTIR, linalg, HIVM IR" + (", npubin" if binary_size else "")
-                        progress(Progress(done, total, soc, dtype, stages, binary_size,
+                        built = all(sizes)
+                        stages = "TTIR, linalg, HIVM IR" + (", npubin" if built else "")
+                        progress(Progress(done, total, soc, dtype,
+                                          tuple(v.name for v in chosen), stages,
+                                          sum(sizes) if built else None,
                                           time.time() - started))
-            document = {
-                "format": kernel_contract.MANIFEST_FORMAT,
-                "version": kernel_contract.MANIFEST_VERSION,
-                "soc": soc,
-                "vector_core_count": vector_cores,
-                "toolchain": toolchain_record,
-                "kernel_source_sha256": source_sha,
-                "kernels": entries,
-            }
-            staged[soc] = (soc_dir, document)
+            document = kernel_manifest.manifest_document(soc, vector_cores, toolchain_record,
+                                                         source_sha, entries)
+            staged[soc] = (soc_dir, document, tuple(entries))
         if not ir_only and hivmc is None:
             raise ToolchainError(
                 "hivmc is missing, so no npubin could be built: TTIR, linalg and HIVM IR were "
-                "built for %d kernel(s) (%s x %s), nothing was written to %s. hivmc comes with "
+                "built for %d kernel(s) (variants x dtypes of %s on %s: %s), nothing was "
+                "written to %s. "
+                "hivmc comes with "
                 "the CANN toolkit (8.5.0 pairs with triton-ascend 3.2.0): source its "
                 "set_env.sh, or set BISHENG_INSTALL_PATH to the folder holding hivmc. To write "
                 "the IR and the manifest's argument layout without npubins, pass --ir-only."
-                % (total, ",".join(soc_names), ",".join(dtype_names), out_dir),
+                % (per_soc * len(soc_names), ", ".join(op.type_name for op in ops),
+                   ",".join(soc_names), ",".join(dtype_names), out_dir),
                 missing=("hivmc",))
         check_out_dir(out_dir, soc_names, ops, force)  # again: the folder may have changed
         written = {}
-        for soc, (soc_dir, document) in staged.items():
+        for soc, (soc_dir, document, _) in staged.items():
             try:
                 written[soc] = _finish_soc(soc_dir, document, out_dir)
             except OSError as e:
                 raise KernelBuildError("cannot move the kernels for %s into %s: %s"
                                        % (soc, out_dir, e))
-        return BuildResult(written, ir_only)
+        return BuildResult(written, ir_only, {soc: staged[soc][2] for soc in written})
     finally:
         shutil.rmtree(staging_root, ignore_errors=True)
 
 
-def _build_one(kernel, op, dtype, soc, soc_dir, compiler, max_programs, want_binary, env):
-    spec = op.kernel
-    lowered = frontend.lower(kernel, spec, dtype, soc)
-    stem = os.path.join(soc_dir, "ir", "%s_%s" % (spec.entry, dtype.name))
+def _build_one(kernel, op, variant, dtype, soc, soc_dir, compiler, max_programs, want_binary,
+               env):
+    """One (variant, dtype) for ``soc``: IR files written into ``soc_dir``, and the npubin
+    when hivmc made one; returns its :class:`KernelEntry`."""
+    lowered = frontend.lower(kernel, variant, dtype, soc)
+    stem = os.path.join(soc_dir, "ir", _stem(op, variant.name, dtype.name))
     atomic_files.write_text(stem + ".ttir.mlir", lowered.ttir)
     atomic_files.write_text(stem + ".linalg.mlir", lowered.linalg)
     with tempfile.TemporaryDirectory(prefix="bishengir-") as work:
@@ -301,45 +327,37 @@ def _build_one(kernel, op, dtype, soc, soc_dir, compiler, max_programs, want_bin
         if compiled.callbacks:
             _check_callbacks(compiled.callbacks, lowered.kernel_name, ir_values, soc)
     entry = hivm_ir.find_entry(compiled.hivm_ir, lowered.kernel_name)
-    cores = _vector_cores(compiled.hivm_ir, soc)
+    programs = max_programs or _vector_cores(compiled.hivm_ir, soc)  # checked every time
+    if max_programs:
+        _vector_cores(compiled.hivm_ir, soc)
     _check_mix_mode(lowered.mix_mode, entry, soc)
-    args = host_arg_layout(entry, kernel, op, dtype)
-    programs = max_programs or cores
-    n_slot = next(s for s in args["slots"] if s["role"] == "num_elements")
-    record = {
-        "op": op.type_name,
-        "dtype": dtype.name,
-        "entry": spec.entry,
-        "binary": None,
-        "binary_size": None,
-        "sha256": None,
-        "mix_mode": lowered.mix_mode,
-        "magic": kernel_contract.MAGIC_BY_MIX_MODE[lowered.mix_mode],
-        "block_size": spec.block_size,
-        "grid": {"max_programs": programs, "max_grid": kernel_contract.MAX_GRID},
-        "max_elements_per_launch": geometry.max_elements_per_launch(
-            spec.block_size, programs, index_bits=8 * n_slot["size"]),
-        "workspace_size": ir_values["workspace_size"] or 0,
-        "lock_num": ir_values["lock_num"] or 0,
-        "lock_init_val": ir_values["lock_init_val"] or 0,
-        "args": args,
-    }
+    args = host_arg_layout(entry, kernel, variant, dtype)
+    index_bits = 8 * min(s.size for s in args.slots if s.role in kernel_contract.INTEGER_ROLES)
+    binary = binary_size = sha = None
     if want_binary and compiled.binary is not None:
-        name = spec.binary_name(dtype.name)
-        with open(os.path.join(soc_dir, name), "wb") as f:
+        binary = op.binary_name(variant.name, dtype.name)
+        with open(os.path.join(soc_dir, binary), "wb") as f:
             f.write(compiled.binary)
-        record.update(binary=name, binary_size=len(compiled.binary),
-                      sha256=hashlib.sha256(compiled.binary).hexdigest())
-    return record, cores, record["binary_size"]
+        binary_size, sha = len(compiled.binary), hashlib.sha256(compiled.binary).hexdigest()
+    return KernelEntry(
+        op=op.type_name, variant=variant.name, dtype=dtype.name, entry=variant.entry,
+        binary=binary, binary_size=binary_size, sha256=sha, mix_mode=lowered.mix_mode,
+        magic=kernel_contract.MAGIC_BY_MIX_MODE[lowered.mix_mode], block=variant.block,
+        max_programs=programs, max_grid=kernel_contract.MAX_GRID,
+        max_elements_per_launch=geometry.max_elements_per_launch(
+            variant.block_elements, programs, index_bits=index_bits),
+        workspace_size=ir_values["workspace_size"] or 0, lock_num=ir_values["lock_num"] or 0,
+        lock_init_val=ir_values["lock_init_val"] or 0, args=args)
 
 
-def host_arg_layout(entry, kernel, op, dtype):
-    """The manifest's ``args`` for a device entry read from HIVM IR.
+def host_arg_layout(entry, kernel, variant, dtype):
+    """The :class:`ArgLayout` of a device entry read from HIVM IR.
 
     The entry's parameters, in order, are the packed host struct: the ``hacc.arg_type``
     ones (ffts, sync-block lock, workspace) first, then the kernel's runtime parameters as
-    written in the source, then gridX/Y/Z. Pointers and 64-bit scalars take 8 bytes at
-    8-byte alignment, 32-bit scalars 4 bytes at 4-byte alignment.
+    written in the source (each becomes the slot ``variant.params`` names), then gridX/Y/Z.
+    Pointers and 64-bit scalars take 8 bytes at 8-byte alignment, 32-bit scalars 4 bytes at
+    4-byte alignment.
     """
     params = [p.name for p in kernel.params if not p.is_constexpr]
     leading, rest = [], []
@@ -352,7 +370,7 @@ def host_arg_layout(entry, kernel, op, dtype):
                 raise KernelBuildError("entry @%s: unknown hacc.arg_type %s on %s; this builder "
                                        "knows %s" % (entry.name, arg.arg_type, arg.name,
                                                      ", ".join(_HACC_ROLES)))
-            leading.append((arg.arg_type, _HACC_ROLES[arg.arg_type], None, arg))
+            leading.append((arg.arg_type, (_HACC_ROLES[arg.arg_type], None, None), arg))
         else:
             rest.append(arg)
     if len(rest) != len(params) + len(_GRID_NAMES):
@@ -361,40 +379,32 @@ def host_arg_layout(entry, kernel, op, dtype):
             "plus gridX, gridY, gridZ" % (entry.name, len(rest), len(params), ", ".join(params)))
     slots = list(leading)
     element = _MLIR_ELEMENT[dtype.triton]
-    for name, role_name, arg in zip(params, op.kernel.params, rest):
-        if role_name == "n_elements":
-            if arg.is_pointer or arg.type not in ("i32", "i64"):
-                raise KernelBuildError("entry @%s: %s should be a 32/64-bit integer, found %s"
-                                       % (entry.name, name, arg.type))
-            slots.append((name, "num_elements", None, arg))
-            continue
-        role = "input" if role_name in op.inputs else "output"
-        index = (op.inputs if role == "input" else op.outputs).index(role_name)
-        if not arg.is_pointer or arg.element_type != element:
-            raise KernelBuildError("entry @%s: %s should be a pointer to %s, found %s"
-                                   % (entry.name, name, element, arg.type))
-        if arg.tensor_kind is not None and arg.tensor_kind != _TENSOR_KIND[role]:
-            raise KernelBuildError("entry @%s: the compiler marks %s (op %s %s) with "
-                                   "tt.tensor_kind %d" % (entry.name, name, role, role_name,
-                                                          arg.tensor_kind))
-        slots.append((name, role, index, arg))
+    for name, param, arg in zip(params, variant.params, rest):
+        role, index, dim = kernel_manifest.param_slot_key(param)
+        if role in kernel_contract.POINTER_ROLES:
+            if not arg.is_pointer or arg.element_type != element:
+                raise KernelBuildError("entry @%s: %s should be a pointer to %s, found %s"
+                                       % (entry.name, name, element, arg.type))
+            if arg.tensor_kind is not None and arg.tensor_kind != _TENSOR_KIND[role]:
+                raise KernelBuildError("entry @%s: the compiler marks %s (%s) with "
+                                       "tt.tensor_kind %d" % (entry.name, name, param,
+                                                              arg.tensor_kind))
+        elif arg.is_pointer or arg.type not in ("i32", "i64"):
+            raise KernelBuildError("entry @%s: %s (%s) should be a 32/64-bit integer, found %s"
+                                   % (entry.name, name, param, arg.type))
+        slots.append((name, (role, index, dim), arg))
     for (name, role), arg in zip(_GRID_NAMES, rest[len(params):]):
         if arg.type != "i32":
             raise KernelBuildError("entry @%s: %s should be i32, found %s"
                                    % (entry.name, name, arg.type))
-        slots.append((name, role, None, arg))
+        slots.append((name, (role, None, None), arg))
     out, offset = [], 0
-    for name, role, index, arg in slots:
+    for name, (role, index, dim), arg in slots:
         size = arg.size
         offset = (offset + size - 1) // size * size
-        slot = {"name": name, "role": role}
-        if index is not None:
-            slot["index"] = index
-        slot.update(offset=offset, size=size)
-        out.append(slot)
+        out.append(ArgSlot(name, role, index, dim, offset, size))
         offset += size
-    return {"size": (offset + 7) // 8 * 8, "has_ffts": any(s["role"] == "ffts" for s in out),
-            "slots": out}
+    return ArgLayout((offset + 7) // 8 * 8, any(s.role == "ffts" for s in out), tuple(out))
 
 
 def _vector_cores(text, soc):
@@ -463,9 +473,9 @@ def print_progress(event, stream=None):
     """The CLI's progress line for one (SoC, dtype)."""
     stream = stream or sys.stderr
     width = len(str(event.total))
-    what = ("npubin %d bytes" % event.binary_size if event.binary_size
-            else "no npubin")
-    stream.write("[%*d/%d] %-15s %-8s %s; %s (%.2f s)\n" % (
-        width, event.done, event.total, event.soc, event.dtype, event.stages, what,
-        event.seconds))
+    what = ("npubins %d bytes" % event.binary_size if event.binary_size
+            else "no npubins")
+    stream.write("[%*d/%d] %-15s %-8s %d variants (%s): %s; %s (%.2f s)\n" % (
+        width, event.done, event.total, event.soc, event.dtype, len(event.variants),
+        " ".join(event.variants), event.stages, what, event.seconds))
     stream.flush()

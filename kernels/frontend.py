@@ -24,15 +24,16 @@ class Lowered(NamedTuple):
 
 
 def kernel_source_path(spec):
-    """The file under kernels/ that defines ``spec.entry``."""
+    """The file under kernels/ that defines every variant of ``spec`` (an op_def.KernelSpec)."""
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), spec.source)
 
 
-def load_kernel(spec, path=None):
+def load_kernel(spec, variant, path=None):
     """Import the kernel source by path (not as a package module: importing
-    tf_ge_custom would pull in TensorFlow) and return its ``@triton.jit`` function."""
+    tf_ge_custom would pull in TensorFlow) and return ``variant``'s ``@triton.jit``
+    function."""
     path = path or kernel_source_path(spec)
-    module_name = "_tf_ge_custom_kernel_" + re.sub(r"\W", "_", spec.entry)
+    module_name = "_tf_ge_custom_kernels_" + re.sub(r"\W", "_", spec.source)
     module = sys.modules.get(module_name)
     if module is None or getattr(module, "__file__", None) != path:
         loader_spec = importlib.util.spec_from_file_location(module_name, path)
@@ -41,33 +42,41 @@ def load_kernel(spec, path=None):
         sys.modules[module_name] = module
         loader_spec.loader.exec_module(module)
     try:
-        return getattr(module, spec.entry)
+        return getattr(module, variant.entry)
     except AttributeError:
-        raise KernelBuildError("%s defines no %r, the kernel entry the op definition names"
-                               % (path, spec.entry))
+        raise KernelBuildError("%s defines no %r, the kernel entry of variant %s in the op "
+                               "definition" % (path, variant.entry, variant.name))
 
 
-def signature(kernel, spec, dtype):
-    """triton signature and constants for ``dtype``: op tensors are pointers to the
-    element type, ``n_elements`` is a 32-bit count (the host chunks larger tensors)."""
+def is_pointer_param(role):
+    """Whether a parameter role of op_def (``input:0``, ``dim:3``, ...) is a tensor pointer."""
+    return role.split(":")[0] in ("input", "output")
+
+
+def signature(kernel, variant, dtype):
+    """triton signature and constants of ``variant`` for ``dtype``: operands are pointers to
+    the element type, every integer parameter is 32-bit (the host chunks larger tensors)."""
     params = [p.name for p in kernel.params if not p.is_constexpr]
-    if len(params) != len(spec.params):
+    if len(params) != len(variant.params):
         raise KernelBuildError(
-            "%s takes %d runtime parameters (%s) but the op definition lists %d (%s)"
-            % (spec.entry, len(params), ", ".join(params), len(spec.params),
-               ", ".join(spec.params)))
+            "%s takes %d runtime parameters (%s) but the op definition's variant %s lists %d "
+            "(%s)" % (variant.entry, len(params), ", ".join(params), variant.name,
+                      len(variant.params), ", ".join(variant.params)))
     sig = {}
-    for name, role in zip(params, spec.params):
-        sig[name] = "i32" if role == "n_elements" else "*" + dtype.triton
+    for name, role in zip(params, variant.params):
+        sig[name] = "*" + dtype.triton if is_pointer_param(role) else "i32"
     constexprs = [p.name for p in kernel.params if p.is_constexpr]
-    if constexprs != ["BLOCK_SIZE"]:
-        raise KernelBuildError("%s must take exactly one compile-time parameter, BLOCK_SIZE "
-                               "(from the op definition); found %s" % (spec.entry, constexprs))
-    return sig, {"BLOCK_SIZE": spec.block_size}
+    wanted = [name for name, _ in variant.constants]
+    if constexprs != wanted:
+        raise KernelBuildError("%s takes the compile-time parameters %s; the op definition's "
+                               "variant %s gives %s" % (variant.entry, constexprs, variant.name,
+                                                        wanted))
+    return sig, dict(variant.constants)
 
 
-def lower(kernel, spec, dtype, soc):
-    """TTIR and linalg of ``kernel`` for ``dtype`` (an op_def.DType) on ``soc``."""
+def lower(kernel, variant, dtype, soc):
+    """TTIR and linalg of ``kernel`` (``variant``'s function) for ``dtype`` (an op_def.DType)
+    on ``soc``."""
     from triton._C.libtriton import ir
     from triton.backends.ascend import compiler as ascend
     from triton.backends.compiler import GPUTarget
@@ -78,10 +87,10 @@ def lower(kernel, spec, dtype, soc):
     options = backend.parse_options({})
     stages = {}
     backend.add_stages(stages, options)
-    sig, constants = signature(kernel, spec, dtype)
+    sig, constants = signature(kernel, variant, dtype)
     source = ASTSource(kernel, sig, constants=constants)
     metadata = dict(options.__dict__)
-    metadata.update(target=target, hash="tf-ge-custom-%s-%s-%s" % (spec.entry, dtype.name, soc))
+    metadata.update(target=target, hash="tf-ge-custom-%s-%s-%s" % (variant.name, dtype.name, soc))
     context = ir.context()
     ir.load_dialects(context)
     backend.load_dialects(context)
@@ -94,8 +103,8 @@ def lower(kernel, spec, dtype, soc):
     except Exception as e:  # triton's CompilationError, CalledProcessError of the adapter
         detail = getattr(e, "stderr", None)
         detail = detail.decode("utf-8", "replace")[-4000:] if isinstance(detail, bytes) else ""
-        raise KernelBuildError("lowering %s (%s) for %s to linalg failed: %s\n%s"
-                               % (spec.entry, dtype.name, soc, e, detail))
+        raise KernelBuildError("lowering %s (variant %s, %s) for %s to linalg failed: %s\n%s"
+                               % (variant.entry, variant.name, dtype.name, soc, e, detail))
     # triton-ascend's own npubin stage starts with this: it reads mix_mode/kernel_name
     # from the linalg and strips the attribute bishengir-compile does not accept.
     linalg, metadata = ascend._parse_linalg_metadata(linalg, metadata)

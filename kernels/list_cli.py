@@ -186,4 +186,11 @@ def _missing(manifest, soc, dtypes):
     absent = [d for d in wanted if d not in manifest.dtypes()]
     if absent:
         return "%s lacks dtype(s) %s" % (soc, ", ".join(absent))
+    # a dtype counts only with every kernel variant: the GE library needs each for some shapes
+    from tf_ge_custom import op_def
+
+    for d in wanted:
+        missing = manifest.missing_variants(op_def.ADD_CUSTOM, d)
+        if missing:
+            return "%s lacks kernel variant(s) %s for dtype %s" % (soc, ", ".join(missing), d)
     return None

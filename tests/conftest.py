@@ -143,7 +143,7 @@ def fake_toolkit(tmp_path):
 # --- a second, synthetic op (docs/adding-an-op.md): what every generator and step does with it
 
 # Appended to a copy of tf_ge_custom/op_def.py: an op unlike AddCustom in every field a
-# generator writes (three inputs, another type attr, two dtypes, its own kernel entry).
+# generator writes (three inputs, another type attr, two dtypes, its own kernel entry, one variant).
 SECOND_OP = '''
 
 SCALED_MUL = OpDefinition(
@@ -153,8 +153,11 @@ SCALED_MUL = OpDefinition(
     outputs=("out",),
     type_attr="U",
     dtypes=("float16", "int32"),
-    kernel=KernelSpec(entry="scaled_mul_kernel", source="add_kernel.py", block_size=2048,
-                      params=("a", "b", "scale", "out", "n_elements")),
+    kernel=KernelSpec(
+        source="add_kernel.py",
+        variants=(KernelVariant("flat", "scaled_mul_kernel", "equal", (2048,),
+                                (("BLOCK_SIZE", 2048),),
+                                ("input:0", "input:1", "input:2", "output:0", "num_elements")),)),
 )
 OPS = OPS + (SCALED_MUL,)
 '''

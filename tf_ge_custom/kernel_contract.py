@@ -11,20 +11,40 @@ machine (Python 3.7 syntax).
 
 # The kernel manifest (docs/kernel-manifest.md): format name, version, file name.
 MANIFEST_FORMAT = "tf-ge-custom-kernel-manifest"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
 MANIFEST_NAME = "manifest.json"
 
 # Launch limits (docs/ascend-stack.md, "Launching the kernel").
 MAX_GRID = 65535  # the runtime refuses more blocks in one launch
 INDEX_LIMIT = 2 ** 31  # a signed 32-bit element index must stay below this
 
+# Broadcasting (docs/kernels.md, "Broadcasting"). The GE library reduces the two input shapes
+# to the fewest dimensions that broadcast alike and refuses more than MAX_BROADCAST_RANK of
+# them (tf.math.add's own CPU and GPU kernels stop at 5 as well). A kernel variant computes
+# one PATTERN over that reduced shape, the tiled patterns over a frame of MAX_BROADCAST_RANK
+# dimensions: MAX_BROADCAST_RANK - 2 outer ones, then rows and columns.
+MAX_BROADCAST_RANK = 5
+PATTERNS = (
+    "equal",   # both operands and the output have the same elements: one flat range
+    "scalar",  # operand b is one element, added to every element of operand a
+    "row",     # a and z full; b varies along the columns only (a bias over the last dims)
+    "col",     # a and z full; b varies along the rows only ([N, C] + [N, 1])
+    "outer",   # a varies along the columns only, b along the rows only ([1, C] + [R, 1])
+)
+
 # The roles of the host-argument slots (docs/kernel-manifest.md, "Host-argument layout").
 POINTER_ROLES = ("ffts", "sync_block_lock", "workspace", "input", "output")
-ROLES = POINTER_ROLES + ("num_elements", "grid_x", "grid_y", "grid_z")
-# Input and output slots carry an "index": one slot per op input / output.
-INDEXED_ROLES = ("input", "output")
-# Every layout holds each of these exactly once.
-SINGLE_ROLES = ("sync_block_lock", "workspace", "num_elements", "grid_x", "grid_y", "grid_z")
+# Integer scalars, 4 or 8 bytes: the element count of a flat launch, the extent of one
+# dimension of a tiled launch's frame, and one input's element stride along one dimension.
+INTEGER_ROLES = ("num_elements", "dim", "input_stride")
+ROLES = POINTER_ROLES + INTEGER_ROLES + ("grid_x", "grid_y", "grid_z")
+# Slots of these roles carry an "index": the kernel operand (input / output number).
+INDEXED_ROLES = ("input", "output", "input_stride")
+# Slots of these roles carry a "dim": the dimension of the frame they describe.
+DIM_ROLES = ("dim", "input_stride")
+# Every layout holds each of these exactly once; the kernel variant's parameters (op_def.py)
+# say which of the other roles it holds.
+SINGLE_ROLES = ("sync_block_lock", "workspace", "grid_x", "grid_y", "grid_z")
 
 # The load magic for aclrtBinaryLoadFromData that triton's mix_mode implies
 # (docs/ascend-stack.md, "Kernel metadata"); each value names an ACL_RT_BINARY_MAGIC_<value>.

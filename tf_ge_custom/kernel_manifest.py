@@ -1,4 +1,4 @@
-"""Read and check kernel manifests (docs/kernel-manifest.md, format version 1).
+"""Read, check and write kernel manifests (docs/kernel-manifest.md, format version 2).
 
 One ``manifest.json`` per SoC describes how to load and launch each precompiled npubin
 beside it. This module is the one full validator: ``setup.py`` refuses a bad manifest with
@@ -6,6 +6,9 @@ it, the kernel builder validates what it is about to write with it, and ``list-k
 ``doctor`` report with it. The GE library reads the fields it uses with a thin C++ reader
 that keeps only the checks its safety rests on; the shared fixtures under
 ``tests/fixtures/manifests/`` hold both to the same verdicts.
+
+The records (:class:`KernelEntry`, :class:`ArgLayout`, :class:`ArgSlot`) are also what the
+kernel builder produces; :func:`manifest_document` turns them into the JSON it writes.
 
 Pure Python (no TensorFlow, no Triton), Python 3.7 syntax.
 
@@ -21,15 +24,16 @@ from typing import NamedTuple, Optional, Tuple
 from . import files, op_def
 from .errors import ManifestError
 # The constants shared with the GE library's C++ core (generated into kernel_contract.h).
-from .kernel_contract import (INDEX_LIMIT, MAGIC_BY_MIX_MODE, MANIFEST_FORMAT as FORMAT,
-                              MANIFEST_NAME, MANIFEST_VERSION as VERSION, MAX_GRID,
-                              POINTER_ROLES, ROLES, SINGLE_ROLES as _SINGLE_ROLES)
+from .kernel_contract import (DIM_ROLES, INDEX_LIMIT, INDEXED_ROLES, INTEGER_ROLES,
+                              MAGIC_BY_MIX_MODE, MANIFEST_FORMAT as FORMAT, MANIFEST_NAME,
+                              MANIFEST_VERSION as VERSION, MAX_GRID, POINTER_ROLES, ROLES,
+                              SINGLE_ROLES as _SINGLE_ROLES)
 
 __all__ = [
     "FORMAT", "VERSION", "MANIFEST_NAME", "MAGIC_BY_MIX_MODE", "ManifestError",
     "KernelManifest", "KernelEntry", "ArgLayout", "ArgSlot",
     "load_manifest", "parse_manifest", "validate_document", "find_manifests",
-    "find_manifests_in", "normalized",
+    "find_manifests_in", "normalized", "manifest_document", "param_slot_key",
 ]
 
 # The C++ reader's limits (ge_ops/core/src/manifest.cc), so both give one verdict.
@@ -43,20 +47,30 @@ _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _TOP_KEYS = ("format", "version", "soc", "vector_core_count", "toolchain",
              "kernel_source_sha256", "kernels")
 _TOOLCHAIN_KEYS = ("triton_ascend", "bishengir", "cann")
-_KERNEL_KEYS = ("op", "dtype", "entry", "binary", "binary_size", "sha256", "mix_mode", "magic",
-                "block_size", "grid", "max_elements_per_launch", "workspace_size", "lock_num",
-                "lock_init_val", "args")
+_KERNEL_KEYS = ("op", "variant", "dtype", "entry", "binary", "binary_size", "sha256", "mix_mode",
+                "magic", "block", "grid", "max_elements_per_launch", "workspace_size",
+                "lock_num", "lock_init_val", "args")
 _GRID_KEYS = ("max_programs", "max_grid")
 _ARGS_KEYS = ("size", "has_ffts", "slots")
-_SLOT_KEYS = ("name", "role", "index", "offset", "size")
+_SLOT_KEYS = ("name", "role", "index", "dim", "offset", "size")
 
 
 class ArgSlot(NamedTuple):
     name: str
     role: str
-    index: Optional[int]  # for "input"/"output": which op input/output
+    index: Optional[int]  # input / output / input_stride: which kernel operand
+    dim: Optional[int]  # dim / input_stride: which dimension of the launch's frame
     offset: int
     size: int
+
+    def to_json(self):
+        out = {"name": self.name, "role": self.role}
+        if self.index is not None:
+            out["index"] = self.index
+        if self.dim is not None:
+            out["dim"] = self.dim
+        out.update(offset=self.offset, size=self.size)
+        return out
 
 
 class ArgLayout(NamedTuple):
@@ -66,15 +80,22 @@ class ArgLayout(NamedTuple):
     has_ffts: bool
     slots: Tuple[ArgSlot, ...]
 
-    def slot(self, role, index=None):
+    def slot(self, role, index=None, dim=None):
         for s in self.slots:
-            if s.role == role and s.index == index:
+            if s.role == role and s.index == index and s.dim == dim:
                 return s
         return None
 
+    def to_json(self):
+        return {"size": self.size, "has_ffts": self.has_ffts,
+                "slots": [s.to_json() for s in self.slots]}
+
 
 class KernelEntry(NamedTuple):
+    """One npubin: an (op, kernel variant, dtype) compiled for the manifest's SoC."""
+
     op: str
+    variant: str
     dtype: str
     entry: str
     binary: Optional[str]
@@ -82,7 +103,7 @@ class KernelEntry(NamedTuple):
     sha256: Optional[str]
     mix_mode: str
     magic: str
-    block_size: int
+    block: Tuple[int, ...]
     max_programs: int
     max_grid: int
     max_elements_per_launch: int
@@ -90,6 +111,50 @@ class KernelEntry(NamedTuple):
     lock_num: int
     lock_init_val: int
     args: ArgLayout
+
+    @property
+    def block_elements(self):
+        n = 1
+        for b in self.block:
+            n *= b
+        return n
+
+    def to_json(self):
+        return {
+            "op": self.op, "variant": self.variant, "dtype": self.dtype, "entry": self.entry,
+            "binary": self.binary, "binary_size": self.binary_size, "sha256": self.sha256,
+            "mix_mode": self.mix_mode, "magic": self.magic, "block": list(self.block),
+            "grid": {"max_programs": self.max_programs, "max_grid": self.max_grid},
+            "max_elements_per_launch": self.max_elements_per_launch,
+            "workspace_size": self.workspace_size, "lock_num": self.lock_num,
+            "lock_init_val": self.lock_init_val, "args": self.args.to_json(),
+        }
+
+
+def manifest_document(soc, vector_core_count, toolchain, kernel_source_sha256, kernels):
+    """The manifest JSON object for ``kernels`` (a sequence of :class:`KernelEntry`)."""
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "soc": soc,
+        "vector_core_count": vector_core_count,
+        "toolchain": dict(toolchain),
+        "kernel_source_sha256": kernel_source_sha256,
+        "kernels": [k.to_json() for k in kernels],
+    }
+
+
+def param_slot_key(param):
+    """The (role, index, dim) a kernel parameter of op_def (``input:1``, ``num_elements``,
+    ``input_stride:0:2``) occupies in the host-argument layout."""
+    parts = param.split(":")
+    role = parts[0]
+    numbers = [int(p) for p in parts[1:]]
+    index = numbers.pop(0) if role in INDEXED_ROLES else None
+    dim = numbers.pop(0) if role in DIM_ROLES else None
+    if role not in ROLES or numbers:
+        raise ValueError("not a kernel parameter role: %r" % param)
+    return role, index, dim
 
 
 class KernelManifest(object):
@@ -123,16 +188,23 @@ class KernelManifest(object):
         """True when no kernel carries a binary (written by ``build-kernels --ir-only``)."""
         return all(k.binary is None for k in self.kernels)
 
-    def kernel(self, op, dtype):
-        """The entry for (``op``, ``dtype``), or ``None``."""
+    def kernel(self, op, variant, dtype):
+        """The entry for (``op``, ``variant``, ``dtype``), or ``None``."""
         for k in self.kernels:
-            if k.op == op and k.dtype == dtype:
+            if (k.op, k.variant, k.dtype) == (op, variant, dtype):
                 return k
         return None
 
     def dtypes(self, op=None):
-        """Dtypes carried (with a binary unless the manifest is IR-only), in file order."""
-        return [k.dtype for k in self.kernels if op is None or k.op == op]
+        """Dtypes with at least one kernel (with a binary unless the manifest is IR-only),
+        in file order."""
+        return list(dict.fromkeys(k.dtype for k in self.kernels if op is None or k.op == op))
+
+    def missing_variants(self, op, dtype):
+        """The variants of ``op`` (an op_def.OpDefinition) this manifest lacks for ``dtype``:
+        the GE library refuses a call that needs one of them."""
+        have = set(k.variant for k in self.kernels if (k.op, k.dtype) == (op.type_name, dtype))
+        return [v.name for v in op.kernel.variants if v.name not in have]
 
     def binary_path(self, entry):
         if entry.binary is None or self.directory is None:
@@ -369,17 +441,18 @@ def _check_schema(doc, path):
     kernels, seen = [], set()
     for i, item in enumerate(items):
         k = _kernel_schema(item, "kernels[%d]" % i, path)
-        if (k.op, k.dtype) in seen:
-            raise ManifestError("schema", "kernels[%d]: a second entry for (%s, %s)"
-                                % (i, k.op, k.dtype), path)
-        seen.add((k.op, k.dtype))
+        if (k.op, k.variant, k.dtype) in seen:
+            raise ManifestError("schema", "kernels[%d]: a second entry for (%s, %s, %s)"
+                                % (i, k.op, k.variant, k.dtype), path)
+        seen.add((k.op, k.variant, k.dtype))
         kernels.append(k)
     return kernels
 
 
 def _kernel_schema(item, where, path):
     e = _Schema(item, where, path, _KERNEL_KEYS)
-    op, dtype, entry = e.get("op", "str"), e.get("dtype", "str"), e.get("entry", "str")
+    op, variant = e.get("op", "str"), e.get("variant", "str")
+    dtype, entry = e.get("dtype", "str"), e.get("entry", "str")
     binary = e.get("binary", "str", nullable=True)
     binary_size = e.int_at_least("binary_size", 0, nullable=True)
     sha = e.hex_digest("sha256", nullable=True)
@@ -393,14 +466,22 @@ def _kernel_schema(item, where, path):
     if magic != MAGIC_BY_MIX_MODE[mix_mode]:
         e.fail("'magic' must be %r for mix_mode %r, found %r"
                % (MAGIC_BY_MIX_MODE[mix_mode], mix_mode, magic))
-    block = e.int_at_least("block_size", 1)
+    block = e.get("block", "list")
+    if not 1 <= len(block) <= 2 or any(isinstance(b, bool) or not isinstance(b, int)
+                                       or not 1 <= b <= 2 ** 30 for b in block):
+        e.fail("'block' must be a list of 1 or 2 integers in [1, 2^30] (elements, or rows and "
+               "columns, per loop iteration), found %s" % json.dumps(block))
+    block = tuple(block)
+    block_elements = 1
+    for b in block:
+        block_elements *= b
     g = _Schema(e.get("grid", "dict"), where + ".grid", path, _GRID_KEYS)
     max_programs = g.int_at_least("max_programs", 1)
     max_grid = g.int_at_least("max_grid", 1, high=MAX_GRID)
-    per_launch = e.int_at_least("max_elements_per_launch", block)
-    if per_launch % block:
-        e.fail("'max_elements_per_launch' (%d) must be a multiple of block_size (%d)"
-               % (per_launch, block))
+    per_launch = e.int_at_least("max_elements_per_launch", block_elements)
+    if per_launch % block_elements:
+        e.fail("'max_elements_per_launch' (%d) must be a multiple of the block's %d elements"
+               % (per_launch, block_elements))
     workspace = e.int_at_least("workspace_size", 0)
     lock_num = e.int_at_least("lock_num", 0)
     lock_init = e.get("lock_init_val", "int")
@@ -414,14 +495,15 @@ def _kernel_schema(item, where, path):
         if not name:
             s.fail("'name' must not be empty")
         slots.append(ArgSlot(name, s.get("role", "str"), s.int_at_least_optional("index"),
-                             s.int_at_least("offset", 0), s.int_at_least("size", 1)))
-    return KernelEntry(op, dtype, entry, binary, binary_size, sha, mix_mode, magic, block,
-                       max_programs, max_grid, per_launch, workspace, lock_num, lock_init,
-                       ArgLayout(size, has_ffts, tuple(slots)))
+                             s.int_at_least_optional("dim"), s.int_at_least("offset", 0),
+                             s.int_at_least("size", 1)))
+    return KernelEntry(op, variant, dtype, entry, binary, binary_size, sha, mix_mode, magic,
+                       block, max_programs, max_grid, per_launch, workspace, lock_num,
+                       lock_init, ArgLayout(size, has_ffts, tuple(slots)))
 
 
 def _check_layout(k, path):
-    where = "%s/%s args" % (k.op, k.dtype)
+    where = "%s/%s/%s args" % (k.op, k.variant, k.dtype)
 
     def fail(message):
         raise ManifestError("layout", "%s: %s" % (where, message), path)
@@ -430,10 +512,13 @@ def _check_layout(k, path):
     for s in slots:
         if s.role not in ROLES:
             fail("slot %r has role %r; roles are %s" % (s.name, s.role, ", ".join(ROLES)))
-        if (s.index is not None) != (s.role in ("input", "output")):
-            fail("slot %r (%s): input and output slots carry an 'index', no other slot does"
-                 % (s.name, s.role))
-        want = (8,) if s.role in POINTER_ROLES else (4, 8) if s.role == "num_elements" else (4,)
+        if (s.index is not None) != (s.role in INDEXED_ROLES):
+            fail("slot %r (%s): %s slots carry an 'index', no other slot does"
+                 % (s.name, s.role, "/".join(INDEXED_ROLES)))
+        if (s.dim is not None) != (s.role in DIM_ROLES):
+            fail("slot %r (%s): %s slots carry a 'dim', no other slot does"
+                 % (s.name, s.role, "/".join(DIM_ROLES)))
+        want = (8,) if s.role in POINTER_ROLES else (4, 8) if s.role in INTEGER_ROLES else (4,)
         if s.size not in want:
             fail("slot %r (%s) has size %d; expected %s" % (
                 s.name, s.role, s.size, " or ".join(str(w) for w in want)))
@@ -460,23 +545,43 @@ def _check_layout(k, path):
         count = sum(1 for s in slots if s.role == role)
         if count != 1:
             fail("expected exactly one %s slot, found %d" % (role, count))
-    op = _op_or_none(k.op)
-    if op is not None:
-        for role, names in (("input", op.inputs), ("output", op.outputs)):
-            got = sorted(s.index for s in slots if s.role == role)
-            if got != list(range(len(names))):
-                fail("%s slots have indices %s; %s has %d %s(s): expected indices %s"
-                     % (role, got, op.type_name, len(names), role, list(range(len(names)))))
-    n = next(s for s in slots if s.role == "num_elements")
-    if n.size == 4 and k.max_elements_per_launch + k.block_size * k.max_programs >= INDEX_LIMIT:
-        fail("a 32-bit num_elements needs max_elements_per_launch + block_size * max_programs "
+    variant = _variant_or_none(k.op, k.variant)
+    if variant is not None:  # the kernel's own parameters: each exactly once, nothing else
+        expected = [param_slot_key(p) for p in variant.params]
+        params = [(s.role, s.index, s.dim) for s in slots
+                  if s.role not in _SINGLE_ROLES and s.role != "ffts"]
+        for key in expected:
+            if params.count(key) != 1:
+                fail("expected exactly one slot for the parameter %s, found %d"
+                     % (_show_key(key), params.count(key)))
+        extra = [key for key in params if key not in expected]
+        if extra:
+            fail("slots for %s, which variant %s has no parameter for; its parameters are %s"
+                 % (", ".join(_show_key(key) for key in extra), variant.name,
+                    ", ".join(variant.params)))
+    narrow = [s for s in slots if s.role in INTEGER_ROLES and s.size == 4]
+    if narrow and k.max_elements_per_launch + k.block_elements * k.max_programs >= INDEX_LIMIT:
+        fail("32-bit %s slots need max_elements_per_launch + block elements * max_programs "
              "< 2^31 so that no index wraps; found %d + %d * %d"
-             % (k.max_elements_per_launch, k.block_size, k.max_programs))
+             % (narrow[0].role, k.max_elements_per_launch, k.block_elements, k.max_programs))
+
+
+def _show_key(key):
+    role, index, dim = key
+    return ":".join([role] + [str(n) for n in (index, dim) if n is not None])
 
 
 def _op_or_none(type_name):
     try:
         return op_def.get(type_name)
+    except KeyError:
+        return None
+
+
+def _variant_or_none(type_name, variant):
+    op = _op_or_none(type_name)
+    try:
+        return None if op is None else op.kernel.variant(variant)
     except KeyError:
         return None
 
@@ -496,48 +601,52 @@ def _check_mismatch(doc, kernels, expected_soc, path):
         if k.dtype not in op.dtypes:
             fail("%s has no dtype %r; its dtypes are %s" % (op.type_name, k.dtype,
                                                             ", ".join(op.dtypes)))
-        spec = op.kernel
-        if k.entry != spec.entry:
-            fail("%s/%s: entry %r, but the op definition names the kernel %r"
-                 % (k.op, k.dtype, k.entry, spec.entry))
-        if k.block_size != spec.block_size:
-            fail("%s/%s: block_size %d, but the op definition says %d; rebuild the kernels"
-                 % (k.op, k.dtype, k.block_size, spec.block_size))
-        if k.binary is not None and k.binary != spec.binary_name(k.dtype):
-            fail("%s/%s: binary %r, expected %r" % (k.op, k.dtype, k.binary,
-                                                    spec.binary_name(k.dtype)))
+        try:
+            variant = op.kernel.variant(k.variant)
+        except KeyError as e:
+            fail("%s/%s: %s; rebuild the kernels" % (k.op, k.dtype, e.args[0]))
+        what = "%s/%s/%s" % (k.op, k.variant, k.dtype)
+        if k.entry != variant.entry:
+            fail("%s: entry %r, but the op definition names the kernel %r"
+                 % (what, k.entry, variant.entry))
+        if k.block != variant.block:
+            fail("%s: block %s, but the op definition says %s; rebuild the kernels"
+                 % (what, list(k.block), list(variant.block)))
+        if k.binary is not None and k.binary != op.binary_name(k.variant, k.dtype):
+            fail("%s: binary %r, expected %r" % (what, k.binary,
+                                                 op.binary_name(k.variant, k.dtype)))
 
 
 def _check_files(kernels, directory, path):
     for k in kernels:
         if k.binary is None:
             continue
+        what = "%s/%s/%s" % (k.op, k.variant, k.dtype)
         file_path = os.path.join(directory, k.binary)
         if not os.path.lexists(file_path):
-            raise ManifestError("checksum", "%s/%s: binary %s is missing" % (
-                k.op, k.dtype, file_path), path)
+            raise ManifestError("checksum", "%s: binary %s is missing" % (what, file_path), path)
         try:
             size = files.regular_file_size(file_path)
         except files.FileProblem as e:
-            raise ManifestError("checksum", "%s/%s: binary %s cannot be read (%s); rebuild or "
-                                "reinstall the kernels" % (k.op, k.dtype, file_path, e), path)
+            raise ManifestError("checksum", "%s: binary %s cannot be read (%s); rebuild or "
+                                "reinstall the kernels" % (what, file_path, e), path)
         if size > MAX_BINARY_BYTES:
-            raise ManifestError("checksum", "%s/%s: %s has %d bytes, more than the %d a kernel "
-                                "binary may have" % (k.op, k.dtype, file_path, size,
-                                                     MAX_BINARY_BYTES), path)
+            raise ManifestError("checksum", "%s: %s has %d bytes, more than the %d a kernel "
+                                "binary may have" % (what, file_path, size, MAX_BINARY_BYTES),
+                                path)
         if size != k.binary_size:
-            raise ManifestError("checksum", "%s/%s: %s has %d bytes, the manifest says %d; the "
+            raise ManifestError("checksum", "%s: %s has %d bytes, the manifest says %d; the "
                                 "file was changed or truncated after the build"
-                                % (k.op, k.dtype, file_path, size, k.binary_size), path)
+                                % (what, file_path, size, k.binary_size), path)
         try:
             digest = sha256_file(file_path)
         except files.FileProblem as e:
-            raise ManifestError("checksum", "%s/%s: binary %s cannot be read (%s)"
-                                % (k.op, k.dtype, file_path, e), path)
+            raise ManifestError("checksum", "%s: binary %s cannot be read (%s)"
+                                % (what, file_path, e), path)
         if digest != k.sha256:
-            raise ManifestError("checksum", "%s/%s: sha256 of %s is %s, the manifest says %s; the "
+            raise ManifestError("checksum", "%s: sha256 of %s is %s, the manifest says %s; the "
                                 "file was changed after the build"
-                                % (k.op, k.dtype, file_path, digest, k.sha256), path)
+                                % (what, file_path, digest, k.sha256), path)
 
 
 def sha256_file(file_path):

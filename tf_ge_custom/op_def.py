@@ -6,13 +6,25 @@ dtype constraint: ``_build/tf_codegen.py``), the GE side (``REG_OP`` headers, th
 table, a GE custom op and a TF parser registration per op:
 ``ge_ops/codegen/generate_op_sources.py``) and ``npu_supported_ops.json`` (``opp.py``). The
 kernel builder, the build steps, ``list-kernels``, ``doctor`` and the export checks loop over
-``OPS``; the Triton kernel's block size and the npubin names come from ``KernelSpec``.
-Adding an op: docs/adding-an-op.md.
+``OPS``; the Triton kernel variants (entries, block shapes, parameters) and the npubin names
+come from ``KernelSpec``. Adding an op: docs/adding-an-op.md.
 
 Pure Python with no third-party import, so that ``setup.py``, the kernel builder and
-``tf-ge-custom doctor`` can read it on any machine (Python 3.7 syntax).
+``tf-ge-custom doctor`` can read it on any machine (Python 3.7 syntax). It also works when
+loaded by path, outside the package (the code generator does that).
 """
+import importlib.util
+import os
 from typing import NamedTuple, Tuple
+
+try:
+    from . import kernel_contract as _contract
+except ImportError:  # loaded by path (ge_ops/codegen): the contract is the file beside this one
+    _spec = importlib.util.spec_from_file_location(
+        "_tf_ge_custom_kernel_contract",
+        os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel_contract.py"))
+    _contract = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_contract)
 
 
 class DType(NamedTuple):
@@ -36,18 +48,49 @@ DTYPES = {
 }
 
 
-class KernelSpec(NamedTuple):
-    """How the NPU kernel of an op is built and named."""
+class KernelVariant(NamedTuple):
+    """One compiled form of an op's kernel: the broadcast pattern it computes and how.
 
+    The GE library reduces the input shapes of a call to the fewest dimensions that
+    broadcast alike, picks the variant whose ``pattern`` that reduced shape has (a tiled
+    pattern has one variant per block shape; the host picks the shape by the launch's rows
+    and columns) and fills the variant's parameters (docs/kernels.md, "Broadcasting").
+    """
+
+    name: str  # "flat", "scalar", "row_16x256": the manifest's "variant"
     entry: str  # name of the @triton.jit function == symbol in the npubin
-    source: str  # file under kernels/ holding that function
-    block_size: int  # elements one program handles per loop iteration
-    # The kernel's parameters in order, each an op input/output name or "n_elements".
+    pattern: str  # one of kernel_contract.PATTERNS
+    # Elements one program handles per loop iteration: (BLOCK_SIZE,) for the flat patterns,
+    # (BLOCK_ROWS, BLOCK_COLS) for the tiled ones.
+    block: Tuple[int, ...]
+    # The kernel's compile-time parameters, in order: (name, value).
+    constants: Tuple[Tuple[str, object], ...]
+    # The kernel's runtime parameters in order, each as the host-argument slot it becomes:
+    # "input:<i>" / "output:<i>" (a pointer to kernel operand i), "num_elements",
+    # "dim:<k>" (the extent of frame dimension k), "input_stride:<i>:<k>" (operand i's
+    # element stride along frame dimension k).
     params: Tuple[str, ...]
 
-    def binary_name(self, dtype):
-        """File name of the npubin for ``dtype``: ``<entry>_<dtype>.npubin``."""
-        return "%s_%s.npubin" % (self.entry, dtype)
+    @property
+    def block_elements(self):
+        n = 1
+        for b in self.block:
+            n *= b
+        return n
+
+
+class KernelSpec(NamedTuple):
+    """How the NPU kernels of an op are built and named."""
+
+    source: str  # file under kernels/ holding every variant's @triton.jit function
+    variants: Tuple[KernelVariant, ...]  # "flat" first: the equal-shape kernel
+
+    def variant(self, name):
+        for v in self.variants:
+            if v.name == name:
+                return v
+        raise KeyError("no kernel variant %r; the variants are %s"
+                       % (name, ", ".join(v.name for v in self.variants)))
 
 
 class OpDefinition(NamedTuple):
@@ -60,6 +103,9 @@ class OpDefinition(NamedTuple):
     type_attr: str  # the TF type attr shared by every input and output
     dtypes: Tuple[str, ...]  # keys of DTYPES, in registration order
     kernel: KernelSpec
+    # z = f(x, y) == f(y, x): the GE library may hand the inputs to a broadcasting kernel
+    # variant in either order (docs/kernels.md, "Broadcasting").
+    commutative: bool = False
     # Placement hints written into npu_supported_ops.json: keep both false
     # (docs/ascend-stack.md, "How TF Adapter picks ops").
     is_gray: bool = False
@@ -67,6 +113,11 @@ class OpDefinition(NamedTuple):
 
     def dtype_records(self):
         return tuple(DTYPES[name] for name in self.dtypes)
+
+    def binary_name(self, variant, dtype):
+        """File name of the npubin of ``variant`` for ``dtype``:
+        ``<python_name>_<variant>_<dtype>.npubin``."""
+        return "%s_%s_%s.npubin" % (self.python_name, variant, dtype)
 
     def tf_type_attr_spec(self):
         """The attr line of REGISTER_OP, e.g. ``T: {float, half, bfloat16, int32}``."""
@@ -76,6 +127,35 @@ class OpDefinition(NamedTuple):
         )
 
 
+def _flat_variant(name, entry, pattern, block_size):
+    return KernelVariant(name, entry, pattern, (block_size,), (("BLOCK_SIZE", block_size),),
+                         ("input:0", "input:1", "output:0", "num_elements"))
+
+
+def _tiled_variant(pattern, rows, cols):
+    # add_tile_kernel's flags: whether operand a varies along the rows (else it is one row
+    # broadcast down the tile), whether b varies along the rows (else along the columns)
+    a_rows, b_rows = {"row": (True, False), "col": (True, True), "outer": (False, True)}[pattern]
+    rank = _contract.MAX_BROADCAST_RANK
+    params = (("input:0", "input:1", "output:0")
+              + tuple("dim:%d" % k for k in range(rank))
+              + tuple("input_stride:%d:%d" % (i, k) for i in (0, 1) for k in range(rank - 2)))
+    return KernelVariant("%s_%dx%d" % (pattern, rows, cols), "add_tile_kernel", pattern,
+                         (rows, cols),
+                         (("A_ROWS", a_rows), ("B_ROWS", b_rows), ("BLOCK_ROWS", rows),
+                          ("BLOCK_COLS", cols)),
+                         params)
+
+
+# 3 operands x 4096 elements x 4 bytes, double-buffered, is 96 KiB: half of an A2/A3 vector
+# core's 192 KiB unified buffer, leaving room for the compiler's scratch. Every variant
+# handles 4096 elements per loop iteration.
+_BLOCK = 4096
+# The tiles of the broadcasting variants: one row of 4096 for few, long rows, 16 x 256 for
+# the common shapes, 128 x 32 for narrow rows (the measurements behind the choice:
+# docs/kernels.md, "Broadcasting").
+_TILES = ((1, 4096), (16, 256), (128, 32))
+
 ADD_CUSTOM = OpDefinition(
     type_name="AddCustom",
     python_name="add_custom",
@@ -84,13 +164,12 @@ ADD_CUSTOM = OpDefinition(
     type_attr="T",
     dtypes=("float32", "float16", "bfloat16", "int32"),
     kernel=KernelSpec(
-        entry="add_kernel",
         source="add_kernel.py",
-        # 3 operands x 4096 x 4 bytes, double-buffered, is 96 KiB: half of an A2/A3
-        # vector core's 192 KiB unified buffer, leaving room for the compiler's scratch.
-        block_size=4096,
-        params=("x", "y", "z", "n_elements"),
+        variants=(_flat_variant("flat", "add_kernel", "equal", _BLOCK),
+                  _flat_variant("scalar", "add_scalar_kernel", "scalar", _BLOCK))
+        + tuple(_tiled_variant(p, r, c) for p in ("row", "col", "outer") for r, c in _TILES),
     ),
+    commutative=True,
 )
 
 # Every op the package ships, in a stable order.

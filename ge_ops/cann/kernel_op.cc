@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "acl_runtime.h"
 #include "ge_ops.inc"
@@ -40,21 +41,28 @@ uint64_t Address(const void *p) { return static_cast<uint64_t>(reinterpret_cast<
 // Any address inside this library, for dladdr.
 void LibraryAnchor() {}
 
-// The outputs from MallocOutputTensor, each described like x; one with no elements gets a
-// one-element buffer and then its real, empty shape back (core/outputs.h says why).
+// The outputs from MallocOutputTensor, each of the broadcast output shape with x's format and
+// dtype; one with no elements gets a one-element buffer and then its real, empty shape back
+// (core/outputs.h says why).
 class ContextOutputs : public core::OutputAllocator {
  public:
-  ContextOutputs(gert::EagerOpExecutionContext *ctx, const gert::Tensor &x) : ctx_(ctx), x_(x) {}
+  ContextOutputs(gert::EagerOpExecutionContext *ctx, const gert::Tensor &x, const std::vector<int64_t> &dims)
+      : ctx_(ctx), x_(x) {
+    for (int64_t d : dims) {
+      shape_.MutableOriginShape().AppendDim(d);
+      shape_.MutableStorageShape().AppendDim(d);
+    }
+  }
 
   core::Result<uint64_t> AllocOutput(size_t index, core::OutputSize size) override {
     const bool one_element = size == core::OutputSize::kOneElement;
     const gert::StorageShape one({1}, {1});
     gert::Tensor *out =
-        ctx_->MallocOutputTensor(index, one_element ? one : x_.GetShape(), x_.GetFormat(), x_.GetDataType());
+        ctx_->MallocOutputTensor(index, one_element ? one : shape_, x_.GetFormat(), x_.GetDataType());
     if (out == nullptr) {
       return core::Status::ApiError("MallocOutputTensor", "returned null for output " + std::to_string(index));
     }
-    if (one_element) out->GetShape() = x_.GetShape();
+    if (one_element) out->GetShape() = shape_;
     // In a static graph the address may be a legal 0 offset: never test it for null.
     return Address(out->GetAddr());
   }
@@ -62,6 +70,7 @@ class ContextOutputs : public core::OutputAllocator {
  private:
   gert::EagerOpExecutionContext *ctx_;
   const gert::Tensor &x_;
+  gert::StorageShape shape_;
 };
 
 }  // namespace
@@ -94,24 +103,24 @@ ge::graphStatus KernelOp::Execute(gert::EagerOpExecutionContext *ctx) {
   try {
     if (op_ == nullptr) return Fail(node, core::Status::Error(core::Code::kInternal, "this library does not define the op"));
     std::vector<core::TensorInfo> inputs;
-    core::KernelCall call;
-    call.op = op_;
+    std::vector<uint64_t> addresses;
     for (size_t i = 0; i < op_->inputs.size(); ++i) {
       const gert::Tensor *t = ctx->GetInputTensor(i);
       if (t == nullptr) {
         return Fail(node, core::Status::ApiError("GetInputTensor", "returned null for input " + std::to_string(i)));
       }
       inputs.push_back({DTypeName(t->GetDataType()), Dims(t->GetStorageShape())});
-      call.inputs.push_back(Address(t->GetAddr()));
+      addresses.push_back(Address(t->GetAddr()));
     }
     auto dtype = core::CheckDTypes(*op_, inputs);
     if (!dtype.ok()) return Fail(node, dtype.status());
-    auto count = core::CheckSameShapeAndCount(*op_, inputs);
-    if (!count.ok()) return Fail(node, count.status());
-    call.dtype = dtype.value();
-    call.num_elements = count.value();
+    // Broadcast as tf.math.add does, reduce the shapes, pick the kernel variant (core/broadcast.h).
+    auto prepared = core::PrepareCall(*op_, *dtype.value(), inputs[0].dims, inputs[1].dims);
+    if (!prepared.ok()) return Fail(node, prepared.status());
+    core::KernelCall call = std::move(prepared).value();
+    call.inputs = addresses;
 
-    ContextOutputs outputs(ctx, *ctx->GetInputTensor(0));
+    ContextOutputs outputs(ctx, *ctx->GetInputTensor(0), call.choice.output);
     const core::Status allocated = core::AllocateOutputs(&call, outputs);
     if (!allocated.ok()) return Fail(node, allocated);
     auto registry = Registry();

@@ -22,10 +22,12 @@ class KernelOp : public ge::EagerExecuteOp, public ge::ShapeInferOp, public ge::
  public:
   explicit KernelOp(const char *op_type);
 
-  // Checks dtype and shapes (GE does not), allocates the output, then launches the kernel
-  // for the current SoC and dtype (core::LaunchKernels).
+  // Checks dtypes (GE does not), broadcasts the shapes and picks the kernel variant
+  // (core::PrepareCall), allocates the output, then launches the kernel for the current SoC
+  // and dtype (core::LaunchKernels).
   ge::graphStatus Execute(gert::EagerOpExecutionContext *ctx) override;
-  // The output takes the inputs' shape / dtype; inputs that disagree are refused.
+  // The output takes the inputs' broadcast shape (tf.math.add's rules, with GE's unknown
+  // dims and rank) and x's dtype; incompatible shapes and differing dtypes are refused.
   ge::graphStatus InferShape(gert::InferShapeContext *ctx) override;
   ge::graphStatus InferDataType(gert::InferDataTypeContext *ctx) override;
   // Every SoC's manifest and npubins, so an OM runs without this package on disk.

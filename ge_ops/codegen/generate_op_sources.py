@@ -75,18 +75,38 @@ def op_proto_header(op):
     return "\n".join(lines)
 
 
-def op_definitions_inc(module):
+def _param_slot(contract, param):
+    """``input:1`` / ``dim:3`` / ``input_stride:0:2`` -> (role, index, dim), -1 when absent."""
+    parts = param.split(":")
+    role, numbers = parts[0], [int(p) for p in parts[1:]]
+    index = numbers.pop(0) if role in contract.INDEXED_ROLES else -1
+    dim = numbers.pop(0) if role in contract.DIM_ROLES else -1
+    if role not in contract.ROLES or numbers:
+        raise ValueError("not a kernel parameter role: %r" % param)
+    return role, index, dim
+
+
+def op_definitions_inc(module, contract):
     lines = [HEADER, "// One initializer per op: see core/include/tf_ge_custom_core/op_definition.h.\n"]
     for op in module.OPS:
         dtypes = ", ".join(
-            "{%s, %s, %d, %s}" % (c_string(d.name), c_string(d.ge), d.itemsize,
-                                   c_string(op.kernel.binary_name(d.name)))
+            "{%s, %s, %d}" % (c_string(d.name), c_string(d.ge), d.itemsize)
             for d in op.dtype_records())
-        lines.append("{%s, {%s}, {%s}, {%s}, %s, %d},\n" % (
+        variants = []
+        for v in op.kernel.variants:
+            if v.pattern not in contract.PATTERNS:
+                raise ValueError("variant %s: unknown pattern %r" % (v.name, v.pattern))
+            params = ", ".join("{SlotRole::%s, %d, %d}" % ((camel(r),) + (i, k)) for r, i, k in
+                               (_param_slot(contract, p) for p in v.params))
+            variants.append("{%s, %s, Pattern::%s, {%s}, {%s}, {%s}}" % (
+                c_string(v.name), c_string(v.entry), camel(v.pattern),
+                ", ".join(str(b) for b in v.block), params,
+                ", ".join(c_string(op.binary_name(v.name, d)) for d in op.dtypes)))
+        lines.append("{%s, {%s}, {%s}, {%s},\n {%s},\n %s},\n" % (
             c_string(op.type_name),
             ", ".join(c_string(n) for n in op.inputs),
             ", ".join(c_string(n) for n in op.outputs),
-            dtypes, c_string(op.kernel.entry), op.kernel.block_size))
+            dtypes, ",\n  ".join(variants), _bool(op.commutative)))
     return "".join(lines)
 
 
@@ -119,10 +139,14 @@ def kernel_contract_h(contract):
         if not name.replace("_", "").isalnum():
             raise ValueError("unexpected character in contract name %r" % name)
     role_rows = "".join(
-        "    {SlotRole::%s, %s, %s, %s, %s},\n" % (
+        "    {SlotRole::%s, %s, %s, %s, %s, %s},\n" % (
             camel(r), c_string(r), _bool(r in contract.POINTER_ROLES),
-            _bool(r in contract.SINGLE_ROLES), _bool(r in contract.INDEXED_ROLES))
+            _bool(r in contract.SINGLE_ROLES), _bool(r in contract.INDEXED_ROLES),
+            _bool(r in contract.DIM_ROLES))
         for r in roles)
+    for name in contract.PATTERNS:
+        if not name.isalnum():
+            raise ValueError("unexpected character in pattern name %r" % name)
     mix_rows = "".join("    {%s, BinaryMagic::%s},\n" % (c_string(mode), camel(magic))
                        for mode, magic in contract.MAGIC_BY_MIX_MODE.items())
     return "".join([
@@ -134,11 +158,17 @@ def kernel_contract_h(contract):
         "constexpr int64_t kManifestVersion = %d;\n" % contract.MANIFEST_VERSION,
         "constexpr const char *kManifestFileName = %s;\n" % c_string(contract.MANIFEST_NAME),
         "constexpr int64_t kMaxGrid = %d;\n" % contract.MAX_GRID,
-        "constexpr int64_t kIndexLimit = INT64_C(%d);\n\n" % contract.INDEX_LIMIT,
+        "constexpr int64_t kIndexLimit = INT64_C(%d);\n" % contract.INDEX_LIMIT,
+        "constexpr int64_t kMaxBroadcastRank = %d;\n\n" % contract.MAX_BROADCAST_RANK,
+        "// What a kernel variant computes over the reduced broadcast shape.\n",
+        "enum class Pattern { %s };\n" % ", ".join(camel(p) for p in contract.PATTERNS),
+        "constexpr const char *kPatternNames[] = {%s};\n\n" % ", ".join(
+            c_string(p) for p in contract.PATTERNS),
         "enum class SlotRole { %s };\n" % ", ".join(camel(r) for r in roles),
         "struct SlotRoleInfo {\n  SlotRole role;\n  const char *name;\n"
         "  bool pointer;  // 8 bytes\n  bool single;   // exactly once in every layout\n"
-        "  bool indexed;  // one slot per op input / output, with an \"index\"\n};\n",
+        "  bool indexed;  // carries an \"index\": the kernel operand\n"
+        "  bool has_dim;  // carries a \"dim\": the dimension of the launch's frame\n};\n",
         "constexpr SlotRoleInfo kSlotRoles[] = {\n%s};\n\n" % role_rows,
         "// X(enumerator, ACL_RT_BINARY_MAGIC_ suffix) for every load magic.\n",
         "#define TF_GE_CUSTOM_FOR_EACH_BINARY_MAGIC(X) %s\n" % " ".join(
@@ -170,7 +200,7 @@ def generate(op_def_path, out_dir, contract_path=None):
     module = load_op_def(op_def_path)
     contract = load_module(contract_path or default_contract_path(op_def_path),
                            "_tf_ge_custom_kernel_contract")
-    files = {os.path.join(out_dir, "op_definitions.inc"): op_definitions_inc(module),
+    files = {os.path.join(out_dir, "op_definitions.inc"): op_definitions_inc(module, contract),
              os.path.join(out_dir, "ge_ops.inc"): ge_ops_inc(module),
              os.path.join(out_dir, "op_protos.inc"): op_protos_inc(module),
              os.path.join(out_dir, "kernel_contract.h"): kernel_contract_h(contract)}

@@ -107,16 +107,27 @@ int main(int argc, char **argv) {
     if (!std::strcmp(argv[i], "--max-seconds")) max_seconds = std::strtod(argv[i + 1], nullptr);
   }
   using test_support::KernelSpec;
-  KernelSpec f32, f16, ir;
+  KernelSpec f32, f16, ir, row, col, outer;
   f16.dtype = "float16";
   f16.has_ffts = false;
   ir.dtype = "int32";
   ir.has_binary = false;
-  const std::string a2 = test_support::ManifestJson("Ascend910B1", {f32, f16, ir});
-  const std::string a3 = test_support::ManifestJson("Ascend910_9392", {f32});
+  row.variant = "row_16x256";
+  col.variant = "col_128x32";
+  col.has_ffts = false;
+  outer.variant = "outer_1x4096";
+  outer.dtype = "bfloat16";
+  // Seeds with each layout kind (flat and scalar counts, tiled extents and strides) and
+  // every pattern, kept small: each iteration parses and checks the whole seed.
+  KernelSpec scalar, wide;
+  scalar.variant = "scalar";
+  wide.variant = "row_1x4096";
+  wide.dtype = "int32";
+  const std::string a2 = test_support::ManifestJson("Ascend910B1", {f32, f16, ir, row, col, outer});
+  const std::string a3 = test_support::ManifestJson("Ascend910_9392", {f32, scalar, wide});
   test_support::TempDir opp;
-  test_support::WriteOppKernels(opp, "Ascend910B1", {f32, f16});
-  test_support::WriteOppKernels(opp, "Ascend910_9392", {f32});
+  test_support::WriteOppKernels(opp, "Ascend910B1", {f32, row});
+  test_support::WriteOppKernels(opp, "Ascend910_9392", {scalar, col});
   auto serialized = tf_ge_custom::core::KernelRegistry::FromOppRoot(opp.path())->Serialize();
   if (!serialized.ok()) {
     std::fprintf(stderr, "cannot build the seed bundle: %s\n", serialized.status().ToString().c_str());

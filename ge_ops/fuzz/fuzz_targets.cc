@@ -1,5 +1,6 @@
 #include "fuzz_targets.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -34,9 +35,10 @@ bool FuzzBundle(const uint8_t *data, size_t size) {
   auto registry = KernelRegistry::FromSerialized(std::vector<uint8_t>(data, data + size));
   if (registry.ok() && !st.ok()) Violated("registry accepted what the decoder refused");
   if (registry.ok()) {
+    const OpDefinition &op = *FindOp("AddCustom");
     for (const auto &soc : registry.value()->Socs()) {
-      for (const char *dtype : {"float32", "float16", "bfloat16", "int32"}) {
-        (void)registry.value()->Find(soc, "AddCustom", dtype);
+      for (const auto &dtype : op.dtypes) {
+        for (const auto &variant : op.variants) (void)registry.value()->Find(soc, op.type_name, variant.name, dtype.name);
       }
     }
   }
@@ -52,15 +54,29 @@ bool FuzzManifest(const uint8_t *data, size_t size) {
     return false;
   }
   // What the reader accepts, the launch plan and the argument packing must take as it is:
-  // every launch of a chunked tensor packs into exactly args.size bytes.
+  // every launch of a chunked tensor packs into exactly args.size bytes, for the frame the
+  // variant computes (flat: 2 launches and one element more; tiled: planes of two rows
+  // chunked along the outer dimensions).
   for (const KernelEntry &e : m.value().kernels) {
     const OpDefinition *op = FindOp(e.op);
     const DTypeDefinition *dtype = op == nullptr ? nullptr : op->FindDType(e.dtype);
-    if (dtype == nullptr) Violated("manifest accepted a kernel of an unknown op or dtype");
-    // Two full launches and one element more (or as many as int64 holds).
+    const KernelVariantDefinition *variant = op == nullptr ? nullptr : op->FindVariant(e.variant);
+    if (dtype == nullptr || variant == nullptr) Violated("manifest accepted a kernel of an unknown op, dtype or variant");
     const int64_t per = e.max_elements_per_launch;
-    const int64_t n = per > (std::numeric_limits<int64_t>::max() - 1) / 2 ? std::numeric_limits<int64_t>::max() : 2 * per + 1;
-    auto plan = LaunchPlan::Make(n, dtype->itemsize, e);
+    KernelChoice choice;
+    choice.variant = variant;
+    choice.operands = {0, 1};
+    if (!variant->tiled()) {
+      choice.frame = {per > (std::numeric_limits<int64_t>::max() - 1) / 2 ? std::numeric_limits<int64_t>::max() : 2 * per + 1};
+      choice.strides = {{1}, {variant->pattern == Pattern::kScalar ? 0 : 1}};
+    } else {
+      const int64_t cols = std::min<int64_t>(per, int64_t{1} << 20);
+      choice.frame = {1, 1, 3, 2, cols};
+      const bool a_rows = variant->pattern != Pattern::kOuter, b_rows = variant->pattern != Pattern::kRow;
+      choice.strides = {{0, 0, (a_rows ? 2 : 1) * cols, a_rows ? cols : 0, 1},
+                        {0, 0, b_rows ? 2 : cols, b_rows ? 1 : 0, b_rows ? 0 : 1}};
+    }
+    auto plan = LaunchPlan::Make(choice, dtype->itemsize, e);
     if (!plan.ok()) continue;  // a byte size beyond 64 bits: refused, not packed
     HostArgValues values;
     values.inputs.assign(op->inputs.size(), 0x1000);
@@ -68,6 +84,8 @@ bool FuzzManifest(const uint8_t *data, size_t size) {
     for (int64_t i : {int64_t{0}, plan.value().launch_count() - 1}) {
       const Launch l = plan.value().launch(i);
       values.num_elements = l.num_elements;
+      values.dims = l.dims;
+      values.input_strides = l.input_strides;
       values.grid_x = l.grid_x;
       if (l.grid_x < 1 || l.grid_x > kMaxGrid) Violated("launch grid outside [1, MAX_GRID]");
       std::vector<uint8_t> args;

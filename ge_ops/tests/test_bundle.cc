@@ -118,9 +118,10 @@ TEST(Bundle, LengthFieldsCannotReachPastTheEnd) {
 
 TEST(Bundle, RegistryRoundTripCarriesVerifiedKernels) {
   test_support::TempDir opp;
-  KernelSpec f32, i32;
+  KernelSpec f32, i32, row;
   i32.dtype = "int32";
-  test_support::WriteOppKernels(opp, "Ascend910B1", {f32, i32});
+  row.variant = "row_16x256";
+  test_support::WriteOppKernels(opp, "Ascend910B1", {f32, i32, row});
   test_support::WriteOppKernels(opp, "Ascend910_9392", {f32});
   auto disk = KernelRegistry::FromOppRoot(opp.path());
   auto bytes = disk->Serialize();
@@ -128,10 +129,17 @@ TEST(Bundle, RegistryRoundTripCarriesVerifiedKernels) {
   auto restored = KernelRegistry::FromSerialized(bytes.value());
   REQUIRE_OK(restored);
   CHECK_EQ(restored.value()->Socs(), (std::vector<std::string>{"Ascend910B1", "Ascend910_9392"}));
-  auto k = restored.value()->Find("Ascend910_9392", "AddCustom", "float32");
+  auto k = restored.value()->Find("Ascend910_9392", "AddCustom", "flat", "float32");
   REQUIRE_OK(k);
   CHECK_EQ(*k.value().bytes, test_support::FakeBinary("Ascend910_9392", "float32"));
-  CHECK_EQ(restored.value()->Find("Ascend910_9392", "AddCustom", "int32").status().code(), Code::kMissingDType);
+  CHECK_EQ(restored.value()->Find("Ascend910_9392", "AddCustom", "flat", "int32").status().code(), Code::kMissingDType);
+  // every variant's binary travels, each under its own name
+  auto r = restored.value()->Find("Ascend910B1", "AddCustom", "row_16x256", "float32");
+  REQUIRE_OK(r);
+  CHECK_EQ(*r.value().bytes, test_support::FakeBinary("Ascend910B1", "float32", "row_16x256"));
+  CHECK_EQ(r.value().entry.binary, std::string("add_custom_row_16x256_float32.npubin"));
+  CHECK_EQ(restored.value()->Find("Ascend910_9392", "AddCustom", "row_16x256", "float32").status().code(),
+           Code::kMissingDType);
 }
 
 TEST(Bundle, RegistryRefusesWellFramedButInconsistentKernels) {
@@ -139,7 +147,7 @@ TEST(Bundle, RegistryRefusesWellFramedButInconsistentKernels) {
   const std::string manifest = test_support::WriteOppKernels(opp, "Ascend910B1", {KernelSpec()});
   BundleSoc soc;
   soc.manifest_json = manifest;
-  soc.binaries = {{"add_kernel_float32.npubin", test_support::FakeBinary("Ascend910B1", "float32")}};
+  soc.binaries = {{"add_custom_flat_float32.npubin", test_support::FakeBinary("Ascend910B1", "float32")}};
   auto good = EncodeBundle({soc}).value();
   CHECK_TRUE(KernelRegistry::FromSerialized(good).ok());
   auto wrong_bytes = soc;

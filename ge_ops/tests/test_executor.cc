@@ -3,6 +3,7 @@
 // byte-exact arguments, workspace and lock buffers, and running from serialized kernels.
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 
@@ -72,15 +73,23 @@ class RecordingRuntime : public DeviceRuntime {
   }
 };
 
-KernelCall Call(const std::string &dtype, int64_t n) {
-  KernelCall c;
-  c.op = FindOp("AddCustom");
-  c.dtype = c.op->FindDType(dtype);
-  c.num_elements = n;
+// A call of x of shape xs and y of shape ys (the output's address is given, as after
+// AllocateOutputs).
+KernelCall Call(const std::string &dtype, const std::vector<int64_t> &xs, const std::vector<int64_t> &ys) {
+  const OpDefinition &op = *FindOp("AddCustom");
+  auto prepared = PrepareCall(op, *op.FindDType(dtype), xs, ys);
+  if (!prepared.ok()) {
+    std::fprintf(stderr, "test data error: %s\n", prepared.status().ToString().c_str());
+    std::abort();
+  }
+  KernelCall c = std::move(prepared).value();
   c.inputs = {0x0000100000000000ull, 0x0000200000000000ull};
   c.outputs = {0x0000300000000000ull};
   return c;
 }
+
+// Equal shapes of n elements: the flat kernel.
+KernelCall Call(const std::string &dtype, int64_t n) { return Call(dtype, {n}, {n}); }
 
 uint64_t ReadLe(const std::vector<uint8_t> &b, size_t at, size_t size) {
   uint64_t v = 0;
@@ -214,7 +223,7 @@ TEST(Executor, VerifiesTheChecksumBeforeTheFirstLoad) {
   Fixture f({Spec("float32")});
   auto bin = test_support::FakeBinary("Ascend910B1", "float32");
   bin[0] ^= 0xFF;
-  f.opp.Write("kernels/Ascend910B1/add_kernel_float32.npubin", bin);
+  f.opp.Write("kernels/Ascend910B1/add_custom_flat_float32.npubin", bin);
   const Status st = f.Run(Call("float32", 10));
   CHECK_EQ(st.code(), Code::kChecksum);
   CHECK_TRUE(st.message().find("sha256") != std::string::npos);
@@ -227,13 +236,14 @@ TEST(Executor, AclFailuresNameTheCallCodeSocAndDtype) {
   Status st = f.Run(Call("float32", 10));
   CHECK_EQ(st.code(), Code::kRuntime);
   CHECK_EQ(st.api(), std::string("aclrtBinaryLoadFromData"));
-  CHECK_EQ(st.message(), std::string("aclrtBinaryLoadFromData returned 107000 (SoC Ascend910B1, dtype float32)"));
+  CHECK_EQ(st.message(),
+           std::string("aclrtBinaryLoadFromData returned 107000 (SoC Ascend910B1, kernel variant flat, dtype float32)"));
   f.runtime.load_error = 0;
   f.runtime.launch_error = 507015;
   st = f.Run(Call("float32", 10));
   CHECK_EQ(st.api(), std::string("aclrtLaunchKernelWithHostArgs"));
-  CHECK_EQ(st.message(),
-           std::string("aclrtLaunchKernelWithHostArgs returned 507015 (SoC Ascend910B1, dtype float32)"));
+  CHECK_EQ(st.message(), std::string("aclrtLaunchKernelWithHostArgs returned 507015 (SoC Ascend910B1, kernel variant "
+                                     "flat, dtype float32)"));
 }
 
 TEST(Executor, EightThreadsLoadOncePerDeviceAndDtype) {
@@ -260,13 +270,99 @@ TEST(Executor, RunsFromSerializedKernelsWithoutTheFilesOnDisk) {
   Fixture f({Spec("float32")});
   auto bytes = f.registry->Serialize();
   REQUIRE_OK(bytes);
-  std::remove((f.opp.path() + "/kernels/Ascend910B1/add_kernel_float32.npubin").c_str());
+  std::remove((f.opp.path() + "/kernels/Ascend910B1/add_custom_flat_float32.npubin").c_str());
   std::remove((f.opp.path() + "/kernels/Ascend910B1/manifest.json").c_str());
   auto restored = KernelRegistry::FromSerialized(bytes.value());
   REQUIRE_OK(restored);
   KernelCache cache;
   REQUIRE_OK(LaunchKernels(Call("float32", 10), *restored.value(), cache, f.runtime));
   CHECK_EQ(f.runtime.launches.size(), size_t{1});
+}
+
+TEST(Executor, AScalarOperandRunsTheScalarKernelWithTheOperandsInEitherOrder) {
+  Fixture f(test_support::AllVariants("float32"));
+  REQUIRE_OK(f.Run(Call("float32", {5000}, {})));
+  REQUIRE_OK(f.Run(Call("float32", {}, {5000})));  // x is the scalar: the kernel gets y first
+  REQUIRE_EQ(f.runtime.launches.size(), size_t{2});
+  for (size_t i = 0; i < 2; ++i) {
+    const auto &a = f.runtime.launches[i].args;
+    CHECK_EQ(a.size(), size_t{64});
+    CHECK_EQ(ReadLe(a, 24, 8), i == 0 ? 0x0000100000000000ull : 0x0000200000000000ull);  // a: the full operand
+    CHECK_EQ(ReadLe(a, 32, 8), i == 0 ? 0x0000200000000000ull : 0x0000100000000000ull);  // b: the scalar
+    CHECK_EQ(ReadLe(a, 40, 8), 0x0000300000000000ull);
+    CHECK_EQ(ReadLe(a, 48, 4), uint64_t{5000});
+  }
+  CHECK_EQ(f.runtime.loads.load(), 1);  // the scalar kernel, loaded once
+}
+
+TEST(Executor, ABiasAddRunsTheRowKernelWithExtentsAndStrides) {
+  // [1024, 1024] + [1024]: rows 1024 and columns 1024, y one row; the widest block fits.
+  Fixture f(test_support::AllVariants("float32"));
+  REQUIRE_OK(f.Run(Call("float32", {1024, 1024}, {1024})));
+  REQUIRE_EQ(f.runtime.launches.size(), size_t{1});
+  const auto &a = f.runtime.launches[0].args;
+  REQUIRE_EQ(a.size(), size_t{104});
+  CHECK_EQ(ReadLe(a, 24, 8), 0x0000100000000000ull);
+  CHECK_EQ(ReadLe(a, 32, 8), 0x0000200000000000ull);
+  const uint64_t dims[] = {1, 1, 1, 1024, 1024};
+  for (int k = 0; k < 5; ++k) CHECK_EQ(ReadLe(a, 48 + 4 * k, 4), dims[k]);
+  for (int k = 0; k < 6; ++k) CHECK_EQ(ReadLe(a, 68 + 4 * k, 4), uint64_t{0});  // no outer dimension
+  CHECK_EQ(ReadLe(a, 92, 4), uint64_t{40});  // 64 x 4 tiles of 16 x 256, capped at 40 programs
+  CHECK_EQ(f.cache.loaded_count(), size_t{1});
+  auto k = f.registry->Find("Ascend910B1", "AddCustom", "row_16x256", "float32");
+  REQUIRE_OK(k);
+  CHECK_EQ(f.runtime.launches[0].function, reinterpret_cast<void *>(static_cast<uintptr_t>(0xF00)));
+}
+
+TEST(Executor, AnNchwBiasRunsTheColumnKernelOverItsOuterDimension) {
+  // [8, 64, 56, 56] + [1, 64, 1, 1] -> (8, 64, 3136): x strides (200704, 3136, 1), y (0, 1, 0).
+  Fixture f(test_support::AllVariants("float16"));
+  REQUIRE_OK(f.Run(Call("float16", {8, 64, 56, 56}, {1, 64, 1, 1})));
+  REQUIRE_EQ(f.runtime.launches.size(), size_t{1});
+  const auto &a = f.runtime.launches[0].args;
+  const uint64_t dims[] = {1, 1, 8, 64, 3136};
+  for (int k = 0; k < 5; ++k) CHECK_EQ(ReadLe(a, 48 + 4 * k, 4), dims[k]);
+  const uint64_t strides[] = {0, 0, 200704, 0, 0, 0};  // a's outer strides, then b's
+  for (int k = 0; k < 6; ++k) CHECK_EQ(ReadLe(a, 68 + 4 * k, 4), strides[k]);
+}
+
+TEST(Executor, BroadcastsBeyondTwoToThe31ElementsAreChunkedAlongTheReducedShape) {
+  // [3, 2^30] + [3, 1] (float16): col pattern with rows 3, columns 2^30: one row per launch,
+  // the output and x advancing by a row of 2^31 bytes, y by one element.
+  Fixture f(test_support::AllVariants("float16"));
+  const int64_t cols = int64_t{1} << 30;
+  REQUIRE_OK(f.Run(Call("float16", {3, cols}, {3, 1})));
+  REQUIRE_EQ(f.runtime.launches.size(), size_t{3});
+  for (uint64_t i = 0; i < 3; ++i) {
+    const auto &a = f.runtime.launches[i].args;
+    CHECK_EQ(ReadLe(a, 24, 8), 0x0000100000000000ull + (i << 31));
+    CHECK_EQ(ReadLe(a, 32, 8), 0x0000200000000000ull + 2 * i);
+    CHECK_EQ(ReadLe(a, 40, 8), 0x0000300000000000ull + (i << 31));
+    CHECK_EQ(ReadLe(a, 60, 4), uint64_t{1});              // rows in this launch
+    CHECK_EQ(ReadLe(a, 64, 4), static_cast<uint64_t>(cols));  // columns
+  }
+}
+
+TEST(Executor, RefusesAMissingVariantNamingIt) {
+  Fixture f({Spec("float32")});  // only the flat kernel
+  const Status st = f.Run(Call("float32", {4, 5}, {5}));
+  CHECK_EQ(st.code(), Code::kMissingDType);
+  CHECK_TRUE(st.message().find("row_") != std::string::npos);
+  CHECK_TRUE(st.message().find("rebuild the kernels") != std::string::npos);
+  CHECK_EQ(f.runtime.launches.size(), size_t{0});
+}
+
+TEST(Executor, PrepareCallRefusesShapesItCannotComputeNamingBoth) {
+  const OpDefinition &op = *FindOp("AddCustom");
+  auto bad = PrepareCall(op, *op.FindDType("float32"), {2, 5}, {3});
+  CHECK_EQ(bad.status().code(), Code::kBadShape);
+  CHECK_TRUE(bad.status().message().find("[2, 5]") != std::string::npos);
+  CHECK_TRUE(bad.status().message().find("[3]") != std::string::npos);
+  auto deep = PrepareCall(op, *op.FindDType("float32"), {2, 1, 2, 1, 2, 1}, {1, 2, 1, 2, 1, 2});
+  CHECK_EQ(deep.status().code(), Code::kUnsupported);
+  CHECK_TRUE(deep.status().message().find("[2, 1, 2, 1, 2, 1]") != std::string::npos);
+  CHECK_TRUE(deep.status().message().find("6 remain") != std::string::npos);
+  CHECK_TRUE(PrepareCall(op, *op.FindDType("float32"), {2, 1, 2, 1, 2}, {1, 2, 1, 2, 1}).ok());  // 5: the bound
 }
 
 namespace {

@@ -9,9 +9,10 @@ using namespace tf_ge_custom::core;
 using Bytes = std::vector<unsigned char>;
 
 namespace {
-ArgLayout LayoutFromManifest(bool has_ffts) {
+ArgLayout LayoutFromManifest(bool has_ffts, const std::string &variant = "flat") {
   test_support::KernelSpec k;
   k.has_ffts = has_ffts;
+  k.variant = variant;
   auto r = ParseManifest(test_support::ManifestJson("Ascend910B1", {k}), ManifestCheck());
   return r.ok() ? r.value().kernels[0].args : ArgLayout();
 }
@@ -36,7 +37,7 @@ TEST(HostArgs, A2A3LayoutWithFftsIs64BytesExactly) {
       0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // workspace: null
       0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00,  // x
       0x00, 0x00, 0x40, 0x00, 0x00, 0x10, 0x00, 0x00,  // y
-      0x00, 0x00, 0x80, 0x00, 0x00, 0x10, 0x00, 0x00,  // output
+      0x00, 0x00, 0x80, 0x00, 0x00, 0x10, 0x00, 0x00,  // z
       0x88, 0x13, 0x00, 0x00,                          // n_elements = 5000
       0x02, 0x00, 0x00, 0x00,                          // gridX
       0x01, 0x00, 0x00, 0x00,                          // gridY
@@ -63,15 +64,49 @@ TEST(HostArgs, LayoutWithoutFftsIs56BytesExactly) {
   CHECK_EQ(out, expected);
 }
 
+TEST(HostArgs, TiledLayoutCarriesExtentsAndStridesIn104Bytes) {
+  // add_tile_kernel(a, b, z, d0, d1, d2, rows, cols, a_stride0..2, b_stride0..2): NCHW bias
+  // [8, 64, 56, 56] + [1, 64, 1, 1] as the col pattern, frame (1, 1, 8, 64, 3136).
+  HostArgValues v = Values();
+  v.num_elements = 8 * 64 * 3136;
+  v.dims = {1, 1, 8, 64, 3136};
+  v.input_strides = {{0, 0, 200704, 3136, 1}, {0, 0, 0, 1, 0}};
+  v.grid_x = 40;
+  Bytes out;
+  REQUIRE_OK(PackHostArgs(LayoutFromManifest(true, "col_16x256"), v, &out));
+  const Bytes expected = {
+      0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,  // ffts_base_address
+      0, 0, 0, 0, 0, 0, 0, 0,                          // sync_block_lock
+      0, 0, 0, 0, 0, 0, 0, 0,                          // workspace
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00,  // a
+      0x00, 0x00, 0x40, 0x00, 0x00, 0x10, 0x00, 0x00,  // b
+      0x00, 0x00, 0x80, 0x00, 0x00, 0x10, 0x00, 0x00,  // z
+      1, 0, 0, 0, 1, 0, 0, 0, 8, 0, 0, 0,              // d0, d1, d2
+      64, 0, 0, 0, 0x40, 0x0C, 0, 0,                   // rows, cols = 3136
+      0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x10, 0x03, 0x00,  // a_stride0, 1, 2 = 200704
+      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,              // b_stride0, 1, 2
+      40, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0,             // gridX, gridY, gridZ: 104 bytes, no padding
+  };
+  CHECK_EQ(out, expected);
+  // An extent that does not fit its 32-bit slot, a negative stride, a missing operand's strides
+  v.dims[4] = int64_t{1} << 31;
+  CHECK_EQ(PackHostArgs(LayoutFromManifest(true, "col_16x256"), v, &out).code(), Code::kOutOfRange);
+  v.dims[4] = 3136;
+  v.input_strides[1][2] = -1;
+  CHECK_EQ(PackHostArgs(LayoutFromManifest(true, "col_16x256"), v, &out).code(), Code::kOutOfRange);
+  v.input_strides.pop_back();
+  CHECK_EQ(PackHostArgs(LayoutFromManifest(true, "col_16x256"), v, &out).code(), Code::kOutOfRange);
+}
+
 TEST(HostArgs, SixtyFourBitCountAndTailPadding) {
   // A layout a compiler could emit for an i64 count: 8-byte count at 24, grids at 32..44,
   // struct rounded up to 48 (the last 4 bytes are padding and must be zero).
   ArgLayout l;
   l.size = 48;
-  l.slots = {{"lock", SlotRole::kSyncBlockLock, -1, 0, 8}, {"ws", SlotRole::kWorkspace, -1, 8, 8},
-             {"x", SlotRole::kInput, 0, 16, 8},           {"n", SlotRole::kNumElements, -1, 24, 8},
-             {"gx", SlotRole::kGridX, -1, 32, 4},          {"gy", SlotRole::kGridY, -1, 36, 4},
-             {"gz", SlotRole::kGridZ, -1, 40, 4}};
+  l.slots = {{"lock", SlotRole::kSyncBlockLock, -1, -1, 0, 8}, {"ws", SlotRole::kWorkspace, -1, -1, 8, 8},
+             {"x", SlotRole::kInput, 0, -1, 16, 8},            {"n", SlotRole::kNumElements, -1, -1, 24, 8},
+             {"gx", SlotRole::kGridX, -1, -1, 32, 4},          {"gy", SlotRole::kGridY, -1, -1, 36, 4},
+             {"gz", SlotRole::kGridZ, -1, -1, 40, 4}};
   HostArgValues v;
   v.inputs = {0xAABBCCDDull};
   v.num_elements = 0x0000000300000001ll;  // 2^33 + 2^32 + 1: does not fit 32 bits

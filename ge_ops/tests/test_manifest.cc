@@ -42,15 +42,16 @@ TEST(Manifest, ReadsAValidA2Manifest) {
   const KernelManifest &m = r.value();
   CHECK_EQ(m.soc, kSoc);
   REQUIRE_EQ(m.kernels.size(), size_t{2});
-  const KernelEntry *e = m.Find("AddCustom", "float32");
+  const KernelEntry *e = m.Find("AddCustom", "flat", "float32");
   REQUIRE_TRUE(e != nullptr);
+  CHECK_EQ(e->variant, std::string("flat"));
   CHECK_EQ(e->entry, std::string("add_kernel"));
-  CHECK_EQ(e->binary, std::string("add_kernel_float32.npubin"));
+  CHECK_EQ(e->binary, std::string("add_custom_flat_float32.npubin"));
   const auto bin = test_support::FakeBinary(kSoc, "float32");
   CHECK_EQ(e->binary_size, static_cast<int64_t>(bin.size()));
   CHECK_EQ(e->sha256, Sha256Hex(bin.data(), bin.size()));
   CHECK_TRUE(e->magic == BinaryMagic::kElfVectorCore);
-  CHECK_EQ(e->block_size, int64_t{4096});
+  CHECK_EQ(e->block, (std::vector<int64_t>{4096}));
   CHECK_EQ(e->max_programs, int64_t{40});
   CHECK_EQ(e->max_grid, int64_t{65535});
   CHECK_EQ(e->max_elements_per_launch, int64_t{1} << 30);
@@ -60,9 +61,47 @@ TEST(Manifest, ReadsAValidA2Manifest) {
   CHECK_TRUE(e->args.slots[3].role == SlotRole::kInput);
   CHECK_EQ(e->args.slots[4].index, int64_t{1});
   CHECK_EQ(e->args.slots[6].offset, int64_t{48});
-  CHECK_EQ(m.Find("AddCustom", "float16")->args.size, int64_t{56});
-  CHECK_FALSE(m.Find("AddCustom", "float16")->args.has_ffts);
-  CHECK_TRUE(m.Find("AddCustom", "int32") == nullptr);
+  CHECK_EQ(m.Find("AddCustom", "flat", "float16")->args.size, int64_t{56});
+  CHECK_FALSE(m.Find("AddCustom", "flat", "float16")->args.has_ffts);
+  CHECK_TRUE(m.Find("AddCustom", "flat", "int32") == nullptr);
+  CHECK_TRUE(m.Find("AddCustom", "scalar", "float32") == nullptr);
+}
+
+TEST(Manifest, ReadsATiledVariantWithItsExtentAndStrideSlots) {
+  KernelSpec k;
+  k.variant = "col_128x32";
+  auto r = ParseManifest(ManifestJson(kSoc, {k}), ManifestCheck());
+  REQUIRE_OK(r);
+  const KernelEntry *e = r.value().Find("AddCustom", "col_128x32", "float32");
+  REQUIRE_TRUE(e != nullptr);
+  CHECK_EQ(e->entry, std::string("add_tile_kernel"));
+  CHECK_EQ(e->block, (std::vector<int64_t>{128, 32}));
+  CHECK_EQ(e->args.size, int64_t{104});
+  REQUIRE_EQ(e->args.slots.size(), size_t{20});
+  // after the six pointers: extents d0..d4 at 48..64, then a's and b's outer strides
+  CHECK_TRUE(e->args.slots[6].role == SlotRole::kDim);
+  CHECK_EQ(e->args.slots[6].dim, int64_t{0});
+  CHECK_EQ(e->args.slots[10].dim, int64_t{4});
+  CHECK_EQ(e->args.slots[10].offset, int64_t{64});
+  CHECK_TRUE(e->args.slots[14].role == SlotRole::kInputStride);
+  CHECK_EQ(e->args.slots[14].index, int64_t{1});
+  CHECK_EQ(e->args.slots[14].dim, int64_t{0});
+  CHECK_EQ(e->args.slots[14].offset, int64_t{80});
+  CHECK_EQ(e->args.slots[17].offset, int64_t{92});  // gridX
+}
+
+TEST(Manifest, RefusesAVariantItsOpDoesNotHaveOrAnotherBlock) {
+  KernelSpec k;
+  k.variant = "row_16x256";
+  const std::string v = ManifestJson(kSoc, {k});
+  REQUIRE_OK(ParseManifest(v, ManifestCheck()));
+  CHECK_EQ(CodeOf(Replace(v, "\"variant\": \"row_16x256\"", "\"variant\": \"row_8x512\"")), Code::kBadManifest);
+  CHECK_EQ(CodeOf(Replace(v, "\"block\": [16, 256]", "\"block\": [8, 512]")), Code::kBadManifest);
+  CHECK_EQ(CodeOf(Replace(v, "\"block\": [16, 256]", "\"block\": [4096]")), Code::kBadManifest);
+  CHECK_EQ(CodeOf(Replace(v, "\"variant\": \"row_16x256\",\n", "")), Code::kBadManifest);
+  // the binary is named after the variant
+  CHECK_EQ(CodeOf(Replace(v, "add_custom_row_16x256_float32.npubin", "add_custom_row_128x32_float32.npubin")),
+           Code::kBadManifest);
 }
 
 TEST(Manifest, AcceptsAnIrOnlyManifest) {
@@ -92,9 +131,10 @@ TEST(Manifest, LeavesKeysItDoesNotUseToThePythonValidator) {
 
 TEST(Manifest, RefusesAnotherFormatOrVersion) {
   const std::string v = Valid();
-  CHECK_EQ(CodeOf(Replace(v, "\"version\": 1", "\"version\": 2")), Code::kBadVersion);
-  CHECK_EQ(CodeOf(Replace(v, "\"version\": 1", "\"version\": \"1\"")), Code::kBadVersion);
-  CHECK_EQ(CodeOf(Replace(v, "\"version\": 1", "\"version\": true")), Code::kBadVersion);
+  CHECK_EQ(CodeOf(Replace(v, "\"version\": 2", "\"version\": 1")), Code::kBadVersion);  // before variants
+  CHECK_EQ(CodeOf(Replace(v, "\"version\": 2", "\"version\": 3")), Code::kBadVersion);
+  CHECK_EQ(CodeOf(Replace(v, "\"version\": 2", "\"version\": \"2\"")), Code::kBadVersion);
+  CHECK_EQ(CodeOf(Replace(v, "\"version\": 2", "\"version\": true")), Code::kBadVersion);
   CHECK_EQ(CodeOf(Replace(v, "tf-ge-custom-kernel-manifest", "other-manifest")), Code::kBadVersion);
   CHECK_EQ(CodeOf(Replace(v, "\"format\": \"tf-ge-custom-kernel-manifest\",\n", "")), Code::kBadVersion);
 }
@@ -108,9 +148,10 @@ TEST(Manifest, RefusesWhatIsNotAManifestObject) {
 TEST(Manifest, RefusesMissingOrWronglyTypedFieldsItReads) {
   ExpectEach({
                  {"\"soc\": \"Ascend910B1\",\n", ""},                                      // missing soc
-                 {"\"block_size\": 4096", "\"block_size\": \"4096\""},                     // wrong type
-                 {"\"block_size\": 4096", "\"block_size\": 4096.0"},                       // a float
-                 {"\"block_size\": 4096", "\"block_size\": true"},                         // a boolean
+                 {"\"block\": [4096]", "\"block\": [\"4096\"]"},                           // wrong type
+                 {"\"block\": [4096]", "\"block\": 4096"},                                 // not a list
+                 {"\"block\": [4096]", "\"block\": [4096.5]"},                             // a float
+                 {"\"block\": [4096]", "\"block\": [true]"},                               // a boolean
                  {"\"lock_num\": 0", "\"lock_num\": 99999999999999999999"},                // beyond 64 bits
                  {"\"lock_num\": 0", "\"lock_num\": 18446744073709551615"},                // unsigned 64-bit
                  {"\"workspace_size\": 0", "\"workspace_size\": -1"},
@@ -127,7 +168,7 @@ TEST(Manifest, RefusesMissingOrWronglyTypedFieldsItReads) {
 TEST(Manifest, RefusesLimitsTheLaunchPlanCannotHonour) {
   ExpectEach({
                  {"\"max_grid\": 65535", "\"max_grid\": 65536"},                              // kernel_contract MAX_GRID
-                 {"\"max_elements_per_launch\": 1073741824", "\"max_elements_per_launch\": 2048"},  // < block_size
+                 {"\"max_elements_per_launch\": 1073741824", "\"max_elements_per_launch\": 2048"},  // < block
                  {"\"max_programs\": 40", "\"max_programs\": 262144"},  // a 32-bit index would wrap
              },
              Code::kBadManifest);
@@ -141,12 +182,31 @@ TEST(Manifest, RefusesLimitsTheLaunchPlanCannotHonour) {
   CHECK_TRUE(ParseManifest(wide, ManifestCheck()).ok());
 }
 
+TEST(Manifest, RefusesTiledLayoutsWithoutEveryExtentAndStrideOnce) {
+  KernelSpec k;
+  k.variant = "outer_1x4096";
+  const std::string v = ManifestJson(kSoc, {k});
+  REQUIRE_OK(ParseManifest(v, ManifestCheck()));
+  for (const auto &edit : std::vector<std::pair<std::string, std::string>>{
+           {"\"role\": \"dim\", \"dim\": 4", "\"role\": \"dim\", \"dim\": 3"},  // cols missing, rows twice
+           {"\"index\": 1, \"dim\": 2", "\"index\": 0, \"dim\": 2"},  // b's stride 2 missing
+           {"\"index\": 1, \"dim\": 2", "\"index\": 1, \"dim\": 5"},  // beyond the frame
+           {"\"role\": \"dim\", \"dim\": 0, ", "\"role\": \"dim\", "},   // an extent of no dimension
+           {"\"name\": \"d0\", \"role\": \"dim\", \"dim\": 0", "\"name\": \"d0\", \"role\": \"num_elements\""},
+       }) {
+    const Code got = CodeOf(Replace(v, edit.first, edit.second));
+    if (got != Code::kBadManifest) CHECK_EQ(edit.second + " -> " + CodeName(got), std::string("kBadManifest"));
+  }
+}
+
 TEST(Manifest, RefusesLayoutsPackHostArgsCannotFill) {
   ExpectEach({
                  {"\"role\": \"grid_z\"", "\"role\": \"grid_w\""},  // unknown role
                  {"\"role\": \"grid_z\"", "\"role\": \"grid_y\""},  // grid_z missing, grid_y twice
-                 {"\"name\": \"y_ptr\", \"role\": \"input\", \"index\": 1",
-                  "\"name\": \"y_ptr\", \"role\": \"input\", \"index\": 0"},              // input 1 missing
+                 {"\"name\": \"b_ptr\", \"role\": \"input\", \"index\": 1",
+                  "\"name\": \"b_ptr\", \"role\": \"input\", \"index\": 0"},              // input 1 missing
+                 {"\"role\": \"num_elements\", ", "\"role\": \"dim\", \"dim\": 0, "},      // no count; a
+                                                                                          // dim flat has not
                  {"\"index\": 1, \"offset\": 32", "\"index\": 2, \"offset\": 32"},          // no input 2
                  {"\"role\": \"output\", \"index\": 0, ", "\"role\": \"output\", "},      // output without index
                  {"\"offset\": 40, \"size\": 8", "\"offset\": 40, \"size\": 4"},           // pointer of 4 bytes
@@ -164,7 +224,7 @@ TEST(Manifest, RefusesKernelsOfAnotherOpDefinitionOrFolder) {
   CHECK_EQ(CodeOf(Replace(v, "\"op\": \"AddCustom\"", "\"op\": \"MulCustom\"")), Code::kBadManifest);
   CHECK_EQ(CodeOf(Replace(v, "\"dtype\": \"float32\"", "\"dtype\": \"float64\"")), Code::kBadManifest);
   // The binary's name becomes a path: nothing but the op definition's name is read.
-  CHECK_EQ(CodeOf(Replace(v, "\"binary\": \"add_kernel_float32.npubin\"", "\"binary\": \"../../x.npubin\"")),
+  CHECK_EQ(CodeOf(Replace(v, "\"binary\": \"add_custom_flat_float32.npubin\"", "\"binary\": \"../../x.npubin\"")),
            Code::kBadManifest);
   ManifestCheck folder;
   folder.expected_soc = "Ascend910_9392";
@@ -181,13 +241,13 @@ TEST(Manifest, ChecksumRefusalsWhenAskedToCheckFiles) {
   CHECK_TRUE(LoadManifest(path, true).ok());
   auto bin = test_support::FakeBinary(kSoc, "float32");
   bin[10] ^= 1;  // same size, other bytes
-  dir.Write("kernels/" + kSoc + "/add_kernel_float32.npubin", bin);
+  dir.Write("kernels/" + kSoc + "/add_custom_flat_float32.npubin", bin);
   CHECK_EQ(LoadManifest(path, true).status().code(), Code::kChecksum);
   CHECK_TRUE(LoadManifest(path, false).ok());  // files are looked at only on request
   bin.push_back(0);
-  dir.Write("kernels/" + kSoc + "/add_kernel_float32.npubin", bin);
+  dir.Write("kernels/" + kSoc + "/add_custom_flat_float32.npubin", bin);
   CHECK_EQ(LoadManifest(path, true).status().code(), Code::kChecksum);
-  std::remove((dir.path() + "/kernels/" + kSoc + "/add_kernel_float32.npubin").c_str());
+  std::remove((dir.path() + "/kernels/" + kSoc + "/add_custom_flat_float32.npubin").c_str());
   CHECK_EQ(LoadManifest(path, true).status().code(), Code::kChecksum);
   CHECK_EQ(LoadManifest(dir.path() + "/nothing.json", false).status().code(), Code::kIo);
 }

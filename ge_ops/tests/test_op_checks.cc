@@ -31,25 +31,50 @@ TEST(OpChecks, DTypeMustBeSupportedAndShared) {
   CHECK_FALSE(CheckDTypes(Add(), {{"float32", {2}}}).ok());
 }
 
-TEST(OpChecks, ExecuteNeedsEqualConcreteShapes) {
-  CHECK_EQ(CheckSameShapeAndCount(Add(), {{"float32", {8, 2048}}, {"float32", {8, 2048}}}).value(), int64_t{16384});
-  CHECK_EQ(CheckSameShapeAndCount(Add(), {{"float32", {}}, {"float32", {}}}).value(), int64_t{1});  // scalar
-  CHECK_EQ(CheckSameShapeAndCount(Add(), {{"float32", {0, 5}}, {"float32", {0, 5}}}).value(), int64_t{0});
-  auto broadcast = CheckSameShapeAndCount(Add(), {{"float32", {8, 2048}}, {"float32", {2048}}});
-  CHECK_EQ(broadcast.status().code(), Code::kBadShape);
-  CHECK_TRUE(broadcast.status().message().find("[8, 2048]") != std::string::npos);
-  CHECK_FALSE(CheckSameShapeAndCount(Add(), {{"float32", {-1, 4}}, {"float32", {-1, 4}}}).ok());
+TEST(OpChecks, ElementCountRefusesNegativeDimsAndOverflow) {
+  CHECK_EQ(ElementCount({8, 2048}).value(), int64_t{16384});
+  CHECK_EQ(ElementCount({}).value(), int64_t{1});  // scalar
+  CHECK_EQ(ElementCount({0, 5}).value(), int64_t{0});
+  CHECK_FALSE(ElementCount({-1, 4}).ok());
   CHECK_FALSE(ElementCount({int64_t{1} << 32, int64_t{1} << 32}).ok());
   CHECK_EQ(ElementCount({int64_t{1} << 31, int64_t{1} << 31}).value(), int64_t{1} << 62);
 }
 
-TEST(OpChecks, InferShapeMergesUnknownDims) {
-  CHECK_EQ(InferOutputShape(Add(), {{"", {-1, 4}}, {"", {3, -1}}}).value(), (std::vector<int64_t>{3, 4}));
-  CHECK_EQ(InferOutputShape(Add(), {{"", {-2}}, {"", {3, 5}}}).value(), (std::vector<int64_t>{3, 5}));
-  CHECK_EQ(InferOutputShape(Add(), {{"", {7}}, {"", {-2}}}).value(), (std::vector<int64_t>{7}));
-  CHECK_EQ(InferOutputShape(Add(), {{"", {-1}}, {"", {-1}}}).value(), (std::vector<int64_t>{-1}));
-  CHECK_FALSE(InferOutputShape(Add(), {{"", {3, 4}}, {"", {3, 5}}}).ok());
+TEST(OpChecks, InferShapeBroadcastsAsTensorFlowsShapeFunction) {
+  // Expected values from BroadcastBinaryOpShapeFn (tensorflow/core/framework/common_shape_fns.cc)
+  // applied by hand: -1 is an unknown dim, {-2} an unknown rank.
+  struct Case {
+    std::vector<int64_t> x, y, out;
+  };
+  const Case cases[] = {
+      {{8, 2048}, {2048}, {8, 2048}},         // bias
+      {{4096, 1}, {1, 4096}, {4096, 4096}},   // outer
+      {{}, {3, 5}, {3, 5}},                   // scalar
+      {{3, 1, 5}, {4, 1}, {3, 4, 5}},
+      {{0, 5}, {1}, {0, 5}},                  // 0 beats 1
+      {{-1, 4}, {3, -1}, {3, 4}},             // a known size above 1 wins
+      {{-1}, {1}, {-1}},                      // a known 1 yields the other
+      {{-1}, {-1}, {-1}},
+      {{-1}, {0}, {-1}},                      // unknown against 0 stays unknown
+      {{-1, 1}, {5}, {-1, 5}},
+      {{-2}, {3, 5}, {-2}},                   // an unknown rank gives an unknown rank
+      {{7}, {-2}, {-2}},
+      {{2, -1}, {}, {2, -1}},
+  };
+  for (const auto &c : cases) {
+    auto r = InferOutputShape(Add(), {{"", c.x}, {"", c.y}});
+    if (!r.ok()) {
+      CHECK_EQ(ShapeString(c.x) + " + " + ShapeString(c.y) + ": " + r.status().ToString(), std::string("ok"));
+      continue;
+    }
+    CHECK_EQ(r.value(), c.out);
+  }
+  auto bad = InferOutputShape(Add(), {{"", {3, 4}}, {"", {3, 5}}});
+  CHECK_EQ(bad.status().code(), Code::kBadShape);
+  CHECK_TRUE(bad.status().message().find("x [3, 4] and y [3, 5]") != std::string::npos);
   CHECK_FALSE(InferOutputShape(Add(), {{"", {3, 4}}, {"", {12}}}).ok());
+  CHECK_FALSE(InferOutputShape(Add(), {{"", {0}}, {"", {2}}}).ok());
+  CHECK_FALSE(InferOutputShape(Add(), {{"", {-3}}, {"", {2}}}).ok());
 }
 
 static void SomeFunctionInThisBinary() {}

@@ -12,58 +12,99 @@
 
 namespace test_support {
 
-std::string ArgsJson(bool has_ffts) {
+std::string ArgsJson(bool has_ffts, bool tiled) {
   // Offsets written out by hand from docs/ascend-stack.md, "Launching the kernel" (8-byte
   // pointer slots, then 4-byte ints).
   const int b = has_ffts ? 8 : 0;
-  auto slot = [](const std::string &name, const std::string &role, int offset, int size, int index = -1) {
+  auto slot = [](const std::string &name, const std::string &role, int offset, int size, int index = -1, int dim = -1) {
     std::string s = "{\"name\": \"" + name + "\", \"role\": \"" + role + "\", ";
     if (index >= 0) s += "\"index\": " + std::to_string(index) + ", ";
+    if (dim >= 0) s += "\"dim\": " + std::to_string(dim) + ", ";
     return s + "\"offset\": " + std::to_string(offset) + ", \"size\": " + std::to_string(size) + "}";
   };
   std::string slots;
   if (has_ffts) slots += "      " + slot("ffts_base_address", "ffts", 0, 8) + ",\n";
   slots += "      " + slot("sync_block_lock", "sync_block_lock", b + 0, 8) + ",\n";
   slots += "      " + slot("workspace", "workspace", b + 8, 8) + ",\n";
-  slots += "      " + slot("x_ptr", "input", b + 16, 8, 0) + ",\n";
-  slots += "      " + slot("y_ptr", "input", b + 24, 8, 1) + ",\n";
-  slots += "      " + slot("output_ptr", "output", b + 32, 8, 0) + ",\n";
-  slots += "      " + slot("n_elements", "num_elements", b + 40, 4) + ",\n";
-  slots += "      " + slot("gridX", "grid_x", b + 44, 4) + ",\n";
-  slots += "      " + slot("gridY", "grid_y", b + 48, 4) + ",\n";
-  slots += "      " + slot("gridZ", "grid_z", b + 52, 4) + "\n";
-  return std::string("{\n    \"size\": ") + (has_ffts ? "64" : "56") + ",\n    \"has_ffts\": " +
-         (has_ffts ? "true" : "false") + ",\n    \"slots\": [\n" + slots + "    ]\n  }";
+  slots += "      " + slot("a_ptr", "input", b + 16, 8, 0) + ",\n";
+  slots += "      " + slot("b_ptr", "input", b + 24, 8, 1) + ",\n";
+  slots += "      " + slot("z_ptr", "output", b + 32, 8, 0) + ",\n";
+  int at = b + 40;
+  if (!tiled) {
+    slots += "      " + slot("n_elements", "num_elements", at, 4) + ",\n";
+    at += 4;
+  } else {
+    const char *dims[] = {"d0", "d1", "d2", "rows", "cols"};
+    for (int k = 0; k < 5; ++k, at += 4) slots += "      " + slot(dims[k], "dim", at, 4, -1, k) + ",\n";
+    for (int i = 0; i < 2; ++i) {
+      for (int k = 0; k < 3; ++k, at += 4) {
+        slots += "      " + slot(std::string(i ? "b" : "a") + "_stride" + std::to_string(k), "input_stride", at, 4, i, k) + ",\n";
+      }
+    }
+  }
+  slots += "      " + slot("gridX", "grid_x", at, 4) + ",\n";
+  slots += "      " + slot("gridY", "grid_y", at + 4, 4) + ",\n";
+  slots += "      " + slot("gridZ", "grid_z", at + 8, 4) + "\n";
+  const int size = (at + 12 + 7) / 8 * 8;
+  return "{\n    \"size\": " + std::to_string(size) + ",\n    \"has_ffts\": " + (has_ffts ? "true" : "false") +
+         ",\n    \"slots\": [\n" + slots + "    ]\n  }";
 }
 
-std::vector<uint8_t> FakeBinary(const std::string &soc, const std::string &dtype) {
-  const std::string text = "\x7f" "ELF fake npubin for " + soc + " " + dtype;
+std::string BlockJson(const std::string &variant) {
+  // The blocks of tf_ge_custom/op_def.py, written out: flat kernels 4096 elements, tiles rows x cols.
+  if (variant == "flat" || variant == "scalar") return "[4096]";
+  const size_t us = variant.find('_'), x = variant.find('x', us);
+  return "[" + variant.substr(us + 1, x - us - 1) + ", " + variant.substr(x + 1) + "]";
+}
+
+std::string BinaryName(const std::string &variant, const std::string &dtype) {
+  return "add_custom_" + variant + "_" + dtype + ".npubin";
+}
+
+std::vector<uint8_t> FakeBinary(const std::string &soc, const std::string &dtype, const std::string &variant) {
+  const std::string text = "\x7f" "ELF fake npubin for " + soc + " " + variant + " " + dtype;
   std::vector<uint8_t> bytes(text.begin(), text.end());
-  for (int i = 0; i < 300; ++i) bytes.push_back(static_cast<uint8_t>(i * 7 + dtype.size()));
+  for (int i = 0; i < 300; ++i) bytes.push_back(static_cast<uint8_t>(i * 7 + dtype.size() + variant.size()));
   return bytes;
 }
 
+std::vector<KernelSpec> AllVariants(const std::string &dtype, bool has_ffts) {
+  std::vector<KernelSpec> out;
+  for (const char *v : {"flat", "scalar", "row_1x4096", "row_16x256", "row_128x32", "col_1x4096", "col_16x256",
+                        "col_128x32", "outer_1x4096", "outer_16x256", "outer_128x32"}) {
+    KernelSpec k;
+    k.variant = v;
+    k.dtype = dtype;
+    k.has_ffts = has_ffts;
+    out.push_back(k);
+  }
+  return out;
+}
+
 std::string ManifestJson(const std::string &soc, const std::vector<KernelSpec> &kernels) {
-  std::string out = "{\n\"format\": \"tf-ge-custom-kernel-manifest\",\n\"version\": 1,\n\"soc\": \"" + soc +
+  std::string out = "{\n\"format\": \"tf-ge-custom-kernel-manifest\",\n\"version\": 2,\n\"soc\": \"" + soc +
                     "\",\n\"vector_core_count\": 40,\n"
                     "\"toolchain\": {\"triton_ascend\": \"3.2.0\", \"bishengir\": \"1.2.0\", \"cann\": \"8.5.0\"},\n"
                     "\"kernel_source_sha256\": \"" + std::string(64, 'a') + "\",\n\"kernels\": [\n";
   for (size_t i = 0; i < kernels.size(); ++i) {
     const KernelSpec &k = kernels[i];
-    const std::vector<uint8_t> bin = k.binary.empty() ? FakeBinary(soc, k.dtype) : k.binary;
-    out += " {\n  \"op\": \"AddCustom\",\n  \"dtype\": \"" + k.dtype + "\",\n  \"entry\": \"add_kernel\",\n";
+    const bool tiled = k.variant != "flat" && k.variant != "scalar";
+    const std::vector<uint8_t> bin = k.binary.empty() ? FakeBinary(soc, k.dtype, k.variant) : k.binary;
+    out += " {\n  \"op\": \"AddCustom\",\n  \"variant\": \"" + k.variant + "\",\n  \"dtype\": \"" + k.dtype +
+           "\",\n  \"entry\": \"" + (tiled ? "add_tile_kernel" : k.variant == "flat" ? "add_kernel" : "add_scalar_kernel") +
+           "\",\n";
     if (k.has_binary) {
-      out += "  \"binary\": \"add_kernel_" + k.dtype + ".npubin\",\n  \"binary_size\": " + std::to_string(bin.size()) +
+      out += "  \"binary\": \"" + BinaryName(k.variant, k.dtype) + "\",\n  \"binary_size\": " + std::to_string(bin.size()) +
              ",\n  \"sha256\": \"" + tf_ge_custom::core::Sha256Hex(bin.data(), bin.size()) + "\",\n";
     } else {
       out += "  \"binary\": null,\n  \"binary_size\": null,\n  \"sha256\": null,\n";
     }
-    out += "  \"mix_mode\": \"aiv\",\n  \"magic\": \"ELF_VECTOR_CORE\",\n  \"block_size\": 4096,\n"
-           "  \"grid\": {\"max_programs\": " + std::to_string(k.max_programs) + ", \"max_grid\": " +
+    out += "  \"mix_mode\": \"aiv\",\n  \"magic\": \"ELF_VECTOR_CORE\",\n  \"block\": " + BlockJson(k.variant) +
+           ",\n  \"grid\": {\"max_programs\": " + std::to_string(k.max_programs) + ", \"max_grid\": " +
            std::to_string(k.max_grid) + "},\n  \"max_elements_per_launch\": " +
            std::to_string(k.max_elements_per_launch) + ",\n  \"workspace_size\": " + std::to_string(k.workspace_size) +
            ",\n  \"lock_num\": " + std::to_string(k.lock_num) + ",\n  \"lock_init_val\": " +
-           std::to_string(k.lock_init_val) + ",\n  \"args\": " + ArgsJson(k.has_ffts) + "\n }" +
+           std::to_string(k.lock_init_val) + ",\n  \"args\": " + ArgsJson(k.has_ffts, tiled) + "\n }" +
            (i + 1 < kernels.size() ? ",\n" : "\n");
   }
   return out + "]\n}\n";
@@ -109,7 +150,8 @@ std::string WriteOppKernels(const TempDir &root, const std::string &soc, const s
   root.Write("kernels/" + soc + "/manifest.json", manifest);
   for (const auto &k : kernels) {
     if (!k.has_binary) continue;
-    root.Write("kernels/" + soc + "/add_kernel_" + k.dtype + ".npubin", k.binary.empty() ? FakeBinary(soc, k.dtype) : k.binary);
+    root.Write("kernels/" + soc + "/" + BinaryName(k.variant, k.dtype),
+               k.binary.empty() ? FakeBinary(soc, k.dtype, k.variant) : k.binary);
   }
   return manifest;
 }

@@ -10,11 +10,17 @@
 
 namespace test_support {
 
-// The A2/A3 add_kernel layout as triton-ascend emits it: 8-byte ffts, lock, workspace, x, y,
-// out; int32 n_elements; int32 gridX/Y/Z (64 bytes). Without ffts: 56 bytes (GE sample's A2).
-std::string ArgsJson(bool has_ffts);
+// The A2/A3 layouts as triton-ascend emits them: 8-byte ffts, lock, workspace, a, b, out, then
+// for the flat kernels int32 n_elements (64 bytes with ffts, 56 without: the GE sample's A2),
+// for the tiled ones 5 int32 extents and 2 x 3 int32 strides (104 bytes; 96 without ffts);
+// then int32 gridX/Y/Z.
+std::string ArgsJson(bool has_ffts, bool tiled = false);
+
+// The block of a variant of AddCustom, as JSON ("[4096]", "[16, 256]").
+std::string BlockJson(const std::string &variant);
 
 struct KernelSpec {
+  std::string variant = "flat";
   std::string dtype = "float32";
   bool has_binary = true;
   std::vector<uint8_t> binary;  // bytes of the npubin (sha256/size are computed from these)
@@ -31,8 +37,14 @@ struct KernelSpec {
 // in a fixed order, so tests can edit it with Replace().
 std::string ManifestJson(const std::string &soc, const std::vector<KernelSpec> &kernels);
 
-// The bytes of a fake npubin, distinct per (soc, dtype).
-std::vector<uint8_t> FakeBinary(const std::string &soc, const std::string &dtype);
+// The bytes of a fake npubin, distinct per (soc, variant, dtype).
+std::vector<uint8_t> FakeBinary(const std::string &soc, const std::string &dtype, const std::string &variant = "flat");
+
+// The npubin name of (variant, dtype): add_custom_<variant>_<dtype>.npubin.
+std::string BinaryName(const std::string &variant, const std::string &dtype);
+
+// Every variant of AddCustom for dtype, as specs (the complete set a build writes).
+std::vector<KernelSpec> AllVariants(const std::string &dtype, bool has_ffts = true);
 
 // text with the first occurrence of from replaced by to; aborts the test run if absent.
 std::string Replace(const std::string &text, const std::string &from, const std::string &to);

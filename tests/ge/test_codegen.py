@@ -7,7 +7,7 @@ import pathlib
 import re
 
 import tf_ge_custom
-from tf_ge_custom import op_def
+from tf_ge_custom import kernel_manifest, op_def
 
 
 def _parse_reg_op(text):
@@ -34,20 +34,43 @@ def test_installed_reg_op_header_matches_the_op_definition():
         assert '#include "graph/operator_reg.h"' in header.read_text()
 
 
+def _variant_rows(text):
+    """(name, entry, pattern, block, params, binaries) of each variant initializer, parsed."""
+    rows = []
+    for m in re.finditer(r'\{"(\w+)", "(\w+)", Pattern::(\w+), \{([\d, ]+)\}, \{(.*?)\}\}, \{([^}]*)\}\}', text):
+        params = re.findall(r"\{SlotRole::(\w+), (-?\d+), (-?\d+)\}", m.group(5) + "}")
+        rows.append((m.group(1), m.group(2), m.group(3), [int(b) for b in m.group(4).split(",")],
+                     [(r, int(i), int(d)) for r, i, d in params], re.findall(r'"([^"]*)"', m.group(6))))
+    return rows
+
+
+def _camel(name):
+    return "k" + "".join(p.capitalize() for p in name.split("_"))
+
+
 def test_core_table_matches_the_op_definition(native_build):
     text = (native_build.generated / "op_definitions.inc").read_text()
     for op in op_def.OPS:
-        line = [l for l in text.splitlines() if l.startswith('{"%s", ' % op.type_name)]
-        assert len(line) == 1
-        strings = re.findall(r'"([^"]*)"', line[0])
-        numbers = re.findall(r"(?<![\w\"])(\d+)(?=[},])", line[0])
+        start = text.index('{"%s", ' % op.type_name)
+        head = text[start:text.index("\n", start)]
+        strings = re.findall(r'"([^"]*)"', head)
+        numbers = re.findall(r"(?<![\w\"])(\d+)(?=[},])", head)
         expected = [op.type_name] + list(op.inputs) + list(op.outputs)
         for d in op.dtype_records():
-            expected += [d.name, d.ge, op.kernel.binary_name(d.name)]
-        expected.append(op.kernel.entry)
+            expected += [d.name, d.ge]
         assert strings == expected
-        assert [int(n) for n in numbers] == [d.itemsize for d in op.dtype_records()] + [
-            op.kernel.block_size]
+        assert [int(n) for n in numbers] == [d.itemsize for d in op.dtype_records()]
+        rows = _variant_rows(text[start:])
+        assert len(rows) == len(op.kernel.variants)
+        for row, v in zip(rows, op.kernel.variants):
+            params = []
+            for p in v.params:  # "input:1", "dim:3", "input_stride:0:2", "num_elements"
+                role, index, dim = kernel_manifest.param_slot_key(p)
+                params.append((_camel(role), -1 if index is None else index, -1 if dim is None else dim))
+            assert row == (v.name, v.entry, _camel(v.pattern), list(v.block), params,
+                           [op.binary_name(v.name, d) for d in op.dtypes])
+        commutative = re.search(r"\},\n (true|false)\},", text[start:]).group(1)
+        assert commutative == ("true" if op.commutative else "false")
 
 
 def test_ge_dtype_table_covers_every_dtype(native_build):
@@ -74,13 +97,19 @@ def test_kernel_contract_header_restates_the_python_contract(native_build):
     assert int(constant("kMaxGrid")) == c.MAX_GRID == 65535
     assert constant("kIndexLimit") == "INT64_C(%d)" % c.INDEX_LIMIT
     assert c.INDEX_LIMIT == 2 ** 31
-    rows = re.findall(r'\{SlotRole::(\w+), "(\w+)", (true|false), (true|false), (true|false)\}', text)
+    assert int(constant("kMaxBroadcastRank")) == c.MAX_BROADCAST_RANK
+    assert re.search(r"enum class Pattern \{ ([^}]*) \}", text).group(1).split(", ") == [
+        _camel(p) for p in c.PATTERNS]
+    assert re.findall(r'"(\w+)"', re.search(r"kPatternNames\[\] = \{([^}]*)\}", text).group(1)) == list(
+        c.PATTERNS)
+    rows = re.findall(r'\{SlotRole::(\w+), "(\w+)", (true|false), (true|false), (true|false), (true|false)\}',
+                      text)
     assert [r[1] for r in rows] == list(c.ROLES)
-    for enumerator, role, pointer, single, indexed in rows:
-        assert enumerator == "k" + "".join(p.capitalize() for p in role.split("_"))
-        assert (pointer, single, indexed) == tuple(
+    for enumerator, role, pointer, single, indexed, has_dim in rows:
+        assert enumerator == _camel(role)
+        assert (pointer, single, indexed, has_dim) == tuple(
             "true" if role in group else "false"
-            for group in (c.POINTER_ROLES, c.SINGLE_ROLES, c.INDEXED_ROLES))
+            for group in (c.POINTER_ROLES, c.SINGLE_ROLES, c.INDEXED_ROLES, c.DIM_ROLES))
     modes = re.findall(r'\{"(\w+)", BinaryMagic::(\w+)\}', text)
     magic_of = dict(re.findall(r"X\((k\w+), (\w+)\)", text.split("FOR_EACH_BINARY_MAGIC(X)")[1].splitlines()[0]))
     assert {mode: magic_of[e] for mode, e in modes} == c.MAGIC_BY_MIX_MODE

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from tf_ge_custom import cli, kernel_manifest
+from tf_ge_custom import cli, kernel_manifest, op_def
 from tf_ge_custom.errors import KernelBuildError, ToolchainError
 from tf_ge_custom.kernels import bishengir, builder, hivm_ir, toolchain
 
@@ -63,13 +63,15 @@ def test_without_hivmc_every_ir_stage_runs_then_one_error_names_hivmc(tmp_path):
     events = []
     with pytest.raises(ToolchainError) as e:
         builder.build_kernels(["Ascend910B1", "Ascend910_9392"], ["float32", "bfloat16"],
-                              str(out), progress=events.append, env=_env_without_hivmc())
+                              str(out), progress=events.append, env=_env_without_hivmc(),
+                              variants=["flat", "col_16x256"])
     assert e.value.missing == ("hivmc",)
     assert "--ir-only" in str(e.value) and "CANN" in str(e.value)
     assert [(ev.soc, ev.dtype) for ev in events] == [
         ("Ascend910B1", "float32"), ("Ascend910B1", "bfloat16"),
         ("Ascend910_9392", "float32"), ("Ascend910_9392", "bfloat16")]
-    assert all("HIVM IR" in ev.stages for ev in events)
+    assert all("HIVM IR" in ev.stages and ev.variants == ("flat", "col_16x256") for ev in events)
+    assert "8 kernel(s) (2 variants x" in str(e.value)
     assert not out.exists()  # nothing half-written
 
 
@@ -77,29 +79,35 @@ def test_with_hivmc_double_npubins_and_checksums_come_from_its_output(tmp_path, 
     out = tmp_path / "out"
     result = builder.build_kernels(["Ascend910B1", "Ascend910_9392"], ["float32", "int32"],
                                    str(out), env=hivmc_env)
+    variants = [v.name for v in op_def.ADD_CUSTOM.kernel.variants]
     for soc in ("Ascend910B1", "Ascend910_9392"):
         m = kernel_manifest.load_manifest(result.manifests[soc])  # checks every checksum
         assert not m.ir_only and m.toolchain["cann"] == "8.5.0"
         for dtype in ("float32", "int32"):
-            k = m.kernel("AddCustom", dtype)
-            with open(os.path.join(str(out), soc, "ir", "add_kernel_%s.hivm.mlir" % dtype),
-                      "rb") as f:
-                ir_sha = hashlib.sha256(f.read()).hexdigest()
-            data = (out / soc / k.binary).read_bytes()
-            # the npubin is what hivmc made from exactly the IR the layout was read from
-            assert data == ("hivmc-double:%s" % ir_sha).encode()
-            assert k.sha256 == hashlib.sha256(data).hexdigest() and k.binary_size == len(data)
-        assert sorted(os.listdir(str(out / soc))) == [
-            "add_kernel_float32.npubin", "add_kernel_int32.npubin", "ir", "manifest.json"]
+            assert not m.missing_variants(op_def.ADD_CUSTOM, dtype)
+            for variant in variants:
+                k = m.kernel("AddCustom", variant, dtype)
+                stem = "add_custom_%s_%s" % (variant, dtype)
+                with open(os.path.join(str(out), soc, "ir", stem + ".hivm.mlir"), "rb") as f:
+                    ir_sha = hashlib.sha256(f.read()).hexdigest()
+                assert k.binary == stem + ".npubin"
+                data = (out / soc / k.binary).read_bytes()
+                # the npubin is what hivmc made from exactly the IR the layout was read from
+                assert data == ("hivmc-double:%s" % ir_sha).encode()
+                assert k.sha256 == hashlib.sha256(data).hexdigest() and k.binary_size == len(data)
+        assert sorted(os.listdir(str(out / soc))) == sorted(
+            ["add_custom_%s_%s.npubin" % (v, d) for v in variants for d in ("float32", "int32")]
+            + ["ir", "manifest.json"])
 
 
 def test_a_failing_hivmc_fails_the_build_and_keeps_the_old_output(tmp_path, hivmc_env):
     out = tmp_path / "out"
-    builder.build_kernels(["Ascend910B1"], ["float32"], str(out), env=hivmc_env)
+    builder.build_kernels(["Ascend910B1"], ["float32"], str(out), env=hivmc_env, variants=["flat"])
     before = (out / "Ascend910B1" / "manifest.json").read_bytes()
     hivmc_env["HIVMC_DOUBLE_FAIL"] = "1"
     with pytest.raises(KernelBuildError) as e:
-        builder.build_kernels(["Ascend910B1"], ["float32", "int32"], str(out), env=hivmc_env)
+        builder.build_kernels(["Ascend910B1"], ["float32", "int32"], str(out), env=hivmc_env,
+                              variants=["flat"])
     assert "simulated failure" in str(e.value) and "Ascend910B1" in str(e.value)
     assert (out / "Ascend910B1" / "manifest.json").read_bytes() == before
     assert sorted(os.listdir(str(out))) == ["Ascend910B1"]  # no staging left behind
@@ -107,18 +115,23 @@ def test_a_failing_hivmc_fails_the_build_and_keeps_the_old_output(tmp_path, hivm
 
 def test_a_rebuild_replaces_the_soc_folder_whole(tmp_path, hivmc_env):
     out = tmp_path / "out"
-    builder.build_kernels(["Ascend910B1"], ["float32", "int32"], str(out), env=hivmc_env)
-    builder.build_kernels(["Ascend910B1"], ["float16"], str(out), env=hivmc_env)
+    build = dict(env=hivmc_env, variants=["flat", "scalar"])
+    builder.build_kernels(["Ascend910B1"], ["float32", "int32"], str(out), **build)
+    builder.build_kernels(["Ascend910B1"], ["float16"], str(out), **build)
     assert sorted(os.listdir(str(out / "Ascend910B1"))) == [
-        "add_kernel_float16.npubin", "ir", "manifest.json"]
+        "add_custom_flat_float16.npubin", "add_custom_scalar_float16.npubin", "ir",
+        "manifest.json"]
     # a file the build did not write is refused, by name, unless forced
     (out / "Ascend910B1" / "stale.npubin").write_bytes(b"old")
     with pytest.raises(ValueError, match="stale.npubin"):
-        builder.build_kernels(["Ascend910B1"], ["int32"], str(out), env=hivmc_env)
+        builder.build_kernels(["Ascend910B1"], ["int32"], str(out), **build)
     assert (out / "Ascend910B1" / "stale.npubin").read_bytes() == b"old"
-    builder.build_kernels(["Ascend910B1"], ["int32"], str(out), env=hivmc_env, force=True)
+    builder.build_kernels(["Ascend910B1"], ["int32"], str(out), force=True, **build)
     assert sorted(os.listdir(str(out / "Ascend910B1"))) == [
-        "add_kernel_int32.npubin", "ir", "manifest.json"]
+        "add_custom_flat_int32.npubin", "add_custom_scalar_int32.npubin", "ir", "manifest.json"]
+    with pytest.raises(ValueError, match="no kernel variant 'row_8x512'"):
+        builder.build_kernels(["Ascend910B1"], ["int32"], str(out), env=hivmc_env,
+                              variants=["row_8x512"])
 
 
 @pytest.mark.parametrize("socs, dtypes, message", [
@@ -151,6 +164,9 @@ def test_cli_without_hivmc_prints_progress_then_one_error(tmp_path):
     ours = [l for l in proc.stderr.splitlines() if l.startswith(("[", "tf-ge-custom"))]
     assert ours[0].startswith("[1/2] Ascend910B1") and "float32" in ours[0]
     assert ours[1].startswith("[2/2] Ascend910B1") and "int32" in ours[1]
+    # each line names the variants compiled for that (SoC, dtype)
+    names = " ".join(v.name for v in op_def.ADD_CUSTOM.kernel.variants)
+    assert "11 variants (%s)" % names in ours[0]
     assert len(ours) == 3 and ours[2].startswith("tf-ge-custom build-kernels: error: hivmc")
 
 

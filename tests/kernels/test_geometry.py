@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from tf_ge_custom.kernels import geometry
 from tf_ge_custom.op_def import ADD_CUSTOM
 
-BLOCK = ADD_CUSTOM.kernel.block_size
+BLOCK = ADD_CUSTOM.kernel.variant("flat").block[0]
 
 
 @pytest.mark.parametrize("n, programs, expected", [

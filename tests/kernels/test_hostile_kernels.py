@@ -93,7 +93,7 @@ def test_deep_text_is_a_syntax_error_in_the_parser_too():
     ("dangling symlink", "dangling symlink")])
 def test_an_npubin_in_any_form_is_a_checksum_error(tmp_path, odd_files, kind, words):
     soc = soc_folder(tmp_path / "Ascend910B1")
-    binary = soc / "add_kernel_int32.npubin"
+    binary = soc / "add_custom_flat_int32.npubin"
     binary.unlink()
     odd_files.make(kind, binary)
     with pytest.raises(ManifestError) as info:
@@ -258,9 +258,9 @@ def test_a_rebuild_over_its_own_output_needs_no_force(tmp_path):
 
 def test_which_names_a_build_writes():
     assert builder.written_by_build("manifest.json")
-    assert builder.written_by_build("add_kernel_bfloat16.npubin")
-    assert builder.written_by_build("ir/add_kernel_int32.linalg.mlir")
-    for name in ("notes.txt", "add_kernel_float64.npubin", "ir/add_kernel_int32.llvm.mlir",
+    assert builder.written_by_build("add_custom_flat_bfloat16.npubin")
+    assert builder.written_by_build("ir/add_custom_flat_int32.linalg.mlir")
+    for name in ("notes.txt", "add_custom_flat_float64.npubin", "ir/add_custom_flat_int32.llvm.mlir",
                  "ir/x/add_kernel_int32.ttir.mlir", "manifest.json.bak"):
         assert not builder.written_by_build(name), name
 
@@ -304,3 +304,15 @@ def test_cann_version_files_that_are_fifos_or_binary_do_not_block_the_build(tmp_
     (home / "version.info").write_bytes(b"Version=\xff\xfe\n")
     (home / "ascend_toolkit_install.info").write_text("version=8.5.0\n")
     assert odd_files.finishes(toolchain.cann_version, {"ASCEND_HOME_PATH": str(home)}) == "8.5.0"
+
+
+def test_list_kernels_counts_a_dtype_only_with_every_variant(tmp_path, capsys):
+    # valid_binaries carries flat float32 and int32 and row_16x256 float32: a valid manifest,
+    # but no dtype has every variant the GE library may need.
+    soc_folder(tmp_path / "out" / "Ascend910B1")
+    assert cli.main(["list-kernels", "--dir", str(tmp_path / "out")]) == 0
+    assert "float32 int32" in capsys.readouterr().out
+    assert cli.main(["list-kernels", "--dir", str(tmp_path / "out"), "--soc", "Ascend910B1",
+                     "--dtype", "float32"]) == 1
+    err = capsys.readouterr().err
+    assert "lacks kernel variant(s) scalar, row_1x4096, row_128x32" in err and "float32" in err

@@ -20,7 +20,7 @@ from tf_ge_custom.op_def import ADD_CUSTOM
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-BLOCK = ADD_CUSTOM.kernel.block_size
+BLOCK = ADD_CUSTOM.kernel.variant("flat").block[0]
 CORES = socs.get("Ascend910B1").vector_cores
 DTYPES = ("float32", "float16", "int32")
 # name -> (elements, max_programs, elements per launch or None for the real limit)

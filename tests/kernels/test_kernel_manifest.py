@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from tf_ge_custom import kernel_manifest
+from tf_ge_custom import kernel_manifest, op_def
 from tf_ge_custom.errors import ManifestError, TfGeCustomError
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -46,6 +46,12 @@ def _ffts_last(doc):
     slots.append(ffts)
 
 
+def _cols_as_count(doc):
+    cols = doc["kernels"][1]["args"]["slots"][10]  # row_16x256's "cols" extent
+    del cols["dim"]
+    cols["role"] = "num_elements"
+
+
 # name -> (base fixture, edit of the parsed document or of the text, kind): one defect each,
 # for the rules only the Python validator applies (docs/kernel-manifest.md, "Where a reader
 # draws the lines"); the shared fixtures cover the others.
@@ -54,14 +60,15 @@ REFUSALS = {
     "syntax_top_level_array": ("valid_ir_only", _Text(lambda t: "[]\n"), "syntax"),
     "syntax_nan": ("valid_ir_only", _Text(lambda t: t.replace(
         '"workspace_size": 0', '"workspace_size": NaN', 1)), "syntax"),
-    "version_as_string": ("valid_ir_only", lambda d: d.update(version="1"), "version"),
+    "version_as_string": ("valid_ir_only", lambda d: d.update(version="2"), "version"),
+    "version_3": ("valid_ir_only", lambda d: d.update(version=3), "version"),
     "version_other_format": ("valid_ir_only", lambda d: d.update(format="kernel-manifest"), "version"),
     "version_format_not_a_string": ("valid_ir_only", lambda d: d.update(format=5), "version"),
     "version_true": ("valid_ir_only", lambda d: d.update(version=True), "version"),
     "schema_duplicate_key": ("valid_ir_only", _Text(lambda t: t.replace(
         '"soc": "Ascend910B1",', '"soc": "Ascend910B1",\n  "soc": "Ascend910B2",')), "schema"),
-    "schema_block_size_fraction": ("valid_ir_only", _Text(lambda t: t.replace(
-        '"block_size": 4096', '"block_size": 4096.0', 1)), "schema"),
+    "schema_block_fraction": ("valid_ir_only", _Text(lambda t: t.replace(
+        '"block": [\n        4096\n      ]', '"block": [4096.0]', 1)), "schema"),
     "schema_integer_beyond_int64": ("valid_ir_only", _Text(lambda t: t.replace(
         '"workspace_size": 0', '"workspace_size": 18446744073709551616', 1)), "schema"),
     "schema_format_missing": ("valid_ir_only", lambda d: d.pop("format"), "schema"),
@@ -72,7 +79,13 @@ REFUSALS = {
     "schema_missing_kernels": ("valid_ir_only", lambda d: d.pop("kernels"), "schema"),
     "schema_empty_kernels": ("valid_ir_only", lambda d: d.update(kernels=[]), "schema"),
     "schema_missing_toolchain_cann": ("valid_ir_only", lambda d: d["toolchain"].pop("cann"), "schema"),
-    "schema_block_size_string": ("valid_ir_only", lambda d: _k0(d).update(block_size="4096"), "schema"),
+    "schema_block_string": ("valid_ir_only", lambda d: _k0(d).update(block=["4096"]), "schema"),
+    "schema_block_not_a_list": ("valid_ir_only", lambda d: _k0(d).update(block=4096), "schema"),
+    "schema_block_of_three": ("valid_ir_only", lambda d: _k0(d).update(block=[1, 16, 256]), "schema"),
+    "schema_old_block_size_key": ("valid_ir_only", lambda d: _k0(d).update(block_size=4096), "schema"),
+    "schema_variant_missing": ("valid_ir_only", lambda d: _k0(d).pop("variant"), "schema"),
+    "schema_duplicate_variant": ("valid_tiled_variants", lambda d: d["kernels"].append(
+        copy.deepcopy(_k0(d))), "schema"),
     "schema_boolean_as_integer": ("valid_ir_only", lambda d: _k0(d).update(lock_num=False), "schema"),
     "schema_negative_workspace": ("valid_ir_only", lambda d: _k0(d).update(workspace_size=-1), "schema"),
     "schema_uppercase_sha": ("valid_ir_only", lambda d: d.update(
@@ -89,6 +102,8 @@ REFUSALS = {
     "schema_zero_vector_cores": ("valid_ir_only", lambda d: d.update(vector_core_count=0), "schema"),
     "schema_slot_missing_offset": ("valid_ir_only", lambda d: _slots0(d)[4].pop("offset"), "schema"),
     "schema_index_as_string": ("valid_ir_only", lambda d: _slots0(d)[3].update(index="0"), "schema"),
+    "schema_dim_negative": ("valid_tiled_variants", lambda d: d["kernels"][1]["args"]["slots"][6].update(
+        dim=-1), "schema"),
     "layout_overlap": ("valid_ir_only", lambda d: _slots0(d)[4].update(offset=24), "layout"),
     "layout_misaligned_pointer": ("valid_ir_only", lambda d: _slots0(d)[3].update(offset=20), "layout"),
     "layout_size_not_rounded": ("valid_ir_only", lambda d: _k0(d)["args"].update(size=60), "layout"),
@@ -106,12 +121,24 @@ REFUSALS = {
         _slots0(d)[9].update(size=8, offset=64), _k0(d)["args"].update(size=72)), "layout"),
     "layout_second_workspace": ("valid_ir_only", lambda d: _slots0(d)[1].update(
         role="workspace", name="workspace2"), "layout"),
+    "layout_dim_on_a_pointer": ("valid_ir_only", lambda d: _slots0(d)[3].update(dim=0), "layout"),
+    "layout_stride_without_dim": ("valid_tiled_variants", lambda d: d["kernels"][1]["args"]["slots"][11].pop(
+        "dim"), "layout"),
+    "layout_extent_of_8_bytes_overlaps": ("valid_tiled_variants", lambda d: d["kernels"][1]["args"][
+        "slots"][6].update(size=8), "layout"),
+    "layout_flat_kernel_with_an_extent": ("valid_ir_only", lambda d: _slots0(d)[6].update(
+        role="dim", dim=0), "layout"),
+    "layout_tiled_kernel_with_a_count": ("valid_tiled_variants", lambda d: _cols_as_count(d), "layout"),
     "mismatch_unknown_op": ("valid_ir_only", lambda d: _k0(d).update(op="MulCustom"), "mismatch"),
     "mismatch_unknown_dtype": ("valid_ir_only", lambda d: _k0(d).update(dtype="float64"), "mismatch"),
     "mismatch_entry": ("valid_ir_only", lambda d: _k0(d).update(entry="add_kernel_v2"), "mismatch"),
-    "mismatch_block_size": ("valid_ir_only", lambda d: _k0(d).update(block_size=2048), "mismatch"),
+    "mismatch_block": ("valid_ir_only", lambda d: _k0(d).update(block=[2048]), "mismatch"),
+    "mismatch_entry_of_another_variant": ("valid_tiled_variants", lambda d: _k0(d).update(
+        entry="add_kernel"), "mismatch"),
     "mismatch_binary_name": ("valid_binaries", lambda d: _k0(d).update(
-        binary="add_kernel_fp32.npubin"), "mismatch"),
+        binary="add_custom_flat_fp32.npubin"), "mismatch"),
+    "mismatch_binary_of_another_variant": ("valid_binaries", lambda d: _k0(d).update(
+        binary="add_custom_scalar_float32.npubin"), "mismatch"),
 }
 
 
@@ -172,12 +199,43 @@ def test_manifest_api_exposes_entries_and_binary_paths():
     m = kernel_manifest.load_manifest(path)
     assert m.soc == "Ascend910B1" and not m.ir_only
     assert m.dtypes() == ["float32", "int32"]
-    k = m.kernel("AddCustom", "int32")
+    k = m.kernel("AddCustom", "flat", "int32")
     assert k.magic == "ELF_VECTOR_CORE" and k.args.has_ffts and k.args.size == 64
     assert k.args.slot("input", 1).offset == 32 and k.args.slot("num_elements").size == 4
     with open(m.binary_path(k), "rb") as f:
         assert hashlib.sha256(f.read()).hexdigest() == k.sha256
-    assert m.kernel("AddCustom", "float16") is None
+    assert m.kernel("AddCustom", "flat", "float16") is None
+    row = m.kernel("AddCustom", "row_16x256", "float32")
+    assert row.block == (16, 256) and row.block_elements == 4096 and row.args.size == 104
+    assert row.args.slot("dim", dim=4).offset == 64
+    assert row.args.slot("input_stride", 1, 2).offset == 88
+    # a dtype is complete only with every variant of the op definition
+    assert "scalar" in m.missing_variants(op_def.ADD_CUSTOM, "float32")
+    assert "row_16x256" not in m.missing_variants(op_def.ADD_CUSTOM, "float32")
+    assert len(m.missing_variants(op_def.ADD_CUSTOM, "int32")) == len(
+        op_def.ADD_CUSTOM.kernel.variants) - 1
+
+
+def test_records_write_the_json_they_were_read_from():
+    """The builder writes manifests from KernelEntry records: to_json is the reader's inverse."""
+    for name in ("valid_binaries", "valid_tiled_variants", "valid_int64_count"):
+        path = os.path.join(FIXTURES, EXPECTED[name]["path"])
+        m = kernel_manifest.load_manifest(path, check_files=False)
+        with open(path) as f:
+            raw = json.load(f)
+        rebuilt = kernel_manifest.manifest_document(
+            m.soc, m.vector_core_count, m.toolchain, m.kernel_source_sha256, m.kernels)
+        assert rebuilt == raw, name
+
+
+def test_param_slot_keys_follow_the_contract():
+    assert kernel_manifest.param_slot_key("input:1") == ("input", 1, None)
+    assert kernel_manifest.param_slot_key("num_elements") == ("num_elements", None, None)
+    assert kernel_manifest.param_slot_key("dim:4") == ("dim", None, 4)
+    assert kernel_manifest.param_slot_key("input_stride:0:2") == ("input_stride", 0, 2)
+    for bad in ("grid_w", "dim", "input_stride:1", "num_elements:3"):
+        with pytest.raises((ValueError, IndexError)):
+            kernel_manifest.param_slot_key(bad)
 
 
 @pytest.fixture
@@ -190,7 +248,7 @@ def good_copy(tmp_path):
 
 
 def test_one_changed_byte_is_a_checksum_error(good_copy):
-    binary = good_copy / "add_kernel_float32.npubin"
+    binary = good_copy / "add_custom_flat_float32.npubin"
     data = bytearray(binary.read_bytes())
     data[len(data) // 2] ^= 0x01
     binary.write_bytes(bytes(data))
@@ -202,7 +260,7 @@ def test_one_changed_byte_is_a_checksum_error(good_copy):
 
 
 def test_a_missing_binary_is_a_checksum_error(good_copy):
-    (good_copy / "add_kernel_int32.npubin").unlink()
+    (good_copy / "add_custom_flat_int32.npubin").unlink()
     with pytest.raises(ManifestError) as e:
         kernel_manifest.load_manifest(str(good_copy / "manifest.json"))
     assert e.value.kind == "checksum" and "missing" in str(e.value)
@@ -212,7 +270,7 @@ def test_binaries_of_a_named_json_live_in_the_folder_of_that_name(tmp_path, good
     os.rename(str(good_copy / "manifest.json"), str(tmp_path / "Ascend910B1.json"))
     m = kernel_manifest.load_manifest(str(tmp_path / "Ascend910B1.json"))
     assert m.directory == str(good_copy)
-    (good_copy / "add_kernel_int32.npubin").unlink()
+    (good_copy / "add_custom_flat_int32.npubin").unlink()
     with pytest.raises(ManifestError) as e:
         kernel_manifest.load_manifest(str(tmp_path / "Ascend910B1.json"))
     assert e.value.kind == "checksum"

@@ -34,7 +34,7 @@ def kernels_dir(tmp_path, monkeypatch):
     out = tmp_path / "built"
     soc_folder(str(out / "Ascend910B1"))
     (out / "Ascend910B1" / "ir").mkdir()
-    (out / "Ascend910B1" / "ir" / "add_kernel_float32.hivm.mlir").write_text("module {}")
+    (out / "Ascend910B1" / "ir" / "add_custom_flat_float32.hivm.mlir").write_text("module {}")
     monkeypatch.setenv(kernels_step.ENV, str(out))
     return out
 
@@ -42,8 +42,8 @@ def kernels_dir(tmp_path, monkeypatch):
 def test_copies_manifest_and_named_binaries_only(ctx, kernels_dir):
     kernels_step.run(ctx)
     dest = os.path.join(ctx.opp_root, "kernels", "Ascend910B1")
-    assert sorted(os.listdir(dest)) == ["add_kernel_float32.npubin", "add_kernel_int32.npubin",
-                                        "manifest.json"]
+    assert sorted(os.listdir(dest)) == ["add_custom_flat_float32.npubin", "add_custom_flat_int32.npubin",
+                                        "add_custom_row_16x256_float32.npubin", "manifest.json"]
     for name in os.listdir(dest):
         with open(os.path.join(dest, name), "rb") as a, \
                 open(os.path.join(str(kernels_dir / "Ascend910B1"), name), "rb") as b:
@@ -55,7 +55,7 @@ def test_copies_manifest_and_named_binaries_only(ctx, kernels_dir):
 
 
 def test_refuses_a_binary_changed_after_the_build(ctx, kernels_dir):
-    binary = kernels_dir / "Ascend910B1" / "add_kernel_int32.npubin"
+    binary = kernels_dir / "Ascend910B1" / "add_custom_flat_int32.npubin"
     binary.write_bytes(binary.read_bytes()[:-1] + b"\x00")
     with pytest.raises(_build.BuildError) as e:
         kernels_step.run(ctx)
@@ -74,7 +74,7 @@ def test_refuses_an_ir_only_manifest(ctx, kernels_dir):
 
 def test_refuses_npubins_without_a_manifest(ctx, kernels_dir):
     (kernels_dir / "Ascend910B3").mkdir()
-    (kernels_dir / "Ascend910B3" / "add_kernel_float32.npubin").write_bytes(b"\x7fELF")
+    (kernels_dir / "Ascend910B3" / "add_custom_flat_float32.npubin").write_bytes(b"\x7fELF")
     with pytest.raises(_build.BuildError, match="without a manifest.json in .*Ascend910B3"):
         kernels_step.run(ctx)
 

@@ -74,9 +74,13 @@ def test_the_ge_step_writes_and_installs_a_reg_op_header_per_op(two, tmp_path):
     protos = open(os.path.join(generated, "op_protos.inc")).read()
     assert re.findall(r'#include "(\w+\.h)"', protos) == ["add_custom.h", "scaled_mul_custom.h"]
     table = open(os.path.join(generated, "op_definitions.inc")).read()
-    (row,) = [line for line in table.splitlines() if line.startswith('{"ScaledMulCustom"')]
-    assert '{"a", "b", "scale"}, {"out"}' in row and '"scaled_mul_kernel", 2048}' in row
-    assert '"scaled_mul_kernel_int32.npubin"' in row
+    row = table.split('{"ScaledMulCustom"')[1].split("\n{")[0]
+    assert row.startswith(', {"a", "b", "scale"}, {"out"}')
+    (variant,) = scaled.kernel.variants
+    assert '{"flat", "scaled_mul_kernel", Pattern::kEqual, {2048}' in row
+    assert "{SlotRole::kInput, 2, -1}, {SlotRole::kOutput, 0, -1}" in row
+    assert '"%s"' % scaled.binary_name("flat", "int32") in row
+    assert "scaled_mul_custom_flat_int32.npubin" == scaled.binary_name("flat", "int32")
 
 
 @pytest.mark.parametrize("built", [True, False])
@@ -101,7 +105,8 @@ def _two_op_manifest(out):
     shutil.copytree(os.path.join(FIXTURES, "valid_binaries"), str(soc))
     with open(os.path.join(FIXTURES, "valid_binaries.json")) as f:
         doc = json.load(f)
-    k = copy.deepcopy(next(k for k in doc["kernels"] if k["dtype"] == "int32"))
+    k = copy.deepcopy(next(k for k in doc["kernels"]
+                           if (k["variant"], k["dtype"]) == ("flat", "int32")))
     slots = k["args"]["slots"]
     last_input = max(i for i, s in enumerate(slots) if s["role"] == "input")
     slots.insert(last_input + 1, {"name": "scale_ptr", "role": "input", "index": 2,
@@ -112,10 +117,10 @@ def _two_op_manifest(out):
         s["offset"] = offset
         offset += s["size"]
     binary = b"\x7fELF filler for ScaledMulCustom int32, not a kernel\n"
-    (soc / "scaled_mul_kernel_int32.npubin").write_bytes(binary)
+    (soc / "scaled_mul_custom_flat_int32.npubin").write_bytes(binary)
     k["args"]["size"] = (offset + 7) // 8 * 8
-    k.update(op="ScaledMulCustom", entry="scaled_mul_kernel", block_size=2048,
-             binary="scaled_mul_kernel_int32.npubin", binary_size=len(binary),
+    k.update(op="ScaledMulCustom", entry="scaled_mul_kernel", block=[2048],
+             binary="scaled_mul_custom_flat_int32.npubin", binary_size=len(binary),
              sha256=hashlib.sha256(binary).hexdigest())
     doc["kernels"].append(k)
     (soc / "manifest.json").write_text(json.dumps(doc, indent=2))
@@ -130,10 +135,11 @@ def test_the_kernels_step_and_doctor_take_both_ops_kernels(two, tmp_path, monkey
     ctx = _build_context(tmp_path, source)
     kernels_step.run(ctx)
     dest = os.path.join(ctx.opp_root, "kernels", "Ascend910B1")
-    assert "scaled_mul_kernel_int32.npubin" in os.listdir(dest)
+    assert "scaled_mul_custom_flat_int32.npubin" in os.listdir(dest)
     m = kernel_manifest.load_manifest(os.path.join(dest, "manifest.json"), check_files=True)
-    assert [(k.op, k.dtype) for k in m.kernels] == [
-        ("AddCustom", "float32"), ("AddCustom", "int32"), ("ScaledMulCustom", "int32")]
+    assert [(k.op, k.variant, k.dtype) for k in m.kernels] == [
+        ("AddCustom", "flat", "float32"), ("AddCustom", "flat", "int32"),
+        ("AddCustom", "row_16x256", "float32"), ("ScaledMulCustom", "flat", "int32")]
     ctx_doctor = doctor.Context(root=ctx.opp_root, build_info=ctx.build_info, environ={},
                                 shell_custom_opp_path=None, find_spec=lambda name: None,
                                 which=lambda name, path=None: None, install_dirs=())
@@ -151,16 +157,18 @@ def test_the_kernel_builder_plans_and_names_the_second_ops_files(two, tmp_path):
     assert builder.parse_dtypes("float16", scaled) == ["float16"]
     with pytest.raises(ValueError, match="ScaledMulCustom has no dtype 'float32'"):
         builder.parse_dtypes("float32", scaled)
-    assert builder.written_by_build("scaled_mul_kernel_float16.npubin")
-    assert builder.written_by_build("ir/scaled_mul_kernel_int32.hivm.mlir")
-    assert not builder.written_by_build("scaled_mul_kernel_float32.npubin")  # not its dtype
+    assert builder.written_by_build("scaled_mul_custom_flat_float16.npubin")
+    assert builder.written_by_build("ir/scaled_mul_custom_flat_int32.hivm.mlir")
+    assert not builder.written_by_build("scaled_mul_custom_flat_float32.npubin")  # not its dtype
+    assert not builder.written_by_build("scaled_mul_custom_row_16x256_int32.npubin")  # no such variant
     soc = tmp_path / "out" / "Ascend910B1"
     (soc / "ir").mkdir(parents=True)
-    for name in ("manifest.json", "scaled_mul_kernel_int32.npubin", "add_kernel_int32.npubin",
-                 "notes.txt"):
+    for name in ("manifest.json", "scaled_mul_custom_flat_int32.npubin",
+                 "add_custom_flat_int32.npubin", "notes.txt"):
         (soc / name).write_text("x")
     assert builder.foreign_files(str(soc)) == ["notes.txt"]
-    assert builder.foreign_files(str(soc), add) == ["notes.txt", "scaled_mul_kernel_int32.npubin"]
+    assert builder.foreign_files(str(soc), add) == ["notes.txt",
+                                                    "scaled_mul_custom_flat_int32.npubin"]
     # build_kernels takes the second op too: its source must define its entry
     out = tmp_path / "new"
     with pytest.raises(KernelBuildError, match="defines no 'scaled_mul_kernel'"):

@@ -11,10 +11,15 @@ namespace {
 Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &registry, KernelCache &cache,
            DeviceRuntime &runtime) {
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(const int32_t device, runtime.DeviceId());
-  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const KernelBinary kernel, registry.Find(soc, call.op->type_name, call.dtype->name));
+  const KernelChoice &choice = call.choice;
+  if (choice.variant == nullptr || choice.operands.size() != call.inputs.size()) {
+    return Status::Error(Code::kInternal, "the call has no kernel variant for its inputs (PrepareCall first)");
+  }
+  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const KernelBinary kernel,
+                                registry.Find(soc, call.op->type_name, choice.variant->name, call.dtype->name));
   const KernelEntry &entry = kernel.entry;
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(const LoadedKernel loaded, cache.GetOrLoad(device, kernel, runtime));
-  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const LaunchPlan plan, LaunchPlan::Make(call.num_elements, call.dtype->itemsize, entry));
+  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const LaunchPlan plan, LaunchPlan::Make(choice, call.dtype->itemsize, entry));
 
   HostArgValues values;
   if (entry.args.has_ffts) {
@@ -40,9 +45,14 @@ Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &regis
     const Launch l = plan.launch(i);
     values.inputs.clear();
     values.outputs.clear();
-    for (uint64_t a : call.inputs) values.inputs.push_back(a + l.byte_offset);
-    for (uint64_t a : call.outputs) values.outputs.push_back(a + l.byte_offset);
+    // Kernel operand k reads op input choice.operands[k], advanced to the launch's box.
+    for (size_t k = 0; k < choice.operands.size(); ++k) {
+      values.inputs.push_back(call.inputs[static_cast<size_t>(choice.operands[k])] + l.input_offsets[k]);
+    }
+    for (uint64_t a : call.outputs) values.outputs.push_back(a + l.output_offset);
     values.num_elements = l.num_elements;
+    values.dims = l.dims;
+    values.input_strides = l.input_strides;
     values.grid_x = l.grid_x;
     values.grid_y = l.grid_y;
     values.grid_z = l.grid_z;
@@ -55,9 +65,21 @@ Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &regis
 
 }  // namespace
 
+Result<KernelCall> PrepareCall(const OpDefinition &op, const DTypeDefinition &dtype, const std::vector<int64_t> &x,
+                               const std::vector<int64_t> &y) {
+  KernelCall call;
+  call.op = &op;
+  call.dtype = &dtype;
+  TF_GE_CUSTOM_ASSIGN_OR_RETURN(call.choice, ChooseKernel(op, x, y));
+  call.num_elements = call.choice.num_elements;
+  return call;
+}
+
 Status LaunchKernels(const KernelCall &call, KernelRegistry &registry, KernelCache &cache, DeviceRuntime &runtime) {
   if (call.num_elements == 0) return Status::Ok();  // nothing to add; the output is already allocated
-  const std::string context = "dtype " + call.dtype->name;
+  const std::string context =
+      (call.choice.variant != nullptr ? "kernel variant " + call.choice.variant->name + ", " : std::string()) +
+      "dtype " + call.dtype->name;
   auto soc = runtime.SocName();
   if (!soc.ok()) return soc.status().WithContext("SoC unknown, " + context);
   return Run(call, soc.value(), registry, cache, runtime).WithContext("SoC " + soc.value() + ", " + context);

@@ -39,13 +39,33 @@ Status PackHostArgs(const ArgLayout &layout, const HostArgValues &v, std::vector
         value = list[static_cast<size_t>(slot.index)];
         break;
       }
-      case SlotRole::kNumElements: {
-        const int64_t limit = slot.size == 4 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
-        if (v.num_elements < 0 || v.num_elements > limit) {
-          return Status::Error(Code::kOutOfRange, "element count " + std::to_string(v.num_elements) + " does not fit the " +
-                                                      std::to_string(8 * slot.size) + "-bit num_elements argument");
+      case SlotRole::kNumElements:
+      case SlotRole::kDim:
+      case SlotRole::kInputStride: {
+        int64_t n = v.num_elements;
+        const char *what = "element count";
+        if (slot.role != SlotRole::kNumElements) {
+          const std::vector<int64_t> *list = &v.dims;
+          what = "extent";
+          if (slot.role == SlotRole::kInputStride) {
+            what = "stride";
+            list = slot.index >= 0 && static_cast<size_t>(slot.index) < v.input_strides.size()
+                       ? &v.input_strides[static_cast<size_t>(slot.index)]
+                       : nullptr;
+          }
+          if (list == nullptr || slot.dim < 0 || static_cast<size_t>(slot.dim) >= list->size()) {
+            return Status::Error(Code::kOutOfRange, std::string("the layout wants the ") + what + " of " +
+                                                        SlotRoleName(slot.role) + " slot " + slot.name +
+                                                        " but the launch has none");
+          }
+          n = (*list)[static_cast<size_t>(slot.dim)];
         }
-        value = static_cast<uint64_t>(v.num_elements);
+        const int64_t limit = slot.size == 4 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
+        if (n < 0 || n > limit) {
+          return Status::Error(Code::kOutOfRange, std::string(what) + " " + std::to_string(n) + " does not fit the " +
+                                                      std::to_string(8 * slot.size) + "-bit " + slot.name + " argument");
+        }
+        value = static_cast<uint64_t>(n);
         break;
       }
       case SlotRole::kGridX:

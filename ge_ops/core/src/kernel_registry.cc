@@ -101,22 +101,27 @@ Result<KernelRegistry::SocKernels *> KernelRegistry::LoadSoc(const std::string &
   return &socs_.emplace(soc, std::move(k)).first->second;
 }
 
-Result<KernelBinary> KernelRegistry::Find(const std::string &soc, const std::string &op, const std::string &dtype) {
+Result<KernelBinary> KernelRegistry::Find(const std::string &soc, const std::string &op, const std::string &variant,
+                                          const std::string &dtype) {
   std::lock_guard<std::mutex> lock(mutex_);
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(SocKernels *const loaded, LoadSoc(soc));
   SocKernels &k = *loaded;
-  const KernelEntry *e = k.manifest.Find(op, dtype);
+  const KernelEntry *e = k.manifest.Find(op, variant, dtype);
   if (e == nullptr) {
-    std::vector<std::string> dtypes;
+    std::vector<std::string> dtypes, variants;
     for (const auto &x : k.manifest.kernels) {
-      if (x.op == op) dtypes.push_back(x.dtype);
+      if (x.op == op && x.variant == variant) dtypes.push_back(x.dtype);
+      if (x.op == op && x.dtype == dtype) variants.push_back(x.variant);
     }
-    return Status::Error(Code::kMissingDType, "the kernels for SoC " + soc + " in " + origin_ + " have no " + op +
-                                                  " kernel for dtype " + dtype + " (available: " + Join(dtypes) +
-                                                  "); rebuild the kernels including that dtype");
+    return Status::Error(Code::kMissingDType, "the kernels for SoC " + soc + " in " + origin_ + " have no " + op + " " +
+                                                  variant + " kernel for dtype " + dtype + " (" + variant +
+                                                  " has dtypes: " + Join(dtypes) + "; " + dtype +
+                                                  " has variants: " + Join(variants) +
+                                                  "); rebuild the kernels with this package's tf-ge-custom "
+                                                  "build-kernels, which builds every variant");
   }
   if (!e->has_binary) {
-    return Status::Error(Code::kNoBinary, "the manifest for SoC " + soc + " lists " + op + "/" + dtype +
+    return Status::Error(Code::kNoBinary, "the manifest for SoC " + soc + " lists " + op + "/" + variant + "/" + dtype +
                                               " without an npubin (built without CANN, IR only); build the kernels on "
                                               "a host with a CANN toolkit and reinstall the package");
   }
@@ -143,14 +148,14 @@ Status KernelRegistry::LoadAllSocs() {
 }
 
 Result<std::vector<uint8_t>> KernelRegistry::Serialize() {
-  std::vector<std::pair<std::string, std::vector<std::string>>> wanted;  // soc -> dtypes with binaries
+  std::vector<std::pair<std::string, std::vector<const KernelEntry *>>> wanted;  // soc -> entries with binaries
   {
     std::lock_guard<std::mutex> lock(mutex_);
     TF_GE_CUSTOM_RETURN_IF_ERROR(LoadAllSocs());
     for (const auto &s : socs_) {
-      std::vector<std::string> keys;
+      std::vector<const KernelEntry *> keys;  // socs_ entries are never erased: the pointers stay valid
       for (const auto &e : s.second.manifest.kernels) {
-        if (e.has_binary) keys.push_back(e.op + "\n" + e.dtype);
+        if (e.has_binary) keys.push_back(&e);
       }
       wanted.emplace_back(s.first, keys);
     }
@@ -159,10 +164,9 @@ Result<std::vector<uint8_t>> KernelRegistry::Serialize() {
   size_t binaries = 0;
   for (const auto &w : wanted) {
     BundleSoc soc;
-    for (const auto &key : w.second) {
-      const size_t nl = key.find('\n');
+    for (const KernelEntry *e : w.second) {
       // Find verifies the checksum.
-      TF_GE_CUSTOM_ASSIGN_OR_RETURN(const KernelBinary k, Find(w.first, key.substr(0, nl), key.substr(nl + 1)));
+      TF_GE_CUSTOM_ASSIGN_OR_RETURN(const KernelBinary k, Find(w.first, e->op, e->variant, e->dtype));
       soc.binaries.push_back(BundleBinary{k.entry.binary, *k.bytes});
       ++binaries;
     }

@@ -6,38 +6,105 @@
 
 namespace tf_ge_custom {
 namespace core {
+namespace {
+int64_t CeilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+}  // namespace
 
-Result<LaunchPlan> LaunchPlan::Make(int64_t num_elements, int64_t itemsize, const KernelEntry &kernel) {
-  if (num_elements < 0) {
-    return Status::Error(Code::kOutOfRange, "element count " + std::to_string(num_elements) +
-                                                " is negative (an unknown dimension reached Execute)");
+Result<LaunchPlan> LaunchPlan::Flat(int64_t num_elements, int64_t itemsize, const KernelEntry &kernel) {
+  KernelChoice c;
+  c.num_elements = num_elements;
+  c.frame = {num_elements};
+  c.strides = {{1}, {1}};
+  static const KernelVariantDefinition flat{"flat", "", Pattern::kEqual, {1}, {}, {}};
+  c.variant = &flat;  // only its presence is read: the block comes from the kernel entry
+  return Make(c, itemsize, kernel);
+}
+
+Result<LaunchPlan> LaunchPlan::Make(const KernelChoice &choice, int64_t itemsize, const KernelEntry &kernel) {
+  int64_t n = 1;
+  for (int64_t d : choice.frame) {
+    if (d < 0) {
+      return Status::Error(Code::kOutOfRange, "extent " + std::to_string(d) +
+                                                  " is negative (an unknown dimension reached Execute)");
+    }
+    n = d == 0 || n == 0 ? 0 : (n > std::numeric_limits<int64_t>::max() / d ? -1 : n * d);
+    if (n < 0) return Status::Error(Code::kOutOfRange, "the launch frame holds more than 2^63 elements");
   }
-  if (itemsize <= 0 || kernel.block_size <= 0 || kernel.max_elements_per_launch < kernel.block_size ||
-      kernel.max_programs <= 0 || kernel.max_grid <= 0) {
-    return Status::Error(Code::kInternal, "kernel limits are not usable (validate the manifest first)");
+  int64_t block_elements = 1;
+  for (int64_t b : kernel.block) block_elements = b > 0 ? block_elements * b : 0;
+  if (choice.variant == nullptr || choice.frame.empty() || choice.strides.empty() || itemsize <= 0 ||
+      kernel.block.empty() || kernel.block.size() > choice.frame.size() || block_elements <= 0 ||
+      kernel.max_elements_per_launch < block_elements || kernel.max_programs <= 0 || kernel.max_grid <= 0) {
+    return Status::Error(Code::kInternal, "kernel choice or limits are not usable (validate the manifest first)");
   }
-  if (num_elements > std::numeric_limits<int64_t>::max() / itemsize) {
-    return Status::Error(Code::kOutOfRange, std::to_string(num_elements) + " elements of " + std::to_string(itemsize) +
+  for (const auto &s : choice.strides) {
+    if (s.size() != choice.frame.size()) return Status::Error(Code::kInternal, "strides do not match the frame");
+  }
+  if (n > std::numeric_limits<int64_t>::max() / itemsize) {
+    return Status::Error(Code::kOutOfRange, std::to_string(n) + " elements of " + std::to_string(itemsize) +
                                                 " bytes overflow a 64-bit byte size");
   }
   LaunchPlan p;
-  p.num_elements_ = num_elements;
+  p.frame_ = choice.frame;
+  p.strides_ = choice.strides;
+  p.block_ = kernel.block;
   p.itemsize_ = itemsize;
-  p.block_size_ = kernel.block_size;
-  // One program per block, capped by the kernel's program limit and the hardware grid limit.
+  // One program per block or tile, capped by the kernel's program limit and the grid limit.
   p.max_programs_ = std::min(kernel.max_programs, kernel.max_grid);
-  p.max_per_launch_ = kernel.max_elements_per_launch;
-  p.launch_count_ = num_elements / p.max_per_launch_ + (num_elements % p.max_per_launch_ != 0 ? 1 : 0);
+  if (n == 0) return p;
+  // The split: the outermost dimension whose inner dimensions fit one launch.
+  const int64_t limit = kernel.max_elements_per_launch;
+  const int64_t rank = static_cast<int64_t>(p.frame_.size());
+  int64_t inner = n;  // product of the dimensions after `split`
+  for (p.split_ = 0; p.split_ < rank; ++p.split_) {
+    inner /= p.frame_[p.split_];
+    if (inner <= limit) break;
+  }
+  p.chunk_ = std::min(p.frame_[p.split_], limit / inner);
+  p.chunks_ = CeilDiv(p.frame_[p.split_], p.chunk_);
+  p.launch_count_ = p.chunks_;
+  for (int64_t d = 0; d < p.split_; ++d) p.launch_count_ *= p.frame_[d];
   return p;
 }
 
 Launch LaunchPlan::launch(int64_t i) const {
+  const int64_t rank = static_cast<int64_t>(frame_.size());
+  std::vector<int64_t> corner(frame_.size(), 0);
+  corner[split_] = (i % chunks_) * chunk_;
+  int64_t rest = i / chunks_;
+  for (int64_t d = split_; d-- > 0;) {
+    corner[d] = rest % frame_[d];
+    rest /= frame_[d];
+  }
   Launch l;
-  l.first_element = i * max_per_launch_;
-  l.num_elements = std::min(max_per_launch_, num_elements_ - l.first_element);
-  l.byte_offset = static_cast<uint64_t>(l.first_element) * static_cast<uint64_t>(itemsize_);
-  const int64_t blocks = l.num_elements / block_size_ + (l.num_elements % block_size_ != 0 ? 1 : 0);
-  l.grid_x = static_cast<uint32_t>(std::max<int64_t>(1, std::min(blocks, max_programs_)));
+  l.dims = frame_;
+  for (int64_t d = 0; d < split_; ++d) l.dims[d] = 1;
+  l.dims[split_] = std::min(chunk_, frame_[split_] - corner[split_]);
+  l.num_elements = 1;
+  for (int64_t d : l.dims) l.num_elements *= d;
+  // The output is contiguous over the frame; the inputs follow their strides.
+  uint64_t z = 0, z_stride = 1;
+  for (int64_t d = rank; d-- > 0;) {
+    z += static_cast<uint64_t>(corner[d]) * z_stride;
+    z_stride *= static_cast<uint64_t>(frame_[d]);
+  }
+  l.output_offset = z * static_cast<uint64_t>(itemsize_);
+  for (const auto &s : strides_) {
+    uint64_t a = 0;
+    for (int64_t d = 0; d < rank; ++d) a += static_cast<uint64_t>(corner[d]) * static_cast<uint64_t>(s[d]);
+    l.input_offsets.push_back(a * static_cast<uint64_t>(itemsize_));
+    std::vector<int64_t> box_strides = s;
+    for (int64_t d = 0; d < split_; ++d) box_strides[d] = 0;  // extent 1: folded into the pointer
+    l.input_strides.push_back(box_strides);
+  }
+  // Blocks (flat) or tiles (the last two dimensions in rows x cols, the ones before whole).
+  const int64_t tiled = static_cast<int64_t>(block_.size());
+  int64_t work = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t t = d - (rank - tiled);
+    work *= t < 0 ? l.dims[d] : CeilDiv(l.dims[d], block_[t]);
+  }
+  l.grid_x = static_cast<uint32_t>(std::max<int64_t>(1, std::min(work, max_programs_)));
   return l;
 }
 

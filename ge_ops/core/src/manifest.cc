@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -22,9 +23,10 @@ const char *SlotRoleName(SlotRole role) {
   return "?";
 }
 
-const KernelEntry *KernelManifest::Find(const std::string &op, const std::string &dtype) const {
+const KernelEntry *KernelManifest::Find(const std::string &op, const std::string &variant,
+                                        const std::string &dtype) const {
   for (const auto &k : kernels) {
-    if (k.op == op && k.dtype == dtype) return &k;
+    if (k.op == op && k.variant == variant && k.dtype == dtype) return &k;
   }
   return nullptr;
 }
@@ -104,49 +106,74 @@ Status ReadSlot(const Json &raw, const std::string &where, const OpDefinition &o
   if (info == nullptr) return Invalid(where, "unknown role \"" + role + "\"");
   slot->role = info->role;
   if (info->indexed) {
-    const int64_t count = static_cast<int64_t>(info->role == SlotRole::kInput ? op.inputs.size() : op.outputs.size());
+    const int64_t count = static_cast<int64_t>(info->role == SlotRole::kOutput ? op.outputs.size() : op.inputs.size());
     TF_GE_CUSTOM_RETURN_IF_ERROR(f.Int("index", 0, count - 1, &slot->index));
   }
+  if (info->has_dim) TF_GE_CUSTOM_RETURN_IF_ERROR(f.Int("dim", 0, kMaxBroadcastRank - 1, &slot->dim));
   TF_GE_CUSTOM_RETURN_IF_ERROR(f.Int("size", 4, 8, &slot->size));
   if (slot->size != 4 && slot->size != 8) return Invalid(where, "size must be 4 or 8");
   if (info->pointer && slot->size != 8) return Invalid(where, role + " is a pointer: its size must be 8");
   return f.Int("offset", 0, args_size - slot->size, &slot->offset);  // inside the struct
 }
 
-Status ReadArgs(const Json &raw, const std::string &where, const OpDefinition &op, KernelEntry *e) {
+std::string SlotKeyName(SlotRole role, int64_t index, int64_t dim) {
+  std::string s = SlotRoleName(role);
+  if (index >= 0) s += ":" + std::to_string(index);
+  if (dim >= 0) s += ":" + std::to_string(dim);
+  return s;
+}
+
+Status ReadArgs(const Json &raw, const std::string &where, const KernelVariantDefinition &variant, const OpDefinition &op,
+                KernelEntry *e) {
   const Fields f(raw, where);
   const Json *slots = nullptr;
   TF_GE_CUSTOM_RETURN_IF_ERROR(f.Int("size", 0, kMaxArgsBytes, &e->args.size));
   TF_GE_CUSTOM_RETURN_IF_ERROR(f.Array("slots", &slots));
-  std::map<std::pair<SlotRole, int64_t>, int> count;
+  std::map<std::tuple<SlotRole, int64_t, int64_t>, int> count;
   for (size_t i = 0; i < slots->size(); ++i) {
     ArgSlot slot;
     TF_GE_CUSTOM_RETURN_IF_ERROR(ReadSlot((*slots)[i], where + ".slots[" + std::to_string(i) + "]", op, e->args.size, &slot));
-    ++count[{slot.role, slot.index}];
+    ++count[std::make_tuple(slot.role, slot.index, slot.dim)];
     e->args.slots.push_back(slot);
   }
-  // What PackHostArgs fills must be there exactly once.
+  // What PackHostArgs fills must be there exactly once: the single roles and the variant's
+  // own parameters; ffts at most once; nothing else.
+  std::map<std::tuple<SlotRole, int64_t, int64_t>, int> expected;
   for (const auto &r : kSlotRoles) {
-    int64_t indices = r.indexed ? static_cast<int64_t>(r.role == SlotRole::kInput ? op.inputs.size() : op.outputs.size()) : 1;
-    for (int64_t i = 0; i < indices; ++i) {
-      const int n = count[{r.role, r.indexed ? i : -1}];
-      if (n != 1 && (r.single || r.indexed)) {
-        return Invalid(where, std::string("the role ") + r.name + (r.indexed ? " " + std::to_string(i) : "") +
-                                  " must appear exactly once, found " + std::to_string(n));
-      }
-      if (r.role == SlotRole::kFfts && n > 1) return Invalid(where, "the role ffts appears more than once");
+    if (r.single) expected[std::make_tuple(r.role, int64_t{-1}, int64_t{-1})] = 1;
+  }
+  for (const ParamSlot &p : variant.params) ++expected[std::make_tuple(p.role, p.index, p.dim)];
+  const auto ffts = std::make_tuple(SlotRole::kFfts, int64_t{-1}, int64_t{-1});
+  for (const auto &c : count) {
+    if (c.first == ffts) {
+      if (c.second > 1) return Invalid(where, "the role ffts appears more than once");
+      continue;
+    }
+    const int want = expected.count(c.first) ? expected[c.first] : 0;
+    if (want == 0) {
+      return Invalid(where, "the role " + SlotKeyName(std::get<0>(c.first), std::get<1>(c.first), std::get<2>(c.first)) +
+                                " is not a parameter of kernel variant " + variant.name);
     }
   }
-  e->args.has_ffts = count[{SlotRole::kFfts, -1}] == 1;
+  for (const auto &x : expected) {
+    const int n = count.count(x.first) ? count[x.first] : 0;
+    if (n != x.second) {
+      return Invalid(where, "the role " + SlotKeyName(std::get<0>(x.first), std::get<1>(x.first), std::get<2>(x.first)) +
+                                " must appear exactly once, found " + std::to_string(n));
+    }
+  }
+  e->args.has_ffts = count.count(ffts) != 0;
   for (const auto &slot : e->args.slots) {
-    // The kernel computes indices up to max_elements_per_launch + block_size * programs: with
-    // a 32-bit count they must stay below the index limit, or they wrap.
-    if (slot.role == SlotRole::kNumElements && slot.size == 4 &&
+    // The kernel computes indices up to max_elements_per_launch + block * programs: with
+    // 32-bit counts, extents and strides they must stay below the index limit, or they wrap.
+    const bool integer = slot.role == SlotRole::kNumElements || slot.role == SlotRole::kDim ||
+                         slot.role == SlotRole::kInputStride;
+    if (integer && slot.size == 4 &&
         static_cast<__int128>(e->max_elements_per_launch) +
-                static_cast<__int128>(e->block_size) * static_cast<__int128>(e->max_programs) >=
+                static_cast<__int128>(variant.block_elements()) * static_cast<__int128>(e->max_programs) >=
             kIndexLimit) {
-      return Invalid(where, "num_elements is 32-bit, so max_elements_per_launch + block_size * grid.max_programs must "
-                            "stay below 2^31");
+      return Invalid(where, std::string(SlotRoleName(slot.role)) + " is 32-bit, so max_elements_per_launch + block "
+                            "elements * grid.max_programs must stay below 2^31");
     }
   }
   return Status::Ok();
@@ -156,19 +183,23 @@ Status ReadKernel(const Json &raw, const std::string &where, KernelEntry *e) {
   if (!raw.is_object()) return Invalid(where, "a kernel must be an object, found " + Show(raw));
   const Fields f(raw, where);
   TF_GE_CUSTOM_RETURN_IF_ERROR(f.Str("op", &e->op));
+  TF_GE_CUSTOM_RETURN_IF_ERROR(f.Str("variant", &e->variant));
   TF_GE_CUSTOM_RETURN_IF_ERROR(f.Str("dtype", &e->dtype));
   TF_GE_CUSTOM_RETURN_IF_ERROR(f.Str("entry", &e->entry));
   const OpDefinition *op = FindOp(e->op);
   if (op == nullptr) return Invalid(where, "unknown op \"" + e->op + "\"; the kernels were built for another package");
   const DTypeDefinition *dtype = op->FindDType(e->dtype);
   if (dtype == nullptr) return Invalid(where, op->type_name + " has no dtype \"" + e->dtype + "\"");
+  const KernelVariantDefinition *variant = op->FindVariant(e->variant);
+  if (variant == nullptr) return Invalid(where, op->type_name + " has no kernel variant \"" + e->variant + "\"");
   const Json *binary = nullptr;
   TF_GE_CUSTOM_RETURN_IF_ERROR(f.Get("binary", &binary));
   e->has_binary = !binary->is_null();
   if (e->has_binary) {
     TF_GE_CUSTOM_RETURN_IF_ERROR(f.Str("binary", &e->binary));
     // The name becomes a path beside the manifest: only the op definition's name is read.
-    if (e->binary != dtype->binary_name) return Invalid(where, "binary must be \"" + dtype->binary_name + "\"");
+    const std::string name = op->BinaryName(e->variant, e->dtype);
+    if (e->binary != name) return Invalid(where, "binary must be \"" + name + "\"");
     TF_GE_CUSTOM_RETURN_IF_ERROR(f.Int("binary_size", 0, int64_t{1} << 30, &e->binary_size));
     TF_GE_CUSTOM_RETURN_IF_ERROR(f.Str("sha256", &e->sha256));
   }
@@ -180,25 +211,33 @@ Status ReadKernel(const Json &raw, const std::string &where, KernelEntry *e) {
   }
   if (mode == nullptr) return Invalid(where, "unknown mix_mode \"" + mix_mode + "\"");
   e->magic = mode->magic;
+  // The launch plan tiles with the op table's block: the binary must have been built with it.
+  const Json *block = nullptr;
+  TF_GE_CUSTOM_RETURN_IF_ERROR(f.Array("block", &block));
+  if (*block != Json(variant->block)) {
+    return Invalid(where, "block must be " + Json(variant->block).dump() + " for kernel variant " + variant->name +
+                              ", found " + Show(*block));
+  }
+  e->block = variant->block;
   const Json *grid = nullptr;
-  TF_GE_CUSTOM_RETURN_IF_ERROR(f.Int("block_size", 1, int64_t{1} << 30, &e->block_size));
   TF_GE_CUSTOM_RETURN_IF_ERROR(f.Object("grid", &grid));
   const Fields g(*grid, where + ".grid");
   TF_GE_CUSTOM_RETURN_IF_ERROR(g.Int("max_programs", 1, kI64Max, &e->max_programs));
   TF_GE_CUSTOM_RETURN_IF_ERROR(g.Int("max_grid", 1, kMaxGrid, &e->max_grid));
-  TF_GE_CUSTOM_RETURN_IF_ERROR(f.Int("max_elements_per_launch", e->block_size, kI64Max, &e->max_elements_per_launch));
+  TF_GE_CUSTOM_RETURN_IF_ERROR(
+      f.Int("max_elements_per_launch", variant->block_elements(), kI64Max, &e->max_elements_per_launch));
   TF_GE_CUSTOM_RETURN_IF_ERROR(f.Int("workspace_size", 0, kI64Max, &e->workspace_size));
   TF_GE_CUSTOM_RETURN_IF_ERROR(f.Int("lock_num", 0, int64_t{1} << 40, &e->lock_num));
   TF_GE_CUSTOM_RETURN_IF_ERROR(f.Int("lock_init_val", std::numeric_limits<int64_t>::min(), kI64Max, &e->lock_init_val));
   const Json *args = nullptr;
   TF_GE_CUSTOM_RETURN_IF_ERROR(f.Object("args", &args));
-  return ReadArgs(*args, where + ".args", *op, e);
+  return ReadArgs(*args, where + ".args", *variant, *op, e);
 }
 
 }  // namespace
 
 Status VerifyBinary(const KernelEntry &e, const std::string &soc, const std::vector<uint8_t> &bytes) {
-  const std::string what = "kernel " + e.binary + " (" + e.op + ", " + e.dtype + ", " + soc + ")";
+  const std::string what = "kernel " + e.binary + " (" + e.op + ", " + e.variant + ", " + e.dtype + ", " + soc + ")";
   if (static_cast<int64_t>(bytes.size()) != e.binary_size) {
     return Status::Error(Code::kChecksum, what + " has " + std::to_string(bytes.size()) + " bytes, the manifest says " +
                                           std::to_string(e.binary_size) +

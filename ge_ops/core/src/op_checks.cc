@@ -1,5 +1,6 @@
 #include "tf_ge_custom_core/op_checks.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace tf_ge_custom {
@@ -47,42 +48,39 @@ Result<int64_t> ElementCount(const std::vector<int64_t> &dims) {
   return n;
 }
 
-Result<int64_t> CheckSameShapeAndCount(const OpDefinition &op, const std::vector<TensorInfo> &inputs) {
-  if (inputs.empty()) return Status::Error(Code::kBadShape, op.type_name + " has no inputs");
-  for (size_t i = 1; i < inputs.size(); ++i) {
-    if (inputs[i].dims != inputs[0].dims) {
-      return Status::Error(Code::kBadShape, op.type_name + " needs inputs of the same shape (the kernel does not "
-                                                           "broadcast), got " + op.inputs[0] + " " +
-                                                ShapeString(inputs[0].dims) + " and " + op.inputs[i] + " " +
-                                                ShapeString(inputs[i].dims));
-    }
-  }
-  return ElementCount(inputs[0].dims);
-}
-
 Result<std::vector<int64_t>> InferOutputShape(const OpDefinition &op, const std::vector<TensorInfo> &inputs) {
-  if (inputs.empty()) return Status::Error(Code::kBadShape, op.type_name + " has no inputs");
+  if (inputs.size() != 2) {
+    return Status::Error(Code::kBadShape, op.type_name + " broadcasts two inputs, got " + std::to_string(inputs.size()));
+  }
+  const std::vector<int64_t> &x = inputs[0].dims, &y = inputs[1].dims;
   auto unknown_rank = [](const std::vector<int64_t> &d) { return d.size() == 1 && d[0] == kUnknownRank; };
-  std::vector<int64_t> out = inputs[0].dims;
-  for (size_t i = 1; i < inputs.size(); ++i) {
-    const auto &d = inputs[i].dims;
-    if (unknown_rank(d)) continue;
-    if (unknown_rank(out)) {
-      out = d;
-      continue;
+  if (unknown_rank(x) || unknown_rank(y)) return std::vector<int64_t>{kUnknownRank};
+  const size_t rank = std::max(x.size(), y.size());
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t dx = i + x.size() < rank ? 1 : x[i + x.size() - rank];
+    const int64_t dy = i + y.size() < rank ? 1 : y[i + y.size() - rank];
+    if ((dx < 0 && dx != kUnknownDim) || (dy < 0 && dy != kUnknownDim)) {
+      return Status::Error(Code::kBadShape, op.type_name + ": " + op.inputs[0] + " " + ShapeString(x) + " and " +
+                                                op.inputs[1] + " " + ShapeString(y) + " hold a dimension below -1");
     }
-    bool ok = d.size() == out.size();
-    for (size_t k = 0; ok && k < d.size(); ++k) {
-      if (out[k] == kUnknownDim) {
-        out[k] = d[k];
-      } else if (d[k] != kUnknownDim && d[k] != out[k]) {
-        ok = false;
+    if (dx == kUnknownDim || dy == kUnknownDim) {
+      if (dx > 1 || dy > 1) {
+        out.push_back(std::max(dx, dy));  // the known one: the unknown one must be 1 or equal to it
+      } else if (dx == 1 || dy == 1) {
+        out.push_back(dx == 1 ? dy : dx);
+      } else {
+        out.push_back(kUnknownDim);
       }
-    }
-    if (!ok) {
-      return Status::Error(Code::kBadShape, op.type_name + " needs inputs of the same shape (the kernel does not "
-                                                           "broadcast), got " + op.inputs[0] + " " +
-                                                ShapeString(inputs[0].dims) + " and " + op.inputs[i] + " " + ShapeString(d));
+    } else if (dx == dy || dy == 1) {
+      out.push_back(dx);
+    } else if (dx == 1) {
+      out.push_back(dy);
+    } else {
+      return Status::Error(Code::kBadShape, op.type_name + ": " + op.inputs[0] + " " + ShapeString(x) + " and " +
+                                                op.inputs[1] + " " + ShapeString(y) +
+                                                " are not broadcast-compatible (as in tf.math.add, each dimension "
+                                                "must be equal, or 1 in one of them)");
     }
   }
   return out;

@@ -3,11 +3,32 @@
 namespace tf_ge_custom {
 namespace core {
 
+int64_t KernelVariantDefinition::block_elements() const {
+  int64_t n = 1;
+  for (int64_t b : block) n *= b;
+  return n;
+}
+
 const DTypeDefinition *OpDefinition::FindDType(const std::string &name) const {
   for (const auto &d : dtypes) {
     if (d.name == name) return &d;
   }
   return nullptr;
+}
+
+const KernelVariantDefinition *OpDefinition::FindVariant(const std::string &name) const {
+  for (const auto &v : variants) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+std::string OpDefinition::BinaryName(const std::string &variant, const std::string &dtype) const {
+  const KernelVariantDefinition *v = FindVariant(variant);
+  for (size_t i = 0; v != nullptr && i < dtypes.size() && i < v->binary_names.size(); ++i) {
+    if (dtypes[i].name == dtype) return v->binary_names[i];
+  }
+  return "";
 }
 
 const std::vector<OpDefinition> &OpDefinitions() {
@@ -23,6 +44,8 @@ const OpDefinition *FindOp(const std::string &type_name) {
   }
   return nullptr;
 }
+
+const char *PatternName(Pattern pattern) { return kPatternNames[static_cast<int>(pattern)]; }
 
 }  // namespace core
 }  // namespace tf_ge_custom

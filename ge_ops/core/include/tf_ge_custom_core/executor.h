@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tf_ge_custom_core/broadcast.h"
 #include "tf_ge_custom_core/kernel_cache.h"
 #include "tf_ge_custom_core/kernel_registry.h"
 #include "tf_ge_custom_core/op_definition.h"
@@ -31,14 +32,21 @@ class DeviceRuntime : public KernelLoader {
 struct KernelCall {
   const OpDefinition *op = nullptr;
   const DTypeDefinition *dtype = nullptr;
-  int64_t num_elements = 0;
-  std::vector<uint64_t> inputs;   // device addresses of the whole tensors
+  int64_t num_elements = 0;  // of the output
+  KernelChoice choice;       // the kernel variant and frame for the inputs' shapes (ChooseKernel)
+  std::vector<uint64_t> inputs;   // device addresses of the whole tensors, in op input order
   std::vector<uint64_t> outputs;
 };
 
-// Picks the kernel for the current SoC and call.dtype, loads it once per device, plans the
-// launches, packs each one's arguments and launches them. 0 elements: nothing at all.
-// Refusals name the failing step or API, its error, the SoC and the dtype.
+// The call for op's inputs of the given shapes: checks and broadcasts them (ChooseKernel);
+// the addresses are left to the caller.
+Result<KernelCall> PrepareCall(const OpDefinition &op, const DTypeDefinition &dtype, const std::vector<int64_t> &x,
+                               const std::vector<int64_t> &y);
+
+// Picks the kernel of call.choice's variant for the current SoC and call.dtype, loads it once
+// per device, plans the launches, packs each one's arguments and launches them. 0 elements:
+// nothing at all. Refusals name the failing step or API, its error, the variant, the SoC and
+// the dtype.
 Status LaunchKernels(const KernelCall &call, KernelRegistry &registry, KernelCache &cache, DeviceRuntime &runtime);
 
 }  // namespace core

@@ -19,11 +19,14 @@ struct HostArgValues {
   std::vector<uint64_t> inputs;  // device addresses, already advanced to the launch's first element
   std::vector<uint64_t> outputs;
   int64_t num_elements = 0;
+  std::vector<int64_t> dims;                        // the launch frame's extents (dim slots)
+  std::vector<std::vector<int64_t>> input_strides;  // [operand][dim] (input_stride slots)
   uint32_t grid_x = 1, grid_y = 1, grid_z = 1;
 };
 
 // Fills out with layout.size bytes; unused (padding) bytes are zero. Refuses a value that
-// does not fit its slot (e.g. more than 2^31-1 elements in a 32-bit num_elements).
+// does not fit its slot (e.g. more than 2^31-1 elements in a 32-bit num_elements, a negative
+// extent or stride) and a slot whose value is not given.
 Status PackHostArgs(const ArgLayout &layout, const HostArgValues &values, std::vector<uint8_t> *out);
 
 }  // namespace core

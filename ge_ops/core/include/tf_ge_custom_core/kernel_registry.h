@@ -1,5 +1,5 @@
 // Where the npubins come from: the package's OPP root on disk (opp/kernels/<SoC>/), or the
-// bytes a model carried (Deserialize). Finding a kernel picks it for (SoC, op, dtype),
+// bytes a model carried (Deserialize). Finding a kernel picks it for (SoC, op, variant, dtype),
 // refuses precisely when it cannot, and verifies its checksum before anyone loads it.
 #ifndef TF_GE_CUSTOM_CORE_KERNEL_REGISTRY_H_
 #define TF_GE_CUSTOM_CORE_KERNEL_REGISTRY_H_
@@ -30,9 +30,10 @@ class KernelRegistry {
   // Kernels carried by a model; every manifest and binary is validated here, up front.
   static Result<std::shared_ptr<KernelRegistry>> FromSerialized(const std::vector<uint8_t> &bytes);
 
-  // Refusal kinds: "unknown_soc", "missing_dtype", "no_binary" (an IR-only manifest), the
-  // manifest kinds (syntax ... checksum) and "io".
-  Result<KernelBinary> Find(const std::string &soc, const std::string &op, const std::string &dtype);
+  // Refusals: kUnknownSoc, kMissingDType (no kernel of that variant and dtype), kNoBinary (an
+  // IR-only manifest), the manifest's codes and kIo.
+  Result<KernelBinary> Find(const std::string &soc, const std::string &op, const std::string &variant,
+                            const std::string &dtype);
 
   // Every SoC's manifest and binaries (all verified) in the serialized format.
   Result<std::vector<uint8_t>> Serialize();

@@ -3,7 +3,8 @@
 // The full validator is the Python one (tf_ge_custom/kernel_manifest.py): the builder, the
 // install step, list-kernels and doctor run it. This reader takes the typed fields the GE
 // library uses and keeps only the checks its own safety rests on: the format and version,
-// each slot role the packing needs present exactly once, every slot inside the argument
+// a kernel variant of the op table with its block shape, each slot the variant's parameters
+// and the packing need present exactly once (and no other), every slot inside the argument
 // struct, the limits PackHostArgs and LaunchPlan rely on, a binary name that stays beside
 // the manifest, the SoC folder, and the checksum. Unknown keys are ignored here.
 #ifndef TF_GE_CUSTOM_CORE_MANIFEST_H_
@@ -24,7 +25,8 @@ const char *SlotRoleName(SlotRole role);
 struct ArgSlot {
   std::string name;
   SlotRole role = SlotRole::kInput;
-  int64_t index = -1;  // for kInput / kOutput only
+  int64_t index = -1;  // the kernel operand, for kInput / kOutput / kInputStride only
+  int64_t dim = -1;    // the frame dimension, for kDim / kInputStride only
   int64_t offset = 0;
   int64_t size = 0;
 };
@@ -37,6 +39,7 @@ struct ArgLayout {
 
 struct KernelEntry {
   std::string op;
+  std::string variant;  // a kernel variant of the op table
   std::string dtype;
   std::string entry;
   bool has_binary = false;  // false in an IR-only manifest
@@ -44,7 +47,7 @@ struct KernelEntry {
   int64_t binary_size = 0;
   std::string sha256;
   BinaryMagic magic = BinaryMagic::kElfVectorCore;  // from mix_mode (kMixModes)
-  int64_t block_size = 0;
+  std::vector<int64_t> block;  // the variant's: {elements} or {rows, cols} per loop iteration
   int64_t max_programs = 0;
   int64_t max_grid = 0;
   int64_t max_elements_per_launch = 0;
@@ -57,7 +60,7 @@ struct KernelEntry {
 struct KernelManifest {
   std::string soc;
   std::vector<KernelEntry> kernels;
-  const KernelEntry *Find(const std::string &op, const std::string &dtype) const;
+  const KernelEntry *Find(const std::string &op, const std::string &variant, const std::string &dtype) const;
 };
 
 struct ManifestCheck {

@@ -1,5 +1,5 @@
-// The checks GE does not do for a custom op: dtype, equal shapes, element count, and the
-// output shape/dtype rules of InferShape / InferDataType.
+// The checks GE does not do for a custom op: dtype, element count, and the output shape /
+// dtype rules of InferShape / InferDataType. Execute's run-time broadcasting is broadcast.h.
 #ifndef TF_GE_CUSTOM_CORE_OP_CHECKS_H_
 #define TF_GE_CUSTOM_CORE_OP_CHECKS_H_
 
@@ -24,11 +24,12 @@ struct TensorInfo {
 // Every input has the same dtype, one the op supports; returns that dtype.
 Result<const DTypeDefinition *> CheckDTypes(const OpDefinition &op, const std::vector<TensorInfo> &inputs);
 
-// Execute: every input has the same concrete shape; returns its element count.
-Result<int64_t> CheckSameShapeAndCount(const OpDefinition &op, const std::vector<TensorInfo> &inputs);
-
-// InferShape: the output shape from the inputs' (possibly partly unknown) shapes, merging
-// unknown dims as TensorFlow's shape function does; known dims that differ are refused.
+// InferShape: the output shape of two inputs broadcast as tf.math.add does, with GE's unknown
+// dimensions (-1) and unknown rank ({-2}) resolved as TensorFlow's shape function
+// (BroadcastBinaryOpShapeFn in tensorflow/core/framework/common_shape_fns.cc) resolves them:
+// an unknown rank gives an unknown rank; along one dimension a known size above 1 wins, a
+// known 1 yields the other, anything else is unknown. Known sizes that are neither equal
+// nor 1 are refused (kBadShape) with both shapes named.
 Result<std::vector<int64_t>> InferOutputShape(const OpDefinition &op, const std::vector<TensorInfo> &inputs);
 
 // Product of concrete dims, refusing negative dims and 64-bit overflow.

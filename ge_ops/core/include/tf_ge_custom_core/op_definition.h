@@ -7,14 +7,35 @@
 #include <string>
 #include <vector>
 
+#include "kernel_contract.h"  // generated from tf_ge_custom/kernel_contract.py
+
 namespace tf_ge_custom {
 namespace core {
 
 struct DTypeDefinition {
-  std::string name;         // "float32": TensorFlow / numpy / manifest spelling
-  std::string ge_enum;      // "DT_FLOAT": the ge::DataType enumerator
-  int64_t itemsize = 0;     // bytes per element
-  std::string binary_name;  // npubin file of this op's kernel for this dtype
+  std::string name;      // "float32": TensorFlow / numpy / manifest spelling
+  std::string ge_enum;   // "DT_FLOAT": the ge::DataType enumerator
+  int64_t itemsize = 0;  // bytes per element
+};
+
+// One runtime parameter of a kernel variant: the host-argument slot it becomes.
+struct ParamSlot {
+  SlotRole role = SlotRole::kInput;
+  int64_t index = -1;  // the kernel operand (input / output / input_stride), else -1
+  int64_t dim = -1;    // the frame dimension (dim / input_stride), else -1
+};
+
+// One compiled form of the op's kernel (op_def.KernelVariant).
+struct KernelVariantDefinition {
+  std::string name;            // "flat", "row_16x256": the manifest's "variant"
+  std::string entry;           // kernel symbol in the npubin
+  Pattern pattern = Pattern::kEqual;
+  std::vector<int64_t> block;  // {elements} or {rows, cols} per loop iteration
+  std::vector<ParamSlot> params;
+  std::vector<std::string> binary_names;  // npubin file per dtype, in the op's dtype order
+
+  int64_t block_elements() const;
+  bool tiled() const { return block.size() == 2; }
 };
 
 struct OpDefinition {
@@ -22,14 +43,18 @@ struct OpDefinition {
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::vector<DTypeDefinition> dtypes;  // in registration order
-  std::string entry;                    // kernel symbol in the npubin
-  int64_t block_size = 0;
+  std::vector<KernelVariantDefinition> variants;  // "flat" first
+  bool commutative = false;  // the kernel may take the inputs in either order
 
   const DTypeDefinition *FindDType(const std::string &name) const;
+  const KernelVariantDefinition *FindVariant(const std::string &name) const;
+  // The npubin file of (variant, dtype), or "" when either is unknown.
+  std::string BinaryName(const std::string &variant, const std::string &dtype) const;
 };
 
 const std::vector<OpDefinition> &OpDefinitions();
 const OpDefinition *FindOp(const std::string &type_name);
+const char *PatternName(Pattern pattern);
 
 }  // namespace core
 }  // namespace tf_ge_custom
