@@ -288,13 +288,13 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
         if not ir_only and hivmc is None:
             raise ToolchainError(
                 "hivmc is missing, so no npubin could be built: TTIR, linalg and HIVM IR were "
-                "built for %d kernel(s) (variants x dtypes of %s on %s: %s), nothing was "
-                "written to %s. "
+                "built for %d kernel(s) (%s variants x %s x %s), nothing was written to %s. "
                 "hivmc comes with "
                 "the CANN toolkit (8.5.0 pairs with triton-ascend 3.2.0): source its "
                 "set_env.sh, or set BISHENG_INSTALL_PATH to the folder holding hivmc. To write "
                 "the IR and the manifest's argument layout without npubins, pass --ir-only."
-                % (per_soc * len(soc_names), ", ".join(op.type_name for op in ops),
+                % (per_soc * len(soc_names),
+                   "/".join(str(n) for n in sorted(set(len(c) for _, c, _ in plan))),
                    ",".join(soc_names), ",".join(dtype_names), out_dir),
                 missing=("hivmc",))
         check_out_dir(out_dir, soc_names, ops, force)  # again: the folder may have changed

@@ -32,3 +32,44 @@ def plan_calls():
         return plans
 
     return plan
+
+
+def _load_fixture_generator():
+    import importlib.util
+
+    path = SOURCE_ROOT / "tests" / "fixtures" / "manifests" / "generate.py"
+    spec = importlib.util.spec_from_file_location("_manifest_fixture_generator", str(path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def complete_soc_folder():
+    """complete_soc_folder(dst, dtypes) -> dst: a SoC folder as build-kernels lays it out
+    (manifest.json + npubins of filler bytes) with EVERY kernel variant of op_def.ADD_CUSTOM
+    for each dtype, built with the fixture generator's hand-computed layouts (the flat layout
+    for the 1-D blocks, the tiled one for the 2-D blocks)."""
+    from tf_ge_custom import op_def
+
+    generate = _load_fixture_generator()
+
+    def make(dst, dtypes):
+        dst = pathlib.Path(str(dst))
+        dst.mkdir(parents=True)
+        kernels = []
+        for dtype in dtypes:
+            for variant in op_def.ADD_CUSTOM.kernel.variants:
+                binary = generate.binary_bytes(dtype, variant.name)
+                k = generate.kernel(dtype, binary)
+                name = op_def.ADD_CUSTOM.binary_name(variant.name, dtype)
+                k.update(variant=variant.name, entry=variant.entry, block=list(variant.block),
+                         binary=name,
+                         args=generate.layout_tiled() if len(variant.block) == 2
+                         else generate.layout_with_ffts())
+                (dst / name).write_bytes(binary)
+                kernels.append(k)
+        (dst / "manifest.json").write_text(json.dumps(generate.manifest(kernels, cann="8.5.0"), indent=2))
+        return dst
+
+    return make

@@ -191,8 +191,8 @@ def test_list_kernels_takes_tf_ge_custom_wheels_only(tmp_path, capsys, odd_files
     assert not (tmp_path.parent / "evil").exists()
 
 
-def test_list_kernels_reads_a_real_wheel_layout(tmp_path, capsys):
-    soc = soc_folder(tmp_path / "Ascend910B1")
+def test_list_kernels_reads_a_real_wheel_layout(tmp_path, capsys, complete_soc_folder):
+    soc = complete_soc_folder(tmp_path / "Ascend910B1", ["float32", "int32"])
     wheel = _wheel(tmp_path / "tf_ge_custom-0.1.0-cp311-cp311-linux_x86_64.whl", members=[
         ("tf_ge_custom/opp/kernels/Ascend910B1/" + n, (soc / n).read_bytes())
         for n in os.listdir(str(soc))])

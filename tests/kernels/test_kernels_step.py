@@ -101,9 +101,9 @@ def test_installed_package_records_what_its_opp_root_carries():
     assert sorted(info["kernels"]["socs"]) == sorted(carried)
 
 
-def test_list_kernels_checks_a_wheel_for_a_soc(tmp_path, capsys):
+def test_list_kernels_checks_a_wheel_for_a_soc(tmp_path, capsys, complete_soc_folder):
     wheel = tmp_path / "tf_ge_custom-0-py3-none-any.whl"
-    folder = soc_folder(str(tmp_path / "Ascend910B1"))
+    folder = str(complete_soc_folder(tmp_path / "Ascend910B1", ["float32", "int32"]))
     with zipfile.ZipFile(str(wheel), "w") as zf:
         for name in os.listdir(folder):
             zf.write(os.path.join(folder, name), "tf_ge_custom/opp/kernels/Ascend910B1/" + name)
