@@ -16,6 +16,14 @@ std::string Join(const std::vector<std::string> &names) {
   for (const auto &n : names) s += (s.empty() ? "" : ", ") + n;
   return s.empty() ? "none" : s;
 }
+
+// The refusals of Find that mean "not there", as opposed to "there but damaged".
+bool IsAbsent(Code code) { return code == Code::kUnknownSoc || code == Code::kMissingDType || code == Code::kNoBinary; }
+
+bool HasBinary(const KernelManifest &m, const std::string &op, const std::string &dtype) {
+  const KernelEntry *e = m.Find(op, dtype);
+  return e != nullptr && e->has_binary;
+}
 }  // namespace
 
 std::shared_ptr<KernelRegistry> KernelRegistry::FromOppRoot(const std::string &opp_root) {
@@ -39,7 +47,14 @@ Result<std::shared_ptr<KernelRegistry>> KernelRegistry::FromSerialized(const std
     k.manifest_text = soc.manifest_json;
     k.manifest = std::move(parsed).value();
     const std::string name = k.manifest.soc;
-    if (r->socs_.count(name) != 0) return Status::Error(Code::kCorrupt, "SoC " + name + " is serialized twice");
+    // A SoC may come in several kernel sets (the package's and ones compiled on the host that
+    // built the model), but no kernel twice: Find must have one answer.
+    for (const auto &e : k.manifest.kernels) {
+      if (e.has_binary && r->FindLocked(name, e.op, e.dtype).ok()) {
+        return Status::Error(Code::kCorrupt, "the kernel " + e.op + "/" + e.dtype + " of SoC " + name +
+                                                 " is serialized twice");
+      }
+    }
     for (auto &bin : soc.binaries) {
       const KernelEntry *owner = nullptr;
       for (const auto &e : k.manifest.kernels) {
@@ -60,7 +75,11 @@ Result<std::shared_ptr<KernelRegistry>> KernelRegistry::FromSerialized(const std
         return Status::Error(Code::kCorrupt, "the serialized kernels of " + name + " lack " + e.binary);
       }
     }
-    r->socs_.emplace(name, std::move(k));
+    if (r->socs_.count(name) == 0) {
+      r->socs_.emplace(name, std::move(k));
+    } else {
+      r->compiled_[name].push_back(std::move(k));
+    }
   }
   return r;
 }
@@ -69,6 +88,7 @@ std::vector<std::string> KernelRegistry::Socs() {
   std::lock_guard<std::mutex> lock(mutex_);
   std::set<std::string> names;
   for (const auto &s : socs_) names.insert(s.first);
+  for (const auto &s : compiled_) names.insert(s.first);
   if (!opp_root_.empty()) {
     for (const auto &d : ListSubdirectories(origin_)) names.insert(d);
   }
@@ -103,6 +123,47 @@ Result<KernelRegistry::SocKernels *> KernelRegistry::LoadSoc(const std::string &
 
 Result<KernelBinary> KernelRegistry::Find(const std::string &soc, const std::string &op, const std::string &dtype) {
   std::lock_guard<std::mutex> lock(mutex_);
+  return FindLocked(soc, op, dtype);
+}
+
+Result<KernelBinary> KernelRegistry::FindLocked(const std::string &soc, const std::string &op,
+                                                const std::string &dtype) {
+  auto packaged = FindPackagedLocked(soc, op, dtype);
+  if (packaged.ok() || !IsAbsent(packaged.status().code())) return packaged;
+  SocKernels *compiled = CompiledWith(soc, op, dtype);
+  if (compiled == nullptr) return packaged;  // the package's refusal names what is missing
+  const KernelEntry *e = compiled->manifest.Find(op, dtype);
+  return KernelBinary{soc, *e, compiled->binaries.at(e->binary)};
+}
+
+KernelRegistry::SocKernels *KernelRegistry::CompiledWith(const std::string &soc, const std::string &op,
+                                                         const std::string &dtype) {
+  auto it = compiled_.find(soc);
+  if (it == compiled_.end()) return nullptr;
+  for (auto &k : it->second) {
+    if (HasBinary(k.manifest, op, dtype)) return &k;
+  }
+  return nullptr;
+}
+
+Result<std::shared_ptr<const std::vector<uint8_t>>> KernelRegistry::BinaryOf(const std::string &soc, SocKernels &k,
+                                                                             const KernelEntry &e) {
+  auto it = k.binaries.find(e.binary);
+  if (it != k.binaries.end()) return it->second;
+  // Read and verify once; later calls reuse the verified bytes.
+  const std::string path = JoinPath(JoinPath(origin_, soc), e.binary);
+  std::vector<uint8_t> bytes;
+  const Status read = ReadFileBytes(path, kMaxFileBytes, &bytes);
+  if (!read.ok()) {
+    return Status::Error(Code::kChecksum, "kernel binary " + path + " cannot be read (" + read.message() +
+                                              "); reinstall the package");
+  }
+  TF_GE_CUSTOM_RETURN_IF_ERROR(VerifyBinary(e, soc, bytes));
+  return k.binaries.emplace(e.binary, std::make_shared<const std::vector<uint8_t>>(std::move(bytes))).first->second;
+}
+
+Result<KernelBinary> KernelRegistry::FindPackagedLocked(const std::string &soc, const std::string &op,
+                                                        const std::string &dtype) {
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(SocKernels *const loaded, LoadSoc(soc));
   SocKernels &k = *loaded;
   const KernelEntry *e = k.manifest.Find(op, dtype);
@@ -120,20 +181,59 @@ Result<KernelBinary> KernelRegistry::Find(const std::string &soc, const std::str
                                               " without an npubin (built without CANN, IR only); build the kernels on "
                                               "a host with a CANN toolkit and reinstall the package");
   }
-  auto it = k.binaries.find(e->binary);
-  if (it == k.binaries.end()) {
-    // Read and verify once; later calls reuse the verified bytes.
-    const std::string path = JoinPath(JoinPath(origin_, soc), e->binary);
+  TF_GE_CUSTOM_ASSIGN_OR_RETURN(auto bytes, BinaryOf(soc, k, *e));
+  return KernelBinary{soc, *e, bytes};
+}
+
+Status KernelRegistry::AddCompiled(const std::string &soc, const std::string &manifest_path) {
+  std::vector<uint8_t> text;
+  TF_GE_CUSTOM_RETURN_IF_ERROR(ReadFileBytes(manifest_path, 16u << 20, &text).WithPrefix("kernel manifest"));
+  ManifestCheck check;
+  check.expected_soc = soc;
+  auto parsed = ParseManifest(std::string(text.begin(), text.end()), check);
+  if (!parsed.ok()) return parsed.status().WithPrefix(manifest_path);
+  SocKernels k;
+  k.manifest_text.assign(text.begin(), text.end());
+  k.manifest = std::move(parsed).value();
+  const std::string dir = DirName(manifest_path);
+  size_t binaries = 0;
+  for (const auto &e : k.manifest.kernels) {
+    if (!e.has_binary) continue;
     std::vector<uint8_t> bytes;
+    const std::string path = JoinPath(dir, e.binary);
     const Status read = ReadFileBytes(path, kMaxFileBytes, &bytes);
     if (!read.ok()) {
-      return Status::Error(Code::kChecksum, "kernel binary " + path + " cannot be read (" + read.message() +
-                                                "); reinstall the package");
+      return Status::Error(Code::kChecksum, "kernel binary " + path + " cannot be read (" + read.message() + ")");
     }
-    TF_GE_CUSTOM_RETURN_IF_ERROR(VerifyBinary(*e, soc, bytes));
-    it = k.binaries.emplace(e->binary, std::make_shared<const std::vector<uint8_t>>(std::move(bytes))).first;
+    TF_GE_CUSTOM_RETURN_IF_ERROR(VerifyBinary(e, soc, bytes).WithContext(path));
+    k.binaries[e.binary] = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+    ++binaries;
   }
-  return KernelBinary{soc, *e, it->second};
+  if (binaries == 0) {
+    return Status::Error(Code::kNoBinary, manifest_path + " lists no npubin (built without CANN, IR only)");
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto &e : k.manifest.kernels) {
+    if (e.has_binary && FindLocked(soc, e.op, e.dtype).ok()) {
+      return Status::Error(Code::kInternal, "the kernel " + e.op + "/" + e.dtype + " of SoC " + soc +
+                                                " is there already; " + manifest_path + " is not added");
+    }
+  }
+  compiled_[soc].push_back(std::move(k));
+  return Status::Ok();
+}
+
+Status KernelRegistry::Choose(const std::string &soc, const std::string &op, const std::string &dtype) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  TF_GE_CUSTOM_RETURN_IF_ERROR(FindLocked(soc, op, dtype));
+  auto packaged = socs_.find(soc);
+  if (packaged != socs_.end() && HasBinary(packaged->second.manifest, op, dtype)) {
+    packaged->second.chosen = true;
+  } else {
+    CompiledWith(soc, op, dtype)->chosen = true;  // FindLocked found it there
+  }
+  any_chosen_ = true;
+  return Status::Ok();
 }
 
 Status KernelRegistry::LoadAllSocs() {
@@ -143,37 +243,35 @@ Status KernelRegistry::LoadAllSocs() {
 }
 
 Result<std::vector<uint8_t>> KernelRegistry::Serialize() {
-  std::vector<std::pair<std::string, std::vector<std::string>>> wanted;  // soc -> dtypes with binaries
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    TF_GE_CUSTOM_RETURN_IF_ERROR(LoadAllSocs());
-    for (const auto &s : socs_) {
-      std::vector<std::string> keys;
-      for (const auto &e : s.second.manifest.kernels) {
-        if (e.has_binary) keys.push_back(e.op + "\n" + e.dtype);
-      }
-      wanted.emplace_back(s.first, keys);
-    }
-  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!any_chosen_) TF_GE_CUSTOM_RETURN_IF_ERROR(LoadAllSocs());
   std::vector<BundleSoc> socs;
   size_t binaries = 0;
-  for (const auto &w : wanted) {
-    BundleSoc soc;
-    for (const auto &key : w.second) {
-      const size_t nl = key.find('\n');
-      // Find verifies the checksum.
-      TF_GE_CUSTOM_ASSIGN_OR_RETURN(const KernelBinary k, Find(w.first, key.substr(0, nl), key.substr(nl + 1)));
-      soc.binaries.push_back(BundleBinary{k.entry.binary, *k.bytes});
+  auto add = [&](const std::string &soc, SocKernels &k) -> Status {
+    BundleSoc out;
+    out.manifest_json = k.manifest_text;
+    for (const auto &e : k.manifest.kernels) {
+      if (!e.has_binary) continue;
+      TF_GE_CUSTOM_ASSIGN_OR_RETURN(auto bytes, BinaryOf(soc, k, e));  // verifies the checksum
+      out.binaries.push_back(BundleBinary{e.binary, *bytes});
       ++binaries;
     }
-    std::lock_guard<std::mutex> lock(mutex_);
-    soc.manifest_json = socs_.at(w.first).manifest_text;
-    socs.push_back(std::move(soc));
+    socs.push_back(std::move(out));
+    return Status::Ok();
+  };
+  for (auto &s : socs_) {
+    if (!any_chosen_ || s.second.chosen) TF_GE_CUSTOM_RETURN_IF_ERROR(add(s.first, s.second));
+  }
+  for (auto &c : compiled_) {
+    for (auto &k : c.second) {
+      if (!any_chosen_ || k.chosen) TF_GE_CUSTOM_RETURN_IF_ERROR(add(c.first, k));
+    }
   }
   if (binaries == 0) {
     return Status::Error(Code::kNoBinary, "there are no npubins in " + origin_ +
                                               " to put into the model; build the kernels on a host with a CANN toolkit "
-                                              "(tf-ge-custom build-kernels) and reinstall the package");
+                                              "(tf-ge-custom build-kernels) and reinstall the package, or build the "
+                                              "model where the graph build can compile them (docs/kernels.md)");
   }
   return EncodeBundle(socs);
 }
