@@ -107,7 +107,7 @@ def cache_dir(env=None):
 def _key_part(value):
     if value is None:
         return "none"
-    cleaned = _KEY_PART.sub("_", str(value)).strip("_")[:32]
+    cleaned = _KEY_PART.sub("_", str(value))[:48].strip("_")
     return cleaned or "none"
 
 

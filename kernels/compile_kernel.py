@@ -75,7 +75,9 @@ def describe(env=None):
             "key": ident.key, "kernel_source_sha256": ident.kernel_source_sha256,
             "toolchain": ident.toolchain, "missing": list(ident.missing),
             "python": sys.executable,
-            "package": os.path.dirname(os.path.abspath(tf_ge_custom.__file__))}
+            "package": os.path.dirname(os.path.abspath(tf_ge_custom.__file__)),
+            # diagnostic: the GE library's bootstrap keeps TensorFlow out of this process
+            "tensorflow_imported": "tensorflow" in sys.modules}
 
 
 def main(argv=None, build=None):

@@ -5,6 +5,8 @@
 //
 //   tf_ge_custom_compile_driver --opp-root R --soc S --dtype D [--threads N] [--save-bundle F]
 //   tf_ge_custom_compile_driver --from-bundle F --soc S --dtype D
+//   tf_ge_custom_compile_driver --opp-root R --describe-only 1       (BuilderProcess::Locate)
+//   tf_ge_custom_compile_driver --opp-root R --print-describe-command 1
 //
 // The first form is Compile (the package's kernel, else the cache, else the builder in a
 // child process, found and configured from the environment as in GE), N threads at once,
@@ -44,6 +46,7 @@ int Fail(const std::string &error) { return Report({{"ok", false}, {"error", err
 int main(int argc, char **argv) {
   std::string opp_root, soc, dtype, save_bundle, from_bundle, op_name = "AddCustom";
   int threads = 1;
+  bool describe_only = false, print_describe_command = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--opp-root") opp_root = value;
@@ -53,7 +56,22 @@ int main(int argc, char **argv) {
     else if (flag == "--threads") threads = std::atoi(value.c_str());
     else if (flag == "--save-bundle") save_bundle = value;
     else if (flag == "--from-bundle") from_bundle = value;
+    else if (flag == "--describe-only") describe_only = value == "1";
+    else if (flag == "--print-describe-command") print_describe_command = value == "1";
     else return Fail("unknown option " + flag);
+  }
+  const EnvLookup env = [](const char *name) { return std::getenv(name); };
+  if (print_describe_command || describe_only) {
+    auto settings = FindBuilder(opp_root, env);
+    if (!settings.ok()) return Fail(settings.status().message());
+    if (print_describe_command) {
+      return Report({{"ok", true}, {"argv", DescribeCommand(settings.value())},
+                     {"python_from", settings.value().python_from}}, true);
+    }
+    BuilderProcess compiler(opp_root, env, std::make_shared<PosixProcessRunner>());
+    auto target = compiler.Locate();
+    if (!target.ok()) return Fail(target.status().message());
+    return Report({{"ok", true}, {"cache_dir", target.value().cache_dir}, {"key", target.value().key}}, true);
   }
   const OpDefinition *op = FindOp(op_name);
   if (op == nullptr || soc.empty() || dtype.empty() || (opp_root.empty() == from_bundle.empty()) || threads < 1) {
@@ -71,8 +89,7 @@ int main(int argc, char **argv) {
     supply = std::make_shared<KernelSupply>(nullptr);  // an OM compiles nothing
   } else {
     registry = KernelRegistry::FromOppRoot(opp_root);
-    auto compiler = std::make_shared<BuilderProcess>(opp_root, [](const char *name) { return std::getenv(name); },
-                                                     std::make_shared<PosixProcessRunner>());
+    auto compiler = std::make_shared<BuilderProcess>(opp_root, env, std::make_shared<PosixProcessRunner>());
     supply = std::make_shared<KernelSupply>(compiler);
   }
   std::vector<Result<KernelOrigin>> results(threads, Status::Error(Code::kInternal, "not run"));

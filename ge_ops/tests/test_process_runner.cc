@@ -190,6 +190,9 @@ TEST(ProcessRunner, TailLinesIsTheLastNonEmptyLinesOnOneLine) {
   CHECK_EQ(TailLines("a\nb\n", 5, 100), std::string("a | b"));
   CHECK_EQ(TailLines("", 5, 100), std::string());
   CHECK_EQ(TailLines("x\nRESULT {}\ny\nRESULT {\"ok\": 1}\n", 5, 100, "RESULT "), std::string("x | y"));
+  const std::string long_line(1000, 'x');
+  CHECK_EQ(TailLines("first\n" + long_line + "\n", 2, 1000),
+           "first | " + std::string(kTailLineChars - 3, 'x') + "...");
   // "0123456789 | abcdefghij" cut to 12 characters from the end.
   CHECK_EQ(TailLines("0123456789\nabcdefghij\n", 2, 12), std::string("...bcdefghij"));
 }

@@ -242,6 +242,7 @@ std::string TailLines(const std::string &text, size_t max_lines, size_t max_char
     const size_t first = line.find_first_not_of(' ');
     const size_t last = line.find_last_not_of(' ');
     line = first == std::string::npos ? "" : line.substr(first, last - first + 1);
+    if (line.size() > kTailLineChars) line = line.substr(0, kTailLineChars - 3) + "...";
     if (!line.empty() && (skip_prefix.empty() || line.compare(0, skip_prefix.size(), skip_prefix) != 0)) {
       lines.push_back(line);
     }

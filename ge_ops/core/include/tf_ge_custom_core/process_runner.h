@@ -54,7 +54,9 @@ class PosixProcessRunner : public ProcessRunner {
 };
 
 // The last max_lines non-empty lines of text (without lines starting with skip_prefix, when
-// it is non-empty), each trimmed, joined with " | ", at most max_chars (cut at the front).
+// it is non-empty), each trimmed and cut to kTailLineChars, joined with " | ", at most
+// max_chars (cut at the front): a long last line cannot push the others out.
+constexpr size_t kTailLineChars = 240;
 std::string TailLines(const std::string &text, size_t max_lines, size_t max_chars,
                       const std::string &skip_prefix = "");
 
