@@ -138,6 +138,38 @@ def test_the_real_builder_runs_to_hivm_ir_and_fails_naming_hivmc(driver, tmp_pat
           "TTIR -> linalg -> HIVM IR" % (seconds, progress.group(1)))
 
 
+@pytest.mark.slow
+def test_the_real_builder_with_a_hivmc_double_fills_the_cache_the_core_then_reads(driver, tmp_path):
+    """Everything real but hivmc (doubled: it writes a stand-in npubin from the HIVM IR it gets):
+    the GE library's command line, the builder's stages, the cache protocol, the core's reader."""
+    bindir = tmp_path / "cann-bin"
+    bindir.mkdir()
+    shutil.copy(str(DOUBLES / "hivmc"), str(bindir / "hivmc"))
+    home = tmp_path / "ascend-toolkit"
+    (home / "compiler").mkdir(parents=True)
+    (home / "compiler" / "version.info").write_text("Version=8.5.0\nplatform=x86_64\n")
+    env = _clean_env(tmp_path, ASCEND_HOME_PATH=home)
+    env["PATH"] = "%s%s%s" % (bindir, os.pathsep, env["PATH"])
+    started = time.time()
+    first = _compile(driver, env, "Ascend910_9392", "int32")
+    seconds = time.time() - started
+    assert first["ok"] and first["origin"] == "compiled", first
+    key = _key(env)
+    assert key.endswith("-cann_8.5.0")
+    entry = tmp_path / "cache" / "Ascend910_9392" / key / "int32"
+    manifest = cache.load_entry(str(entry), "Ascend910_9392", "int32")
+    kernel = manifest.kernel("AddCustom", "int32")
+    assert kernel.sha256 == first["sha256"] and manifest.toolchain["cann"] == "8.5.0"
+    hivm = (entry / "ir" / "add_kernel_int32.hivm.mlir").read_bytes()
+    import hashlib
+
+    assert (entry / kernel.binary).read_bytes() == b"hivmc-double:" + hashlib.sha256(hivm).hexdigest().encode()
+    assert kernel.args.size == 64 and kernel.args.has_ffts  # the layout read from that HIVM IR
+    again = _compile(driver, env, "Ascend910_9392", "int32")
+    assert again["origin"] == "cache" and again["sha256"] == first["sha256"]
+    print("first graph build's compile (real builder, hivmc doubled): %.1f s" % seconds)
+
+
 def test_a_compile_fills_the_cache_once_and_the_next_process_reads_it(driver, tmp_path):
     env = _double_env(tmp_path)
     first = _compile(driver, env, "Ascend910_9392", "float16")
