@@ -10,6 +10,9 @@ Installed as ``tf_ge_custom.kernels`` (the repository's top-level ``kernels/`` f
 * ``builder.py``     ``build_kernels(...)``: source -> TTIR -> linalg -> HIVM IR -> npubin
   (``frontend.py`` triton-ascend stages, ``bishengir.py`` the compiler run,
   ``hivm_ir.py`` reading the emitted entry signature, ``toolchain.py`` finding tools)
+* ``cache.py``       the per-user kernel cache (where, the key, the lock / build aside /
+  rename writer) that the GE library compiles into on first graph build, through
+  ``compile_kernel.py`` (the entry point it runs in a child process)
 * ``cli.py``, ``list_cli.py``  ``tf-ge-custom build-kernels`` / ``list-kernels``
 
 Importing this package imports no Triton: only building does.

@@ -4,6 +4,7 @@
     tf-ge-custom list-kernels --soc Ascend910B1       # exit 1 unless it carries that SoC
     tf-ge-custom list-kernels --wheel dist/tf_ge_custom-*.whl --soc Ascend910_9392
     tf-ge-custom list-kernels --dir OUT               # a build-kernels output folder
+    tf-ge-custom list-kernels --cache                 # the per-user kernel cache
 
 Every manifest is validated and every npubin checksummed; any defect is an error. Exit
 status: 0 when everything listed is valid (and ``--soc``/``--dtype`` are carried), 1 when
@@ -35,6 +36,10 @@ def add_arguments(parser):
     where.add_argument("--wheel", help="inspect this tf-ge-custom wheel (.whl) instead of the "
                                        "installed package")
     where.add_argument("--dir", help="inspect a folder holding <SoC>/manifest.json")
+    where.add_argument("--cache", action="store_true",
+                       help="inspect the per-user kernel cache (what graph builds compiled on "
+                            "this host, and build-kernels --cache); --soc/--dtype then require "
+                            "entries of the current toolchain")
     parser.add_argument("--soc", help="require kernels for this SoC (exit 1 if absent)")
     parser.add_argument("--dtype", default=None,
                         help="with --soc: require these comma-separated dtypes too")
@@ -128,6 +133,8 @@ def run(args):
     temp = None
     try:
         _check_options(args)
+        if args.cache:
+            return _run_cache(args)
         if args.wheel:
             zf = check_wheel(args.wheel)
             temp = tempfile.mkdtemp(prefix="tf-ge-custom-wheel-")
@@ -174,6 +181,49 @@ def run(args):
     finally:
         if temp:
             shutil.rmtree(temp, ignore_errors=True)
+
+
+def _run_cache(args):
+    """``--cache``: one line per (SoC, key) with its dtypes; ``current`` marks the key the
+    toolchain here builds (the one a graph build looks up)."""
+    from tf_ge_custom.errors import KernelCacheError
+    from tf_ge_custom.kernels import cache
+
+    try:
+        location = cache.cache_dir()
+    except KernelCacheError as e:
+        sys.stderr.write("%s: error: %s\n" % (PROG, e))
+        return 1
+    current = cache.identity()
+    sys.stdout.write("kernel cache: %s (from %s)\n" % (location.path, location.source))
+    sys.stdout.write("current key: %s%s\n" % (current.key, "; a compile here would lack %s"
+                                               % ", ".join(current.missing)
+                                               if current.missing else ""))
+    entries = cache.list_entries(location.path)
+    if not entries:
+        sys.stdout.write("%s: no kernels compiled yet\n" % location.path)
+    groups, failures = {}, 0
+    for e in entries:
+        groups.setdefault((e.soc, e.key), []).append(e)
+    for (soc, key), found in sorted(groups.items()):
+        good = [e.dtype for e in found if e.manifest is not None]
+        sys.stdout.write("%-15s %-32s %s%s\n" % (soc, " ".join(good) or "-", key,
+                                                 " (current)" if key == current.key else ""))
+        for e in found:
+            if e.manifest is None:
+                failures += 1
+                sys.stdout.write("%-15s %-32s INVALID: %s\n" % (soc, e.dtype, e.error))
+    if args.soc:
+        have = [e.dtype for e in entries if e.soc == args.soc and e.key == current.key
+                and e.manifest is not None]
+        wanted = [d.strip() for d in (args.dtype or "").split(",") if d.strip()]
+        absent = [d for d in wanted if d not in have]
+        if not have or absent:
+            sys.stderr.write("%s: the cache %s has no kernels of the current toolchain for %s%s\n"
+                             % (PROG, location.path, args.soc,
+                                " (%s)" % ", ".join(absent) if have else ""))
+            return 1
+    return 1 if failures else 0
 
 
 def _missing(manifest, soc, dtypes):

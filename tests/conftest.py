@@ -101,7 +101,8 @@ _FAKE_TOOLKIT_FILES = {
         "namespace ge {\nclass BaseCustomOp {};\n"
         "class EagerExecuteOp : virtual public BaseCustomOp {};\n"
         "class PortableOp : virtual public BaseCustomOp {};\n"
-        "class ShapeInferOp : virtual public BaseCustomOp {};\n}\n"),
+        "class ShapeInferOp : virtual public BaseCustomOp {};\n"
+        "class CompilableOp : virtual public BaseCustomOp {};\n}\n"),
     "include/register/register.h": "// stand-in\nvoid AutoMappingByOpFn();\n",
     "include/acl/acl_rt.h": "// stand-in\nint aclrtLaunchKernelWithHostArgs();\n",
     "include/parser/tensorflow_parser.h": "// stand-in\nint aclgrphParseTensorFlow();\n",

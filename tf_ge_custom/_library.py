@@ -95,7 +95,8 @@ _SECTIONS = {
                    "xla_library_size": (_INT, _NULL), "xla_library_sha256": (_STR, _NULL)},
     "ge": {"built": (_BOOL,), "reason": (_STR,), "ascend_home": (_STR, _NULL),
            "libraries": (_PATHS,), "headers": (_PATHS,), "export_tools": (_PATHS,)},
-    "kernels": {"source": (_STR, _NULL), "socs": ("an object of arrays of strings",)},
+    "kernels": {"source": (_STR, _NULL), "socs": ("an object of arrays of strings",),
+                "python": (_STR,)},
     "opp": {"root": (_STR,), "arch": (_STR,), "json": (_STR,), "npu_ops": (_NAMES,),
             "npu_ops_missing_because": (_STR, _NULL)},
 }

@@ -739,8 +739,9 @@ def check_kernels(ctx):
             return Check(name, FAIL, "the build recorded npubins for %s, but %s has none"
                          % (", ".join(sorted(recorded)), os.path.join(ctx.root, opp.KERNELS_DIR)),
                          REBUILD)
-        return Check(name, WARN, "no precompiled npubins under %s: the GE library has no "
-                     "kernel to launch" % os.path.join(ctx.root, opp.KERNELS_DIR),
+        return Check(name, WARN, "no precompiled npubins under %s: a graph build must compile "
+                     "each kernel it needs on this host (see 'kernel cache')"
+                     % os.path.join(ctx.root, opp.KERNELS_DIR),
                      Instruction("build them on a CANN host (tf-ge-custom build-kernels --help), "
                                  "then rebuild with them: docs/kernels.md"))
     status, parts, socs = OK, [], {}
@@ -778,6 +779,66 @@ def check_kernels(ctx):
 def _kernel_label(op, dtype):
     """A dtype, or ``<op type> <dtype>`` when the package defines more than one op."""
     return dtype if len(op_def.OPS) == 1 else "%s %s" % (op.type_name, dtype)
+
+
+def _nearest_existing(path):
+    probe = os.path.abspath(path)
+    while not os.path.lexists(probe) and os.path.dirname(probe) != probe:
+        probe = os.path.dirname(probe)
+    return probe
+
+
+def check_kernel_cache(ctx):
+    """Where the GE library compiles the kernels the package lacks, and whether it can."""
+    name = "kernel cache"
+    try:
+        cache = importlib.import_module("tf_ge_custom.kernels.cache")
+        compile_kernel = importlib.import_module("tf_ge_custom.kernels.compile_kernel")
+    except ImportError as e:
+        return Check(name, WARN, "the kernel builder is not in this build (%s)" % e,
+                     Instruction("update tf-ge-custom to a version that compiles kernels on "
+                                 "first graph build"))
+    try:
+        location = cache.cache_dir(ctx.environ)
+    except cache.KernelCacheError as e:
+        return Check(name, WARN, "a graph build for a SoC without a packaged npubin could not "
+                     "compile it: %s" % e,
+                     Instruction("export %s=<a writable folder>" % cache.CACHE_DIR_ENV))
+    problems, fixes = [], []
+    probe = _nearest_existing(location.path)
+    if not os.path.isdir(probe) or not os.access(probe, os.W_OK | os.X_OK):
+        problems.append("%s is not writable by this user (%s)" % (location.path, probe))
+        fixes.append("export %s=<a writable folder>" % cache.CACHE_DIR_ENV)
+    python = ctx.environ.get("TF_GE_CUSTOM_PYTHON") or \
+        (ctx.build_info.get("kernels") or {}).get("python")
+    if python and not (os.path.isfile(python) and os.access(python, os.X_OK)):
+        problems.append("the Python it would run, %s, is not an executable file" % python)
+        fixes.append("export TF_GE_CUSTOM_PYTHON=<the Python with tf-ge-custom and "
+                     "triton-ascend>")
+    ident = cache.identity(ctx.environ)
+    for tool in ident.missing:
+        problems.append("%s is missing" % tool)
+        fixes.append(compile_kernel.hint(tool, python))
+    entries = cache.list_entries(location.path) if os.path.isdir(location.path) else []
+    current = [e for e in entries if e.key == ident.key and e.manifest is not None]
+    invalid = [e for e in entries if e.manifest is None]
+    data = {"path": location.path, "from": location.source, "key": ident.key,
+            "missing": list(ident.missing), "python": python,
+            "entries": ["%s/%s/%s" % (e.soc, e.key, e.dtype) for e in entries],
+            "invalid": [e.path for e in invalid]}
+    held = "%d kernel set(s) of this toolchain (%s)" % (len(current), ", ".join(
+        sorted("%s %s" % (e.soc, e.dtype) for e in current))) if current else "empty"
+    if invalid:
+        problems.append("%d entr%s fail verification (%s); the next compile replaces them"
+                        % (len(invalid), "y" if len(invalid) == 1 else "ies",
+                           ", ".join(e.path for e in invalid)))
+    detail = "%s (from %s), key %s: %s" % (location.path, location.source, ident.key, held)
+    if problems:
+        return Check(name, WARN, "%s; a graph build for a SoC or dtype without a packaged "
+                     "npubin could not compile it: %s" % (detail, "; ".join(problems)),
+                     Instruction("; ".join(dict.fromkeys(fixes))), data)
+    return Check(name, OK, detail + "; kernels the package lacks are compiled here on first "
+                 "graph build (pre-warm: tf-ge-custom build-kernels --soc <SoC> --cache)", data=data)
 
 
 # --- the online path and the toolchain pairing (docs/cann.md) ---------------------------
@@ -888,7 +949,7 @@ CHECKS = (
     check_custom_opp_path, check_shell_environment, check_opp_path, check_home_path,
     check_tf1_finds_json, check_tf2_finds_json, check_ge_finds_library,
     check_npu_bridge, check_npu_device, check_cann, check_ge_library, check_npu_placement,
-    check_kernels,
+    check_kernels, check_kernel_cache,
     check_online_compile, check_custom_opp_search_order, check_npubin_toolchain,
 )
 

@@ -86,6 +86,11 @@ class KernelBuildError(TfGeCustomError, RuntimeError):
     """Building the NPU kernels failed: a compiler stage failed or emitted something unexpected."""
 
 
+class KernelCacheError(TfGeCustomError, RuntimeError):
+    """The per-user kernel cache cannot be used: no folder for it, a folder that cannot be
+    written, or an entry asked for under another toolchain's key (docs/kernels.md)."""
+
+
 class ToolchainError(KernelBuildError):
     """A tool the kernel build needs is missing; ``missing`` names each one."""
 

@@ -1,6 +1,7 @@
 #include "kernel_op.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 #include <vector>
@@ -9,7 +10,9 @@
 #include "ge_ops.inc"
 #include "tf_ge_custom_core/executor.h"
 #include "tf_ge_custom_core/kernel_cache.h"
+#include "tf_ge_custom_core/kernel_compiler.h"
 #include "tf_ge_custom_core/library_location.h"
+#include "tf_ge_custom_core/process_runner.h"
 #include "tf_ge_custom_core/op_checks.h"
 #include "tf_ge_custom_core/outputs.h"
 
@@ -93,8 +96,55 @@ core::Result<std::shared_ptr<core::KernelRegistry>> KernelOp::Registry() {
     auto root = core::OppRootFromLibraryPath(library.value());
     if (!root.ok()) return root.status();
     registry_ = core::KernelRegistry::FromOppRoot(root.value());
+    opp_root_ = root.value();
   }
   return registry_;
+}
+
+std::shared_ptr<core::KernelSupply> KernelOp::Supply() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!supply_) {
+    // The builder is found and asked where the cache is on first need, not here.
+    auto compiler = std::make_shared<core::BuilderProcess>(
+        opp_root_, [](const char *name) { return std::getenv(name); }, std::make_shared<core::PosixProcessRunner>());
+    supply_ = std::make_shared<core::KernelSupply>(compiler);
+  }
+  return supply_;
+}
+
+ge::graphStatus KernelOp::Compile(gert::OpCompileContext *ctx) {
+  if (ctx == nullptr) return Fail(nullptr, core::Status::Error(core::Code::kInternal, "Compile got no context"));
+  const char *node = ctx->GetNodeName();
+  try {
+    if (op_ == nullptr) return Fail(node, core::Status::Error(core::Code::kInternal, "this library does not define the op"));
+    // The target, as the compilable_add_custom sample reads it: the SoC from the optional
+    // infos (ATC's --soc_version offline), the NpuArch platform resource beside it.
+    fe::PlatFormInfos platform;
+    fe::OptionalInfos optional;
+    const ge::graphStatus got = ctx->GetPlatformInfos(platform, optional);
+    if (got != ge::GRAPH_SUCCESS) {
+      return Fail(node, core::Status::ApiError("GetPlatformInfos", "returned " + std::to_string(got)));
+    }
+    std::string soc = optional.GetSocVersion();
+    if (soc.empty() && !platform.GetPlatformResWithLock("version", "SoC_version", soc)) soc.clear();
+    std::string npu_arch;
+    if (!platform.GetPlatformResWithLock("version", "NpuArch", npu_arch)) npu_arch.clear();
+    std::vector<core::TensorInfo> inputs;
+    for (size_t i = 0; i < op_->inputs.size(); ++i) {
+      const gert::Tensor *t = ctx->GetInputTensor(i);
+      if (t == nullptr) {
+        return Fail(node, core::Status::ApiError("GetInputTensor", "returned null for input " + std::to_string(i)));
+      }
+      inputs.push_back({DTypeName(t->GetDataType()), {}});
+    }
+    auto registry = Registry();
+    if (!registry.ok()) return Fail(node, registry.status());
+    auto origin = core::PrepareKernel(*Supply(), *registry.value(), *op_, soc, npu_arch, inputs);
+    if (!origin.ok()) return Fail(node, origin.status());
+    return ge::GRAPH_SUCCESS;
+  } catch (const std::exception &e) {
+    return Fail(node, core::Status::Error(core::Code::kInternal, e.what()));
+  }
 }
 
 ge::graphStatus KernelOp::Execute(gert::EagerOpExecutionContext *ctx) {

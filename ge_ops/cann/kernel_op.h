@@ -2,25 +2,32 @@
 // GE's custom-op interfaces and the CANN-free core, which makes every decision.
 //
 // GE creates one instance per op type and shares it between all nodes and threads, so
-// the only state (which kernels to use) sits behind a mutex.
+// the only state (which kernels to use, what Compile chose) sits behind a mutex.
 #ifndef TF_GE_CUSTOM_CANN_KERNEL_OP_H_
 #define TF_GE_CUSTOM_CANN_KERNEL_OP_H_
 
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "graph/custom_op.h"
 #include "tf_ge_custom_core/kernel_registry.h"
+#include "tf_ge_custom_core/kernel_supply.h"
 #include "tf_ge_custom_core/op_definition.h"
 #include "tf_ge_custom_core/status.h"
 
 namespace tf_ge_custom {
 namespace cann {
 
-class KernelOp : public ge::EagerExecuteOp, public ge::ShapeInferOp, public ge::PortableOp {
+class KernelOp : public ge::EagerExecuteOp, public ge::ShapeInferOp, public ge::PortableOp, public ge::CompilableOp {
  public:
   explicit KernelOp(const char *op_type);
+
+  // While GE builds a graph (online, and ATC offline for --soc_version): the target SoC from
+  // GetPlatformInfos, the input dtypes, then the package's npubins, else the per-user cache,
+  // else a compile on this host (core::PrepareKernel); Execute and Serialize use the choice.
+  ge::graphStatus Compile(gert::OpCompileContext *ctx) override;
 
   // Checks dtypes (GE does not), broadcasts the shapes and picks the kernel variant
   // (core::PrepareCall), allocates the output, then launches the kernel for the current SoC
@@ -30,19 +37,24 @@ class KernelOp : public ge::EagerExecuteOp, public ge::ShapeInferOp, public ge::
   // dims and rank) and x's dtype; incompatible shapes and differing dtypes are refused.
   ge::graphStatus InferShape(gert::InferShapeContext *ctx) override;
   ge::graphStatus InferDataType(gert::InferDataTypeContext *ctx) override;
-  // Every SoC's manifest and npubins, so an OM runs without this package on disk.
+  // What Compile chose (npubins compiled on this host included), or every SoC's kernels when
+  // Compile chose nothing, so an OM runs without this package or the cache on disk.
   ge::graphStatus Serialize(std::vector<uint8_t> &buffer) override;
   ge::graphStatus Deserialize(const std::vector<uint8_t> &buffer) override;
 
  private:
   // The kernels restored by Deserialize, or else those of the OPP root holding this library.
   core::Result<std::shared_ptr<core::KernelRegistry>> Registry();
+  // The package's builder, run as a child process when a kernel must be compiled.
+  std::shared_ptr<core::KernelSupply> Supply();
   ge::graphStatus Fail(const char *node, const core::Status &status) const;
 
   const char *op_type_;
   const core::OpDefinition *op_;
   std::mutex mutex_;
   std::shared_ptr<core::KernelRegistry> registry_;
+  std::string opp_root_;
+  std::shared_ptr<core::KernelSupply> supply_;
 };
 
 }  // namespace cann

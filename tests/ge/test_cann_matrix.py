@@ -71,7 +71,8 @@ class Release(object):
 # What each release lacks, read off the tags (docs/cann.md): the oracle of this test.
 RELEASES = [
     Release("8.5.0", "v8.5.0", "v8.5.0", ["custom_op_header", "registry_archive"]),
-    Release("9.0.1", "v9.0.1", "v9.0.1", ["portable_op", "shape_infer_op", "registry_archive"]),
+    Release("9.0.1", "v9.0.1", "v9.0.1", ["portable_op", "shape_infer_op", "compilable_op",
+                                          "registry_archive"]),
     # metadef has no v9.1.0 tag; v9.1.0-beta.3 is its newest 9.1 release
     Release("9.1.0", "v9.1.0", "v9.1.0-beta.3", ["registry_archive"]),
     Release(MINIMUM, "v9.2.0-beta.1", "v9.2.0-beta.1", []),
@@ -82,6 +83,7 @@ PHRASES = {
     "custom_op_header": ("no graph/custom_op.h", "9.0.0-beta.1"),
     "portable_op": ("graph/custom_op.h has no ge::PortableOp", "9.1.0-beta.1"),
     "shape_infer_op": ("graph/custom_op.h has no ge::ShapeInferOp", "9.1.0-beta.3"),
+    "compilable_op": ("graph/custom_op.h has no ge::CompilableOp", "9.1.0-beta.3"),
     "registry_archive": ("no lib64/libcustom_op_registry_static.a", "9.2.0-beta.1"),
 }
 

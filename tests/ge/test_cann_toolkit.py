@@ -7,10 +7,11 @@ from tf_ge_custom._build import cann_toolkit as cann
 
 REQUIRED = [r for r in cann.REQUIREMENTS if r.required]
 # How to take each feature away: drop its file, or rewrite the header without it.
+_CLASSES = ("EagerExecuteOp", "PortableOp", "ShapeInferOp", "CompilableOp")
 _WITHOUT = {
-    "eager_execute_op": "class PortableOp : x {};\nclass ShapeInferOp : x {};\n",
-    "portable_op": "class EagerExecuteOp : x {};\nclass ShapeInferOp : x {};\n",
-    "shape_infer_op": "class EagerExecuteOp : x {};\nclass PortableOp : x {};\n",
+    key: "".join("class %s : x {};\n" % c for c in _CLASSES if c != left_out)
+    for key, left_out in (("eager_execute_op", "EagerExecuteOp"), ("portable_op", "PortableOp"),
+                          ("shape_infer_op", "ShapeInferOp"), ("compilable_op", "CompilableOp"))
 }
 
 
@@ -42,7 +43,8 @@ def test_each_missing_piece_alone_skips_naming_it(fake_toolkit, requirement):
     assert [r.key for r in toolkit.missing] == [requirement.key]
     absent = [k for k, present in toolkit.features.items() if not present]
     if requirement.key == "custom_op_header":  # its classes go with it
-        assert absent == ["custom_op_header", "eager_execute_op", "portable_op", "shape_infer_op"]
+        assert absent == ["custom_op_header", "eager_execute_op", "portable_op", "shape_infer_op",
+                          "compilable_op"]
     else:
         assert absent == [requirement.key]
     assert toolkit.reason.startswith("CANN 9.1.0 at %s cannot host the GE library: %s" % (home, requirement.what))
@@ -62,7 +64,7 @@ def test_without_custom_op_h_its_classes_are_not_listed_again(fake_toolkit):
 
 def test_a_forward_declaration_is_not_the_class(fake_toolkit):
     header = ("class EagerExecuteOp : x {};\nclass PortableOp : x {};\n"
-              "class ShapeInferOp;  // declared, not defined\n")
+              "class CompilableOp : x {};\nclass ShapeInferOp;  // declared, not defined\n")
     toolkit = cann.inspect(fake_toolkit(replace={"include/graph/custom_op.h": header}))
     assert [r.key for r in toolkit.missing] == ["shape_infer_op"]
 

@@ -1,6 +1,7 @@
 """setup.py's kernels step: copy verified npubins + manifests into the OPP root, refuse bad ones."""
 import os
 import shutil
+import sys
 import zipfile
 
 import pytest
@@ -49,7 +50,8 @@ def test_copies_manifest_and_named_binaries_only(ctx, kernels_dir):
                 open(os.path.join(str(kernels_dir / "Ascend910B1"), name), "rb") as b:
             assert a.read() == b.read()
     assert ctx.build_info["kernels"] == {"source": str(kernels_dir),
-                                         "socs": {"Ascend910B1": ["float32", "int32"]}}
+                                         "socs": {"Ascend910B1": ["float32", "int32"]},
+                                         "python": sys.executable}
     assert kernel_manifest.find_manifests(ctx.opp_root) == {
         "Ascend910B1": os.path.join(dest, "manifest.json")}
 
@@ -89,7 +91,7 @@ def test_empty_prebuilt_records_no_kernels_and_removes_stale_ones(ctx):
     stale = os.path.join(ctx.opp_root, "kernels", "Ascend910B4")
     os.makedirs(stale)
     kernels_step.run(ctx)
-    assert ctx.build_info["kernels"] == {"source": None, "socs": {}}
+    assert ctx.build_info["kernels"] == {"source": None, "socs": {}, "python": sys.executable}
     assert not os.path.exists(stale)
 
 
@@ -99,6 +101,8 @@ def test_installed_package_records_what_its_opp_root_carries():
     package = os.path.dirname(os.path.abspath(_library.__file__))
     carried = kernel_manifest.find_manifests(os.path.join(package, "opp"))
     assert sorted(info["kernels"]["socs"]) == sorted(carried)
+    # The Python the GE library runs to compile a kernel the package lacks (docs/kernels.md).
+    assert info["kernels"]["python"] == sys.executable
 
 
 def test_list_kernels_checks_a_wheel_for_a_soc(tmp_path, capsys, complete_soc_folder):

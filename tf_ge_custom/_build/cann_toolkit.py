@@ -1,7 +1,8 @@
 """What a CANN toolkit can host: feature detection for the GE side of the build.
 
-The GE library (``REG_AUTO_MAPPING_OP`` class with ``EagerExecuteOp``, ``ShapeInferOp`` and
-``PortableOp``, linked with ``custom_op_registry_static``) and the TF parser plugin need a
+The GE library (``REG_AUTO_MAPPING_OP`` class with ``EagerExecuteOp``, ``ShapeInferOp``,
+``PortableOp`` and ``CompilableOp``, linked with ``custom_op_registry_static``) and the TF
+parser plugin need a
 CANN whose headers and libraries have all of that. Toolkits differ exactly there
 (``docs/cann.md`` has the table, read off the hicann/ge and hicann/metadef tags), so the
 build does not guess from a version number: :func:`inspect` looks at the headers and
@@ -57,6 +58,10 @@ REQUIREMENTS = (
                 "declaration", _CUSTOM_OP_H, _defines_class("PortableOp")),
     Requirement("shape_infer_op", "%s has no ge::ShapeInferOp" % _CUSTOM_OP_H, "9.1.0-beta.3",
                 "declaration", _CUSTOM_OP_H, _defines_class("ShapeInferOp")),
+    # Compile at graph build (GetPlatformInfos in exe_graph/runtime/op_compile_context.h,
+    # which custom_op.h includes since the same tag).
+    Requirement("compilable_op", "%s has no ge::CompilableOp" % _CUSTOM_OP_H, "9.1.0-beta.3",
+                "declaration", _CUSTOM_OP_H, _defines_class("CompilableOp")),
     Requirement("registry_archive", "no %s/libcustom_op_registry_static.a, the custom-op "
                 "registry an OM loads" % LIBRARY_DIR, "9.2.0-beta.1",
                 "library", "libcustom_op_registry_static.a"),

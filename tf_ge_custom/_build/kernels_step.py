@@ -5,10 +5,13 @@ tree; each holds ``<SoC>/manifest.json`` plus the npubins it names (what
 ``tf-ge-custom build-kernels --out DIR`` writes). Every manifest is validated and every
 binary checksummed before anything is copied; a bad one fails the build, naming the SoC
 and the defect. Only the manifest and the binaries it names are copied (not the IR).
-Records ``build_info["kernels"] = {"source": dir or None, "socs": {SoC: [dtypes]}}``.
+Records ``build_info["kernels"] = {"source": dir or None, "socs": {SoC: [dtypes]},
+"python": <this interpreter>}``: the GE library runs that Python's builder when a graph
+needs a kernel the package lacks (docs/kernels.md, "Compiled on first graph build").
 """
 import os
 import shutil
+import sys
 
 from . import BuildError
 from .. import atomic_files, kernel_manifest
@@ -82,6 +85,7 @@ def run(ctx):
     ctx.build_info["kernels"] = {
         "source": src if manifests else None,
         "socs": {soc: m.dtypes() for soc, m in manifests.items()},
+        "python": sys.executable,
     }
     if manifests:
         ctx.log("kernels: %s from %s" % (", ".join("%s (%s)" % (s, ",".join(m.dtypes()))

@@ -5,6 +5,7 @@
 
 #include "tf_ge_custom_core/bundle.h"
 #include "tf_ge_custom_core/files.h"
+#include "tf_ge_custom_core/op_definition.h"
 
 namespace tf_ge_custom {
 namespace core {
@@ -15,6 +16,24 @@ std::string Join(const std::vector<std::string> &names) {
   std::string s;
   for (const auto &n : names) s += (s.empty() ? "" : ", ") + n;
   return s.empty() ? "none" : s;
+}
+
+// The refusals of Find that mean "not there", as opposed to "there but damaged".
+bool IsAbsent(Code code) { return code == Code::kUnknownSoc || code == Code::kMissingDType || code == Code::kNoBinary; }
+
+bool HasBinary(const KernelManifest &m, const std::string &op, const std::string &variant, const std::string &dtype) {
+  const KernelEntry *e = m.Find(op, variant, dtype);
+  return e != nullptr && e->has_binary;
+}
+
+// The (op, dtype) pairs m holds npubins for, in file order, each once.
+std::vector<std::pair<std::string, std::string>> KernelSetsOf(const KernelManifest &m) {
+  std::vector<std::pair<std::string, std::string>> sets;
+  for (const auto &e : m.kernels) {
+    const auto key = std::make_pair(e.op, e.dtype);
+    if (e.has_binary && std::find(sets.begin(), sets.end(), key) == sets.end()) sets.push_back(key);
+  }
+  return sets;
 }
 }  // namespace
 
@@ -39,7 +58,6 @@ Result<std::shared_ptr<KernelRegistry>> KernelRegistry::FromSerialized(const std
     k.manifest_text = soc.manifest_json;
     k.manifest = std::move(parsed).value();
     const std::string name = k.manifest.soc;
-    if (r->socs_.count(name) != 0) return Status::Error(Code::kCorrupt, "SoC " + name + " is serialized twice");
     for (auto &bin : soc.binaries) {
       const KernelEntry *owner = nullptr;
       for (const auto &e : k.manifest.kernels) {
@@ -60,7 +78,16 @@ Result<std::shared_ptr<KernelRegistry>> KernelRegistry::FromSerialized(const std
         return Status::Error(Code::kCorrupt, "the serialized kernels of " + name + " lack " + e.binary);
       }
     }
-    r->socs_.emplace(name, std::move(k));
+    if (r->socs_.count(name) == 0) {
+      r->socs_.emplace(name, std::move(k));
+    } else {
+      // A SoC may come in several kernel sets (the package's and ones compiled on the host
+      // that built the model), each bringing a kernel the earlier ones lack; Find answers
+      // with the first set holding a kernel, as it did where the model was built.
+      const Status adds = r->AddsAKernelSetLocked(name, k);
+      if (!adds.ok()) return Status::Error(Code::kCorrupt, adds.message());
+      r->compiled_[name].push_back(std::move(k));
+    }
   }
   return r;
 }
@@ -69,6 +96,7 @@ std::vector<std::string> KernelRegistry::Socs() {
   std::lock_guard<std::mutex> lock(mutex_);
   std::set<std::string> names;
   for (const auto &s : socs_) names.insert(s.first);
+  for (const auto &s : compiled_) names.insert(s.first);
   if (!opp_root_.empty()) {
     for (const auto &d : ListSubdirectories(origin_)) names.insert(d);
   }
@@ -104,6 +132,67 @@ Result<KernelRegistry::SocKernels *> KernelRegistry::LoadSoc(const std::string &
 Result<KernelBinary> KernelRegistry::Find(const std::string &soc, const std::string &op, const std::string &variant,
                                           const std::string &dtype) {
   std::lock_guard<std::mutex> lock(mutex_);
+  return FindLocked(soc, op, variant, dtype);
+}
+
+Result<KernelBinary> KernelRegistry::FindLocked(const std::string &soc, const std::string &op,
+                                                const std::string &variant, const std::string &dtype) {
+  auto packaged = FindPackagedLocked(soc, op, variant, dtype);
+  if (packaged.ok() || !IsAbsent(packaged.status().code())) return packaged;
+  SocKernels *compiled = CompiledWith(soc, op, variant, dtype);
+  if (compiled == nullptr) return packaged;  // the package's refusal names what is missing
+  const KernelEntry *e = compiled->manifest.Find(op, variant, dtype);
+  return KernelBinary{soc, *e, compiled->binaries.at(e->binary)};
+}
+
+Status KernelRegistry::HasKernelSet(const std::string &soc, const std::string &op, const std::string &dtype) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return HasKernelSetLocked(soc, op, dtype);
+}
+
+Status KernelRegistry::HasKernelSetLocked(const std::string &soc, const std::string &op, const std::string &dtype) {
+  const OpDefinition *def = FindOp(op);
+  if (def == nullptr) return Status::Error(Code::kInternal, "the op table has no op " + op);
+  for (const auto &v : def->variants) TF_GE_CUSTOM_RETURN_IF_ERROR(FindLocked(soc, op, v.name, dtype));
+  return Status::Ok();
+}
+
+KernelRegistry::SocKernels *KernelRegistry::ProviderLocked(const std::string &soc, const std::string &op,
+                                                           const std::string &variant, const std::string &dtype) {
+  if (!FindLocked(soc, op, variant, dtype).ok()) return nullptr;
+  auto packaged = socs_.find(soc);
+  if (packaged != socs_.end() && HasBinary(packaged->second.manifest, op, variant, dtype)) return &packaged->second;
+  return CompiledWith(soc, op, variant, dtype);
+}
+
+KernelRegistry::SocKernels *KernelRegistry::CompiledWith(const std::string &soc, const std::string &op,
+                                                         const std::string &variant, const std::string &dtype) {
+  auto it = compiled_.find(soc);
+  if (it == compiled_.end()) return nullptr;
+  for (auto &k : it->second) {
+    if (HasBinary(k.manifest, op, variant, dtype)) return &k;
+  }
+  return nullptr;
+}
+
+Result<std::shared_ptr<const std::vector<uint8_t>>> KernelRegistry::BinaryOf(const std::string &soc, SocKernels &k,
+                                                                             const KernelEntry &e) {
+  auto it = k.binaries.find(e.binary);
+  if (it != k.binaries.end()) return it->second;
+  // Read and verify once; later calls reuse the verified bytes.
+  const std::string path = JoinPath(JoinPath(origin_, soc), e.binary);
+  std::vector<uint8_t> bytes;
+  const Status read = ReadFileBytes(path, kMaxFileBytes, &bytes);
+  if (!read.ok()) {
+    return Status::Error(Code::kChecksum, "kernel binary " + path + " cannot be read (" + read.message() +
+                                              "); reinstall the package");
+  }
+  TF_GE_CUSTOM_RETURN_IF_ERROR(VerifyBinary(e, soc, bytes));
+  return k.binaries.emplace(e.binary, std::make_shared<const std::vector<uint8_t>>(std::move(bytes))).first->second;
+}
+
+Result<KernelBinary> KernelRegistry::FindPackagedLocked(const std::string &soc, const std::string &op,
+                                                        const std::string &variant, const std::string &dtype) {
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(SocKernels *const loaded, LoadSoc(soc));
   SocKernels &k = *loaded;
   const KernelEntry *e = k.manifest.Find(op, variant, dtype);
@@ -125,20 +214,81 @@ Result<KernelBinary> KernelRegistry::Find(const std::string &soc, const std::str
                                               " without an npubin (built without CANN, IR only); build the kernels on "
                                               "a host with a CANN toolkit and reinstall the package");
   }
-  auto it = k.binaries.find(e->binary);
-  if (it == k.binaries.end()) {
-    // Read and verify once; later calls reuse the verified bytes.
-    const std::string path = JoinPath(JoinPath(origin_, soc), e->binary);
+  TF_GE_CUSTOM_ASSIGN_OR_RETURN(auto bytes, BinaryOf(soc, k, *e));
+  return KernelBinary{soc, *e, bytes};
+}
+
+Status KernelRegistry::AddCompiled(const std::string &soc, const std::string &manifest_path) {
+  std::vector<uint8_t> text;
+  TF_GE_CUSTOM_RETURN_IF_ERROR(ReadFileBytes(manifest_path, 16u << 20, &text).WithPrefix("kernel manifest"));
+  ManifestCheck check;
+  check.expected_soc = soc;
+  auto parsed = ParseManifest(std::string(text.begin(), text.end()), check);
+  if (!parsed.ok()) return parsed.status().WithPrefix(manifest_path);
+  SocKernels k;
+  k.manifest_text.assign(text.begin(), text.end());
+  k.manifest = std::move(parsed).value();
+  const std::string dir = DirName(manifest_path);
+  size_t binaries = 0;
+  for (const auto &e : k.manifest.kernels) {
+    if (!e.has_binary) continue;
     std::vector<uint8_t> bytes;
+    const std::string path = JoinPath(dir, e.binary);
     const Status read = ReadFileBytes(path, kMaxFileBytes, &bytes);
     if (!read.ok()) {
-      return Status::Error(Code::kChecksum, "kernel binary " + path + " cannot be read (" + read.message() +
-                                                "); reinstall the package");
+      return Status::Error(Code::kChecksum, "kernel binary " + path + " cannot be read (" + read.message() + ")");
     }
-    TF_GE_CUSTOM_RETURN_IF_ERROR(VerifyBinary(*e, soc, bytes));
-    it = k.binaries.emplace(e->binary, std::make_shared<const std::vector<uint8_t>>(std::move(bytes))).first;
+    TF_GE_CUSTOM_RETURN_IF_ERROR(VerifyBinary(e, soc, bytes).WithContext(path));
+    k.binaries[e.binary] = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+    ++binaries;
   }
-  return KernelBinary{soc, *e, it->second};
+  if (binaries == 0) {
+    return Status::Error(Code::kNoBinary, manifest_path + " lists no npubin (built without CANN, IR only)");
+  }
+  // A build writes every variant of each (op, dtype) it builds; a set lacking one would
+  // refuse the calls whose shapes need it, so it is no kernel set to use.
+  for (const auto &set : KernelSetsOf(k.manifest)) {
+    const OpDefinition *def = FindOp(set.first);  // ParseManifest checked the op table has it
+    std::vector<std::string> missing;
+    for (const auto &v : def->variants) {
+      if (!HasBinary(k.manifest, set.first, v.name, set.second)) missing.push_back(v.name);
+    }
+    if (!missing.empty()) {
+      return Status::Error(Code::kMissingDType, manifest_path + " lacks the " + set.first + " " + set.second +
+                                                    " kernel variant(s) " + Join(missing) +
+                                                    "; a compiled kernel set holds every variant");
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Status adds = AddsAKernelSetLocked(soc, k);
+  if (!adds.ok()) return adds.WithPrefix(manifest_path + " is not added");
+  compiled_[soc].push_back(std::move(k));
+  return Status::Ok();
+}
+
+Status KernelRegistry::AddsAKernelSetLocked(const std::string &soc, const SocKernels &k) {
+  std::string first;
+  for (const auto &e : k.manifest.kernels) {
+    if (!e.has_binary) continue;
+    if (!FindLocked(soc, e.op, e.variant, e.dtype).ok()) return Status::Ok();  // a kernel it lacks
+    if (first.empty()) first = e.op + "/" + e.variant + "/" + e.dtype;
+  }
+  std::string sets;
+  for (const auto &set : KernelSetsOf(k.manifest)) sets += (sets.empty() ? "" : ", ") + set.first + "/" + set.second;
+  return Status::Error(Code::kInternal, "the kernel set(s) " + (sets.empty() ? std::string("(none)") : sets) +
+                                            " of SoC " + soc + " are there already (every kernel, " +
+                                            (first.empty() ? std::string("none") : first) +
+                                            " first): serialized twice or compiled again");
+}
+
+Status KernelRegistry::Choose(const std::string &soc, const std::string &op, const std::string &dtype) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  TF_GE_CUSTOM_RETURN_IF_ERROR(HasKernelSetLocked(soc, op, dtype));
+  for (const auto &v : FindOp(op)->variants) {
+    ProviderLocked(soc, op, v.name, dtype)->chosen = true;  // HasKernelSetLocked found each
+  }
+  any_chosen_ = true;
+  return Status::Ok();
 }
 
 Status KernelRegistry::LoadAllSocs() {
@@ -148,36 +298,35 @@ Status KernelRegistry::LoadAllSocs() {
 }
 
 Result<std::vector<uint8_t>> KernelRegistry::Serialize() {
-  std::vector<std::pair<std::string, std::vector<const KernelEntry *>>> wanted;  // soc -> entries with binaries
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    TF_GE_CUSTOM_RETURN_IF_ERROR(LoadAllSocs());
-    for (const auto &s : socs_) {
-      std::vector<const KernelEntry *> keys;  // socs_ entries are never erased: the pointers stay valid
-      for (const auto &e : s.second.manifest.kernels) {
-        if (e.has_binary) keys.push_back(&e);
-      }
-      wanted.emplace_back(s.first, keys);
-    }
-  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!any_chosen_) TF_GE_CUSTOM_RETURN_IF_ERROR(LoadAllSocs());
   std::vector<BundleSoc> socs;
   size_t binaries = 0;
-  for (const auto &w : wanted) {
-    BundleSoc soc;
-    for (const KernelEntry *e : w.second) {
-      // Find verifies the checksum.
-      TF_GE_CUSTOM_ASSIGN_OR_RETURN(const KernelBinary k, Find(w.first, e->op, e->variant, e->dtype));
-      soc.binaries.push_back(BundleBinary{k.entry.binary, *k.bytes});
+  auto add = [&](const std::string &soc, SocKernels &k) -> Status {
+    BundleSoc out;
+    out.manifest_json = k.manifest_text;
+    for (const auto &e : k.manifest.kernels) {
+      if (!e.has_binary) continue;
+      TF_GE_CUSTOM_ASSIGN_OR_RETURN(auto bytes, BinaryOf(soc, k, e));  // verifies the checksum
+      out.binaries.push_back(BundleBinary{e.binary, *bytes});
       ++binaries;
     }
-    std::lock_guard<std::mutex> lock(mutex_);
-    soc.manifest_json = socs_.at(w.first).manifest_text;
-    socs.push_back(std::move(soc));
+    socs.push_back(std::move(out));
+    return Status::Ok();
+  };
+  for (auto &s : socs_) {
+    if (!any_chosen_ || s.second.chosen) TF_GE_CUSTOM_RETURN_IF_ERROR(add(s.first, s.second));
+  }
+  for (auto &c : compiled_) {
+    for (auto &k : c.second) {
+      if (!any_chosen_ || k.chosen) TF_GE_CUSTOM_RETURN_IF_ERROR(add(c.first, k));
+    }
   }
   if (binaries == 0) {
     return Status::Error(Code::kNoBinary, "there are no npubins in " + origin_ +
                                               " to put into the model; build the kernels on a host with a CANN toolkit "
-                                              "(tf-ge-custom build-kernels) and reinstall the package");
+                                              "(tf-ge-custom build-kernels) and reinstall the package, or build the "
+                                              "model where the graph build can compile them (docs/kernels.md)");
   }
   return EncodeBundle(socs);
 }

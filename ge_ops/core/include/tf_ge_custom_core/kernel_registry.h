@@ -1,6 +1,12 @@
 // Where the npubins come from: the package's OPP root on disk (opp/kernels/<SoC>/), or the
-// bytes a model carried (Deserialize). Finding a kernel picks it for (SoC, op, variant, dtype),
-// refuses precisely when it cannot, and verifies its checksum before anyone loads it.
+// bytes a model carried (Deserialize), and beside either the kernels compiled on this host
+// for what the package lacks (the per-user cache, kernel_supply.h). Finding a kernel picks
+// it for (SoC, op, variant, dtype), refuses precisely when it cannot, and verifies its
+// checksum before anyone loads it.
+//
+// Compile works on kernel sets: every variant of the op table for one (SoC, op, dtype), the
+// unit a build (and a cache entry) holds, since a call whose shapes need a missing variant
+// is refused at Execute.
 #ifndef TF_GE_CUSTOM_CORE_KERNEL_REGISTRY_H_
 #define TF_GE_CUSTOM_CORE_KERNEL_REGISTRY_H_
 
@@ -31,11 +37,31 @@ class KernelRegistry {
   static Result<std::shared_ptr<KernelRegistry>> FromSerialized(const std::vector<uint8_t> &bytes);
 
   // Refusals: kUnknownSoc, kMissingDType (no kernel of that variant and dtype), kNoBinary (an
-  // IR-only manifest), the manifest's codes and kIo.
+  // IR-only manifest), the manifest's codes and kIo. The package's kernel comes first; the
+  // compiled ones (AddCompiled) answer only what the package does not have.
   Result<KernelBinary> Find(const std::string &soc, const std::string &op, const std::string &variant,
                             const std::string &dtype);
 
-  // Every SoC's manifest and binaries (all verified) in the serialized format.
+  // Whether Find answers every variant the op table has for (op, dtype) with a verified
+  // binary: ok, or the first variant's refusal (an op the table lacks is kInternal).
+  Status HasKernelSet(const std::string &soc, const std::string &op, const std::string &dtype);
+
+  // Kernels compiled on this host: the manifest at manifest_path (an entry of the per-user
+  // cache, compile_cache.h) and every binary it names, read and verified now, so that later
+  // changes to the files cannot reach Execute. Refuses another SoC's manifest, a manifest
+  // lacking a variant of an (op, dtype) it carries (kMissingDType: not a usable kernel set),
+  // and one whose kernel sets this registry has whole already (kInternal).
+  Status AddCompiled(const std::string &soc, const std::string &manifest_path);
+
+  // Compile picked (soc, op, dtype) for a graph (HasKernelSet must hold): marks the kernel
+  // set(s) providing its variants. Once anything is chosen, Serialize carries those sets,
+  // not every SoC of the package.
+  Status Choose(const std::string &soc, const std::string &op, const std::string &dtype);
+
+  // What Compile chose (each kernel set whole: its manifest and every binary it names,
+  // verified), or, when nothing was chosen, every kernel set of the registry, in the
+  // serialized format. A SoC appears once per kernel set. A kernel appears twice only where a
+  // compiled set completes a package set that lacks variants; the first set answers Find.
   Result<std::vector<uint8_t>> Serialize();
 
   std::vector<std::string> Socs();  // sorted
@@ -46,15 +72,36 @@ class KernelRegistry {
     std::string manifest_text;
     KernelManifest manifest;
     std::map<std::string, std::shared_ptr<const std::vector<uint8_t>>> binaries;  // by file name
+    bool chosen = false;
   };
   KernelRegistry() = default;
   Result<SocKernels *> LoadSoc(const std::string &soc);  // with mutex_ held
   Status LoadAllSocs();
+  // With mutex_ held: the package's (or model's first) kernel set, then the compiled ones.
+  Result<KernelBinary> FindLocked(const std::string &soc, const std::string &op, const std::string &variant,
+                                  const std::string &dtype);
+  Result<KernelBinary> FindPackagedLocked(const std::string &soc, const std::string &op, const std::string &variant,
+                                          const std::string &dtype);
+  Status HasKernelSetLocked(const std::string &soc, const std::string &op, const std::string &dtype);
+  // The kernel set answering Find for (soc, op, variant, dtype), nullptr when none does.
+  SocKernels *ProviderLocked(const std::string &soc, const std::string &op, const std::string &variant,
+                             const std::string &dtype);
+  SocKernels *CompiledWith(const std::string &soc, const std::string &op, const std::string &variant,
+                           const std::string &dtype);
+  // With mutex_ held: ok when k (a kernel set of soc about to be added) brings a kernel set
+  // the registry lacks, else kInternal naming what is there already.
+  Status AddsAKernelSetLocked(const std::string &soc, const SocKernels &k);
+  // e's bytes from k (read from the package folder and verified on first use).
+  Result<std::shared_ptr<const std::vector<uint8_t>>> BinaryOf(const std::string &soc, SocKernels &k,
+                                                                const KernelEntry &e);
 
   std::mutex mutex_;
   std::string origin_;
   std::string opp_root_;  // empty for a deserialized registry
   std::map<std::string, SocKernels> socs_;
+  // Further kernel sets per SoC: compiled on this host, or a model's later sections.
+  std::map<std::string, std::vector<SocKernels>> compiled_;
+  bool any_chosen_ = false;
 };
 
 }  // namespace core

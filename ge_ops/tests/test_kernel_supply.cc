@@ -1,0 +1,420 @@
+// Compile's decision (kernel_supply.h) against an in-process compiler double that writes cache
+// entries the way the Python builder lays them out (every kernel variant of one dtype): the
+// package's kernel set first, then the cache, then a compile; once per (SoC, op, dtype) even
+// from 8 threads; failures remembered; a damaged package said, never papered over; a set
+// lacking a variant never used as one; and Serialize carrying exactly what was chosen,
+// compiled kernels included, so a model restored from it runs without the package or cache.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "test_support.h"
+#include "testing.h"
+#include "tf_ge_custom_core/bundle.h"
+#include "tf_ge_custom_core/compile_cache.h"
+#include "tf_ge_custom_core/files.h"
+#include "tf_ge_custom_core/kernel_supply.h"
+#include "tf_ge_custom_core/sha256.h"
+
+using namespace tf_ge_custom::core;
+using test_support::KernelSpec;
+using test_support::TempDir;
+
+namespace {
+
+const char *kKey = "00aa11bb22cc33dd-triton_ascend_3.2.0-bishengir_1.2.0-cann_8.5.0";
+
+// Bytes a compile on this host would give, distinct from the package's fake npubins.
+std::vector<uint8_t> CompiledBinary(const std::string &soc, const std::string &dtype, const std::string &variant) {
+  std::vector<uint8_t> b = test_support::FakeBinary(soc, dtype, variant);
+  b.insert(b.begin(), {'C', 'O', 'M', 'P'});
+  return b;
+}
+
+std::string EntryDir(const std::string &soc, const std::string &dtype) { return soc + "/" + kKey + "/" + dtype; }
+
+// Writes <cache>/<SoC>/<key>/<dtype>/ as the builder does: the manifest and the npubin of
+// every variant (all but `without`, to make an entry the builder would never leave).
+void WriteEntry(const TempDir &cache, const std::string &soc, const std::string &dtype,
+                const std::string &without = "") {
+  std::vector<KernelSpec> specs;
+  for (auto k : test_support::AllVariants(dtype)) {
+    if (k.variant == without) continue;
+    k.binary = CompiledBinary(soc, dtype, k.variant);
+    specs.push_back(k);
+  }
+  const std::string dir = EntryDir(soc, dtype);
+  cache.Write(dir + "/manifest.json", test_support::ManifestJson(soc, specs));
+  for (const auto &k : specs) cache.Write(dir + "/" + test_support::BinaryName(k.variant, dtype), k.binary);
+}
+
+// Every variant but `without`, with the package's fake bytes.
+std::vector<KernelSpec> PackageSet(const std::string &dtype, const std::string &without = "") {
+  std::vector<KernelSpec> specs;
+  for (const auto &k : test_support::AllVariants(dtype)) {
+    if (k.variant != without) specs.push_back(k);
+  }
+  return specs;
+}
+
+std::vector<KernelSpec> Concat(std::vector<KernelSpec> a, const std::vector<KernelSpec> &b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+class FakeCompiler : public KernelCompiler {
+ public:
+  explicit FakeCompiler(const TempDir &cache) : cache_(cache) {}
+  Result<CacheTarget> Locate() override {
+    ++locates;
+    return CacheTarget{cache_.path(), kKey};
+  }
+  Status Compile(const CacheTarget &target, const std::string &op, const std::string &soc,
+                 const std::string &dtype) override {
+    ++compiles;
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    if (!fail_with.empty()) return Status::Error(Code::kRuntime, fail_with);
+    if (target.cache_dir != cache_.path() || target.key != kKey || op != "AddCustom") {
+      return Status::Error(Code::kInternal, "unexpected target");
+    }
+    WriteEntry(cache_, soc, dtype);
+    return Status::Ok();
+  }
+  std::atomic<int> locates{0}, compiles{0};
+  int delay_ms = 0;
+  std::string fail_with;
+
+ private:
+  const TempDir &cache_;
+};
+
+struct Setup {
+  TempDir opp, cache;
+  std::shared_ptr<FakeCompiler> compiler = std::make_shared<FakeCompiler>(cache);
+  KernelSupply supply{compiler};
+  std::shared_ptr<KernelRegistry> registry;
+  Setup() {
+    test_support::WriteOppKernels(opp, "Ascend910B1", Concat(PackageSet("float32"), PackageSet("int32")));
+    registry = KernelRegistry::FromOppRoot(opp.path());
+  }
+};
+
+std::string Sha(const KernelBinary &k) { return Sha256Hex(k.bytes->data(), k.bytes->size()); }
+std::string Sha(const std::vector<uint8_t> &bytes) { return Sha256Hex(bytes.data(), bytes.size()); }
+
+// variant -> sha256 of what Find answers for it ("<code name>: <message>" when it refuses), for
+// every variant the op table has: what Execute could load for (soc, dtype).
+std::map<std::string, std::string> SetShas(KernelRegistry &registry, const std::string &soc, const std::string &dtype) {
+  std::map<std::string, std::string> out;
+  for (const auto &v : FindOp("AddCustom")->variants) {
+    auto found = registry.Find(soc, "AddCustom", v.name, dtype);
+    out[v.name] = found.ok() ? Sha(found.value()) : found.status().ToString();
+  }
+  return out;
+}
+
+// The same map as it must be: `compiled` variants with this host's bytes, the others with
+// the package's.
+std::map<std::string, std::string> Expected(const std::string &soc, const std::string &dtype,
+                                            const std::vector<std::string> &compiled) {
+  std::map<std::string, std::string> out;
+  for (const auto &k : test_support::AllVariants(dtype)) {
+    const bool here = std::find(compiled.begin(), compiled.end(), k.variant) != compiled.end();
+    out[k.variant] = Sha(here ? CompiledBinary(soc, dtype, k.variant) : test_support::FakeBinary(soc, dtype, k.variant));
+  }
+  return out;
+}
+
+std::vector<std::string> AllVariantNames() {
+  std::vector<std::string> names;
+  for (const auto &k : test_support::AllVariants("float32")) names.push_back(k.variant);
+  return names;
+}
+
+}  // namespace
+
+TEST(KernelSupply, ThePackagesKernelSetWinsWithoutAskingTheCompiler) {
+  Setup s;
+  auto r = s.supply.Ensure(*s.registry, "Ascend910B1", "AddCustom", "float32");
+  REQUIRE_OK(r);
+  CHECK_EQ(std::string(KernelOriginName(r.value())), std::string("package"));
+  CHECK_EQ(s.compiler->locates.load(), 0);
+  CHECK_EQ(s.compiler->compiles.load(), 0);
+  CHECK_TRUE(SetShas(*s.registry, "Ascend910B1", "float32") == Expected("Ascend910B1", "float32", {}));
+}
+
+TEST(KernelSupply, ACachedKernelSetIsUsedWithoutACompile) {
+  Setup s;
+  WriteEntry(s.cache, "Ascend910_9392", "float16");
+  auto r = s.supply.Ensure(*s.registry, "Ascend910_9392", "AddCustom", "float16");
+  REQUIRE_OK(r);
+  CHECK_EQ(std::string(KernelOriginName(r.value())), std::string("cache"));
+  CHECK_EQ(s.compiler->compiles.load(), 0);
+  // Every variant Execute may pick is the cache entry's own npubin.
+  CHECK_TRUE(SetShas(*s.registry, "Ascend910_9392", "float16") ==
+             Expected("Ascend910_9392", "float16", AllVariantNames()));
+}
+
+TEST(KernelSupply, AMissingKernelSetIsCompiledOnceThenExecuteFindsEveryVariant) {
+  Setup s;
+  auto before = s.registry->Find("Ascend910B3", "AddCustom", "flat", "bfloat16");
+  CHECK_EQ(before.status().code(), Code::kUnknownSoc);
+  auto r = s.supply.Ensure(*s.registry, "Ascend910B3", "AddCustom", "bfloat16");
+  REQUIRE_OK(r);
+  CHECK_EQ(std::string(KernelOriginName(r.value())), std::string("compiled"));
+  auto again = s.supply.Ensure(*s.registry, "Ascend910B3", "AddCustom", "bfloat16");
+  REQUIRE_OK(again);
+  CHECK_EQ(std::string(KernelOriginName(again.value())), std::string("compiled"));
+  CHECK_EQ(s.compiler->compiles.load(), 1);
+  CHECK_EQ(s.supply.compile_count(), size_t{1});
+  CHECK_TRUE(SetShas(*s.registry, "Ascend910B3", "bfloat16") ==
+             Expected("Ascend910B3", "bfloat16", AllVariantNames()));
+  auto found = s.registry->Find("Ascend910B3", "AddCustom", "row_16x256", "bfloat16");
+  REQUIRE_OK(found);
+  CHECK_EQ(found.value().entry.variant, std::string("row_16x256"));
+  CHECK_EQ(found.value().entry.dtype, std::string("bfloat16"));
+  CHECK_EQ(found.value().soc, std::string("Ascend910B3"));
+  // A dtype the package lacks for a SoC it has is compiled too; the package's own stay.
+  REQUIRE_OK(s.supply.Ensure(*s.registry, "Ascend910B1", "AddCustom", "float16"));
+  CHECK_EQ(s.compiler->compiles.load(), 2);
+  CHECK_TRUE(SetShas(*s.registry, "Ascend910B1", "float32") == Expected("Ascend910B1", "float32", {}));
+}
+
+TEST(KernelSupply, APackageLackingOneVariantIsCompletedByACompileThatShadowsNothing) {
+  Setup s;
+  test_support::WriteOppKernels(s.opp, "Ascend910B2", PackageSet("float32", "col_16x256"));
+  const Status has = s.registry->HasKernelSet("Ascend910B2", "AddCustom", "float32");
+  CHECK_EQ(has.code(), Code::kMissingDType);
+  CHECK_TRUE(has.message().find("col_16x256") != std::string::npos);
+  CHECK_EQ(s.registry->Choose("Ascend910B2", "AddCustom", "float32").code(), Code::kMissingDType);
+  auto r = s.supply.Ensure(*s.registry, "Ascend910B2", "AddCustom", "float32");
+  REQUIRE_OK(r);
+  CHECK_TRUE(r.value() == KernelOrigin::kCompiled);
+  REQUIRE_OK(s.registry->HasKernelSet("Ascend910B2", "AddCustom", "float32"));
+  // The package's kernels answer first; only the variant it lacks comes from the compile.
+  const auto expected = Expected("Ascend910B2", "float32", {"col_16x256"});
+  CHECK_TRUE(SetShas(*s.registry, "Ascend910B2", "float32") == expected);
+  // Both sets travel (the package's and the compiled one) and answer alike in the model.
+  auto bytes = s.registry->Serialize();
+  REQUIRE_OK(bytes);
+  std::vector<BundleSoc> sections;
+  REQUIRE_OK(DecodeBundle(bytes.value().data(), bytes.value().size(), &sections));
+  CHECK_EQ(sections.size(), size_t{2});
+  auto model = KernelRegistry::FromSerialized(bytes.value());
+  REQUIRE_OK(model);
+  CHECK_TRUE(SetShas(*model.value(), "Ascend910B2", "float32") == expected);
+}
+
+TEST(KernelSupply, ACacheEntryLackingOneVariantIsNotAUsableSetAndIsRebuilt) {
+  Setup s;
+  WriteEntry(s.cache, "Ascend910B3", "int32", "outer_128x32");
+  const std::string manifest = s.cache.path() + "/" + EntryDir("Ascend910B3", "int32") + "/manifest.json";
+  const Status partial = s.registry->AddCompiled("Ascend910B3", manifest);
+  CHECK_EQ(partial.code(), Code::kMissingDType);
+  CHECK_TRUE(partial.message().find("lacks the AddCustom int32 kernel variant(s) outer_128x32") != std::string::npos);
+  CHECK_EQ(s.registry->Find("Ascend910B3", "AddCustom", "flat", "int32").status().code(), Code::kUnknownSoc);
+  auto r = s.supply.Ensure(*s.registry, "Ascend910B3", "AddCustom", "int32");
+  REQUIRE_OK(r);
+  CHECK_TRUE(r.value() == KernelOrigin::kCompiled);
+  CHECK_EQ(s.compiler->compiles.load(), 1);
+  CHECK_TRUE(SetShas(*s.registry, "Ascend910B3", "int32") == Expected("Ascend910B3", "int32", AllVariantNames()));
+}
+
+TEST(KernelSupply, EightThreadsAskingAtOnceCompileOnce) {
+  Setup s;
+  s.compiler->delay_ms = 100;
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      auto r = s.supply.Ensure(*s.registry, "Ascend910_9382", "AddCustom", "int32");
+      if (r.ok() && r.value() == KernelOrigin::kCompiled) ++ok;
+    });
+  }
+  for (auto &t : threads) t.join();
+  CHECK_EQ(ok.load(), 8);
+  CHECK_EQ(s.compiler->compiles.load(), 1);
+  CHECK_EQ(s.compiler->locates.load(), 1);
+}
+
+TEST(KernelSupply, AFailedCompileIsRememberedNotRepeatedPerNode) {
+  Setup s;
+  s.compiler->fail_with = "cannot compile the AddCustom kernels for SoC Ascend910B4, dtype float32: hivmc is missing";
+  auto first = s.supply.Ensure(*s.registry, "Ascend910B4", "AddCustom", "float32");
+  auto second = s.supply.Ensure(*s.registry, "Ascend910B4", "AddCustom", "float32");
+  REQUIRE_TRUE(!first.ok());
+  CHECK_EQ(first.status().message(), s.compiler->fail_with);
+  CHECK_EQ(second.status().message(), s.compiler->fail_with);
+  CHECK_EQ(s.compiler->compiles.load(), 1);
+  CHECK_EQ(s.registry->Find("Ascend910B4", "AddCustom", "flat", "float32").status().code(), Code::kUnknownSoc);
+}
+
+TEST(KernelSupply, ADamagedPackageIsSaidAndNothingIsCompiled) {
+  Setup s;
+  // A variant other than "flat": the whole set is verified before it is chosen.
+  s.opp.Write("kernels/Ascend910B1/" + test_support::BinaryName("row_128x32", "int32"), std::string("tampered"));
+  auto r = s.supply.Ensure(*s.registry, "Ascend910B1", "AddCustom", "int32");
+  REQUIRE_TRUE(!r.ok());
+  CHECK_EQ(r.status().code(), Code::kChecksum);
+  CHECK_EQ(s.compiler->compiles.load(), 0);
+}
+
+TEST(KernelSupply, AnIrOnlyPackageManifestFallsBackToACompile) {
+  Setup s;
+  auto ir_only = PackageSet("float32");
+  for (auto &k : ir_only) k.has_binary = false;
+  test_support::WriteOppKernels(s.opp, "Ascend910B2", ir_only);
+  auto r = s.supply.Ensure(*s.registry, "Ascend910B2", "AddCustom", "float32");
+  REQUIRE_OK(r);
+  CHECK_TRUE(r.value() == KernelOrigin::kCompiled);
+  CHECK_TRUE(SetShas(*s.registry, "Ascend910B2", "float32") ==
+             Expected("Ascend910B2", "float32", AllVariantNames()));
+}
+
+TEST(KernelSupply, ADamagedCacheEntryIsCompiledAgain) {
+  Setup s;
+  WriteEntry(s.cache, "Ascend910B1", "bfloat16");
+  s.cache.Write(EntryDir("Ascend910B1", "bfloat16") + "/" + test_support::BinaryName("col_1x4096", "bfloat16"),
+                std::string("cut"));
+  auto r = s.supply.Ensure(*s.registry, "Ascend910B1", "AddCustom", "bfloat16");
+  REQUIRE_OK(r);
+  CHECK_TRUE(r.value() == KernelOrigin::kCompiled);
+  CHECK_EQ(s.compiler->compiles.load(), 1);
+  CHECK_TRUE(SetShas(*s.registry, "Ascend910B1", "bfloat16") ==
+             Expected("Ascend910B1", "bfloat16", AllVariantNames()));
+}
+
+TEST(KernelSupply, ACompileThatLeavesNoVerifiedKernelIsARefusal) {
+  Setup s;
+  class Liar : public FakeCompiler {
+   public:
+    explicit Liar(const TempDir &c) : FakeCompiler(c) {}
+    Status Compile(const CacheTarget &, const std::string &, const std::string &, const std::string &) override {
+      return Status::Ok();  // says done, writes nothing
+    }
+  };
+  KernelSupply supply(std::make_shared<Liar>(s.cache));
+  auto r = supply.Ensure(*s.registry, "Ascend910_9391", "AddCustom", "float32");
+  REQUIRE_TRUE(!r.ok());
+  CHECK_TRUE(r.status().message().find("the kernel compiled for SoC Ascend910_9391, dtype float32 does not verify") ==
+             0);
+}
+
+TEST(KernelSupply, PrepareKernelChecksDTypeAndSocFirst) {
+  Setup s;
+  const OpDefinition &op = *FindOp("AddCustom");
+  auto bad = PrepareKernel(s.supply, *s.registry, op, "Ascend910B1", "2201", {{"float64", {4}}, {"float64", {4}}});
+  CHECK_EQ(bad.status().code(), Code::kBadDType);
+  auto mixed = PrepareKernel(s.supply, *s.registry, op, "Ascend910B1", "2201", {{"float32", {4}}, {"int32", {4}}});
+  CHECK_EQ(mixed.status().code(), Code::kBadDType);
+  auto no_soc = PrepareKernel(s.supply, *s.registry, op, "", "2201", {{"float32", {4}}, {"float32", {4}}});
+  CHECK_EQ(no_soc.status().code(), Code::kUnknownSoc);
+  CHECK_TRUE(no_soc.status().message().find("NpuArch 2201") != std::string::npos);
+  auto odd_soc = PrepareKernel(s.supply, *s.registry, op, "../x", "", {{"float32", {4}}, {"float32", {4}}});
+  CHECK_EQ(odd_soc.status().code(), Code::kUnknownSoc);
+  CHECK_EQ(s.compiler->compiles.load(), 0);
+  auto ok = PrepareKernel(s.supply, *s.registry, op, "Ascend910B1", "2201", {{"int32", {4}}, {"int32", {4}}});
+  REQUIRE_OK(ok);
+  CHECK_TRUE(ok.value() == KernelOrigin::kPackage);
+}
+
+TEST(KernelSupply, SerializeCarriesWhatCompileChoseAndRunsWithoutPackageOrCache) {
+  std::vector<uint8_t> bytes;
+  std::map<std::string, std::string> compiled, packaged, same_soc;
+  {
+    Setup s;
+    REQUIRE_OK(s.supply.Ensure(*s.registry, "Ascend910_9392", "AddCustom", "float16"));  // compiled
+    REQUIRE_OK(s.supply.Ensure(*s.registry, "Ascend910B1", "AddCustom", "int32"));       // package
+    REQUIRE_OK(s.supply.Ensure(*s.registry, "Ascend910B1", "AddCustom", "bfloat16"));    // compiled, same SoC
+    compiled = SetShas(*s.registry, "Ascend910_9392", "float16");
+    packaged = SetShas(*s.registry, "Ascend910B1", "int32");
+    same_soc = SetShas(*s.registry, "Ascend910B1", "bfloat16");
+    auto serialized = s.registry->Serialize();
+    REQUIRE_OK(serialized);
+    bytes = serialized.value();
+  }  // the OPP root and the cache are gone now
+  CHECK_TRUE(compiled == Expected("Ascend910_9392", "float16", AllVariantNames()));
+  CHECK_TRUE(packaged == Expected("Ascend910B1", "int32", {}));
+  CHECK_TRUE(same_soc == Expected("Ascend910B1", "bfloat16", AllVariantNames()));
+  auto restored = KernelRegistry::FromSerialized(bytes);
+  REQUIRE_OK(restored);
+  auto &model = *restored.value();
+  CHECK_TRUE(SetShas(model, "Ascend910_9392", "float16") == compiled);
+  CHECK_TRUE(SetShas(model, "Ascend910B1", "int32") == packaged);
+  CHECK_TRUE(SetShas(model, "Ascend910B1", "bfloat16") == same_soc);
+  // the package's set travels whole
+  CHECK_TRUE(SetShas(model, "Ascend910B1", "float32") == Expected("Ascend910B1", "float32", {}));
+  CHECK_EQ(model.Find("Ascend910_9392", "AddCustom", "flat", "int32").status().code(), Code::kMissingDType);
+  CHECK_EQ(model.Socs(), (std::vector<std::string>{"Ascend910B1", "Ascend910_9392"}));
+  // Serialized again (an OM re-saved), nothing chosen: everything it holds.
+  auto again = model.Serialize();
+  REQUIRE_OK(again);
+  CHECK_EQ(again.value().size(), bytes.size());
+}
+
+TEST(KernelSupply, OnlyChosenSocsTravelOnceSomethingIsChosen) {
+  Setup s;
+  test_support::WriteOppKernels(s.opp, "Ascend910B4", PackageSet("float32"));
+  auto all = s.registry->Serialize();  // nothing chosen yet: every SoC of the package
+  REQUIRE_OK(all);
+  REQUIRE_OK(KernelRegistry::FromSerialized(all.value()).value()->HasKernelSet("Ascend910B4", "AddCustom", "float32"));
+  REQUIRE_OK(s.supply.Ensure(*s.registry, "Ascend910B1", "AddCustom", "float32"));
+  auto chosen = s.registry->Serialize();
+  REQUIRE_OK(chosen);
+  auto model = KernelRegistry::FromSerialized(chosen.value());
+  REQUIRE_OK(model);
+  CHECK_EQ(model.value()->Socs(), std::vector<std::string>{"Ascend910B1"});
+}
+
+TEST(KernelRegistry, AddCompiledRefusesAnotherSocAKnownKernelSetAndBadBytes) {
+  Setup s;
+  WriteEntry(s.cache, "Ascend910B3", "float32");
+  const std::string manifest = s.cache.path() + "/" + EntryDir("Ascend910B3", "float32") + "/manifest.json";
+  CHECK_EQ(s.registry->AddCompiled("Ascend910B4", manifest).code(), Code::kBadManifest);
+  REQUIRE_OK(s.registry->AddCompiled("Ascend910B3", manifest));
+  CHECK_EQ(s.registry->AddCompiled("Ascend910B3", manifest).code(), Code::kInternal);  // twice
+  WriteEntry(s.cache, "Ascend910B1", "float32");
+  const Status shadow =
+      s.registry->AddCompiled("Ascend910B1", s.cache.path() + "/" + EntryDir("Ascend910B1", "float32") + "/manifest.json");
+  CHECK_EQ(shadow.code(), Code::kInternal);  // the package has the whole set: a compiled copy adds nothing
+  CHECK_TRUE(shadow.message().find("AddCustom/float32 of SoC Ascend910B1 are there already") != std::string::npos);
+  WriteEntry(s.cache, "Ascend910B2", "int32");
+  s.cache.Write(EntryDir("Ascend910B2", "int32") + "/" + test_support::BinaryName("scalar", "int32"),
+                std::string("changed"));
+  const Status bad =
+      s.registry->AddCompiled("Ascend910B2", s.cache.path() + "/" + EntryDir("Ascend910B2", "int32") + "/manifest.json");
+  CHECK_EQ(bad.code(), Code::kChecksum);
+  CHECK_EQ(s.registry->Find("Ascend910B2", "AddCustom", "flat", "int32").status().code(), Code::kUnknownSoc);
+}
+
+TEST(KernelRegistry, ASerializedKernelSetTwiceInOneSocIsRefused) {
+  Setup s;
+  WriteEntry(s.cache, "Ascend910B3", "float32");
+  REQUIRE_OK(s.supply.Ensure(*s.registry, "Ascend910B3", "AddCustom", "float32"));
+  auto one = s.registry->Serialize();
+  REQUIRE_OK(one);
+  std::vector<BundleSoc> sections;
+  REQUIRE_OK(DecodeBundle(one.value().data(), one.value().size(), &sections));
+  REQUIRE_EQ(sections.size(), size_t{1});
+  auto twice = KernelRegistry::FromSerialized(EncodeBundle({sections[0], sections[0]}).value());
+  CHECK_EQ(twice.status().code(), Code::kCorrupt);
+  CHECK_TRUE(twice.status().message().find("AddCustom/float32 of SoC Ascend910B3 are there already") !=
+             std::string::npos);
+  CHECK_TRUE(twice.status().message().find("serialized twice") != std::string::npos);
+}
+
+TEST(CompileCache, TheLayoutNeverLeavesTheCache) {
+  const CacheTarget t{"/c", kKey};
+  CHECK_EQ(CacheEntryDir(t, "Ascend910B1", "float32").value(), std::string("/c/Ascend910B1/") + kKey + "/float32");
+  CHECK_EQ(CacheEntryDir(t, "..", "float32").status().code(), Code::kUnknownSoc);
+  CHECK_EQ(CacheEntryDir(t, "Ascend910B4-1", "float32").status().code(), Code::kOk);
+  CHECK_EQ(CacheEntryDir(t, "a/b", "float32").status().code(), Code::kUnknownSoc);
+  CHECK_EQ(CacheEntryDir(t, "Ascend910B1", ".hidden").status().code(), Code::kBadDType);
+  CHECK_EQ(CacheEntryDir(CacheTarget{"c", kKey}, "Ascend910B1", "float32").status().code(), Code::kInternal);
+  CHECK_EQ(CacheEntryDir(CacheTarget{"/c", ""}, "Ascend910B1", "float32").status().code(), Code::kInternal);
+  CHECK_EQ(CacheEntryDir(CacheTarget{"/c", "a b"}, "Ascend910B1", "float32").status().code(), Code::kInternal);
+  CHECK_FALSE(IsCacheName(std::string(201, 'a')));
+}

@@ -1,0 +1,341 @@
+"""The per-user kernel cache: npubins compiled on this host for SoCs the package has none for.
+
+When GE builds a graph holding ``AddCustom`` for a SoC (and dtype) whose npubin the package
+does not carry, the GE library has the kernel compiled once, here, and keeps it
+(docs/kernels.md, "Compiled on first graph build"). ``tf-ge-custom build-kernels --cache``
+fills the same cache ahead of time. Layout::
+
+    <cache>/<SoC>/<key>/<dtype>/manifest.json        one builder output per (SoC, dtype)
+    <cache>/<SoC>/<key>/<dtype>/add_custom_<variant>_<dtype>.npubin   one per kernel variant
+    <cache>/<SoC>/<key>/<dtype>/ir/...
+    <cache>/<SoC>/<key>/<dtype>.lock                 held while a process builds that entry
+
+``<cache>`` is ``$TF_GE_CUSTOM_CACHE_DIR``, else ``$XDG_CACHE_HOME/tf-ge-custom/kernels``,
+else ``~/.cache/tf-ge-custom/kernels`` (the XDG base-directory convention; a relative
+``XDG_CACHE_HOME`` is ignored, as the specification says). ``<key>`` names what the kernels
+were built from: the first 16 hex digits of the kernel source's sha256, then the versions of
+triton-ascend, bishengir-compile and CANN (``hivmc``) that build them, e.g.
+``0123456789abcdef-triton_ascend_3.2.0-bishengir_1.2.0-cann_8.5.0``; a new source or a
+new toolchain gets a new folder, never a stale kernel.
+
+How an entry is written (:func:`ensure`), so that concurrent builders build it once and no
+reader ever sees half of it: take ``<dtype>.lock`` (``flock``; released by the kernel when
+the holder dies, so a killed build leaves no stale lock), look again, build into a temporary
+folder beside the entry (``.tmp-<dtype>-*``), validate it with the manifest reader, and
+``rename`` it into place. Readers look only at ``<dtype>/manifest.json``, which exists only
+once the whole folder has been renamed in. This module is the one writer: the GE library
+runs it (``tf_ge_custom.kernels.compile_kernel``) rather than writing the cache itself.
+
+No Triton import here: the key is read from package metadata and ``--version`` outputs.
+"""
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from typing import NamedTuple, Optional
+
+from tf_ge_custom import kernel_manifest, op_def
+from tf_ge_custom.errors import KernelBuildError, KernelCacheError, ManifestError, ToolchainError
+
+from . import frontend, toolchain
+
+CACHE_DIR_ENV = "TF_GE_CUSTOM_CACHE_DIR"
+APP_DIR = "tf-ge-custom"
+KERNELS_SUBDIR = "kernels"
+LOCK_SUFFIX = ".lock"
+TMP_PREFIX = ".tmp-"
+SHORT_SHA = 16  # hex digits of the kernel source sha256 in a key
+_KEY_PART = re.compile(r"[^A-Za-z0-9.+]+")
+# The toolchain record of a manifest (docs/kernel-manifest.md), in key order.
+TOOLCHAIN_FIELDS = ("triton_ascend", "bishengir", "cann")
+
+
+class CacheLocation(NamedTuple):
+    path: str  # absolute
+    source: str  # "TF_GE_CUSTOM_CACHE_DIR", "XDG_CACHE_HOME" or "HOME"
+
+
+class Identity(NamedTuple):
+    """What a kernel built now would be built from (the cache key's inputs)."""
+
+    kernel_source_sha256: str
+    toolchain: dict  # {"triton_ascend": str|None, "bishengir": str|None, "cann": str|None}
+    missing: tuple  # tools a compile needs that are absent: "triton-ascend", "bishengir-compile", "hivmc"
+
+    @property
+    def key(self):
+        return cache_key(self.kernel_source_sha256, self.toolchain)
+
+
+class Ensured(NamedTuple):
+    path: str  # <cache>/<SoC>/<key>/<dtype>
+    built: bool  # False: it was there already
+    key: str
+
+
+def cache_dir(env=None):
+    """Where the kernel cache is (:class:`CacheLocation`); the folder need not exist yet.
+
+    Raises :class:`KernelCacheError` when ``TF_GE_CUSTOM_CACHE_DIR`` is relative or there is
+    no home folder to put the cache in.
+    """
+    env = os.environ if env is None else env
+    explicit = env.get(CACHE_DIR_ENV)
+    if explicit:
+        if not os.path.isabs(explicit):
+            raise KernelCacheError("%s=%s is not an absolute path; the GE library and "
+                                   "build-kernels run in different folders, so name the cache "
+                                   "folder absolutely" % (CACHE_DIR_ENV, explicit))
+        return CacheLocation(os.path.normpath(explicit), CACHE_DIR_ENV)
+    xdg = env.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):  # the XDG specification: relative values are ignored
+        return CacheLocation(os.path.join(os.path.normpath(xdg), APP_DIR, KERNELS_SUBDIR),
+                             "XDG_CACHE_HOME")
+    home = env.get("HOME")
+    if home and os.path.isabs(home):
+        return CacheLocation(os.path.join(os.path.normpath(home), ".cache", APP_DIR,
+                                          KERNELS_SUBDIR), "HOME")
+    raise KernelCacheError("no folder for the kernel cache: HOME is %s and XDG_CACHE_HOME is "
+                           "unset; set %s to an absolute, writable folder"
+                           % ("unset" if not home else "relative (%s)" % home, CACHE_DIR_ENV))
+
+
+def _key_part(value):
+    if value is None:
+        return "none"
+    cleaned = _KEY_PART.sub("_", str(value))[:48].strip("_")
+    return cleaned or "none"
+
+
+def cache_key(kernel_source_sha256, toolchain_record):
+    """``<sha[:16]>-triton_ascend_<v>-bishengir_<v>-cann_<v>``: a folder name (no '/', no
+    leading '.') that changes with the source and with any tool's version."""
+    if not re.match(r"^[0-9a-f]{64}$", kernel_source_sha256 or ""):
+        raise ValueError("kernel_source_sha256 must be 64 lowercase hex digits, got %r"
+                         % (kernel_source_sha256,))
+    parts = [kernel_source_sha256[:SHORT_SHA]]
+    parts += ["%s_%s" % (field, _key_part(toolchain_record.get(field)))
+              for field in TOOLCHAIN_FIELDS]
+    return "-".join(parts)
+
+
+def kernel_source_sha256(op=op_def.ADD_CUSTOM):
+    """sha256 of the kernel source file, as the builder records it in the manifest."""
+    with open(frontend.kernel_source_path(op.kernel), "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def identity(env=None, op=op_def.ADD_CUSTOM):
+    """The :class:`Identity` of a build in this environment, read the way the builder reads
+    its toolchain record (kernels/builder.py), without importing triton."""
+    env = dict(os.environ if env is None else env)
+    missing = []
+    triton_version = toolchain.distribution_version("triton-ascend")
+    if triton_version is None:
+        missing.append("triton-ascend")
+    try:
+        compiler = toolchain.find_bishengir_compile(env)
+    except ToolchainError:
+        compiler = None
+    bishengir = None
+    if compiler is None:
+        missing.append("bishengir-compile")
+    else:
+        try:
+            bishengir = toolchain.tool_version(compiler, "bishengir-compile")
+        except ToolchainError:
+            missing.append("bishengir-compile")
+    cann = None  # as in the builder: no hivmc, nothing of CANN is used
+    if toolchain.find_hivmc(env) is None:
+        missing.append("hivmc")
+    else:
+        cann = toolchain.cann_version(env) or "unknown"
+    record = {"triton_ascend": triton_version, "bishengir": bishengir, "cann": cann}
+    return Identity(kernel_source_sha256(op), record, tuple(missing))
+
+
+def check_name(what, value):
+    """A SoC, key or dtype becomes a folder name: refuse anything that is not one."""
+    if (not isinstance(value, str) or not value or value.startswith(".") or "/" in value
+            or "\0" in value or not re.match(r"^[A-Za-z0-9._+-]+$", value)):
+        raise ValueError("%s %r cannot name a cache folder (letters, digits and ._+- only, "
+                         "not starting with '.')" % (what, value))
+    return value
+
+
+def entry_dir(cache, soc, key, dtype):
+    """``<cache>/<SoC>/<key>/<dtype>``."""
+    return os.path.join(cache, check_name("SoC", soc), check_name("key", key),
+                        check_name("dtype", dtype))
+
+
+def load_entry(path, soc, dtype, op=op_def.ADD_CUSTOM):
+    """The validated manifest of the cache entry folder ``path`` (binaries checksummed), or
+    raise :class:`ManifestError`; it must carry the npubin of every kernel variant of ``op``
+    for ``dtype`` (the GE library refuses a call whose shapes need a missing one)."""
+    manifest_path = os.path.join(path, kernel_manifest.MANIFEST_NAME)
+    manifest = kernel_manifest.load_manifest(manifest_path, check_files=True, expected_soc=soc)
+    missing = manifest.missing_variants(op, dtype)
+    without = [v.name for v in op.kernel.variants
+               if v.name not in missing and not manifest.kernel(op.type_name, v.name, dtype).binary]
+    if missing or without:
+        raise ManifestError("mismatch", "the cache entry lacks the %s %s npubin of kernel "
+                            "variant(s) %s; an entry holds every variant"
+                            % (op.type_name, dtype, ", ".join(missing + without)), manifest_path)
+    return manifest
+
+
+def _valid(path, soc, dtype, op):
+    if not os.path.isdir(path):
+        return False
+    try:
+        load_entry(path, soc, dtype, op)
+    except ManifestError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def _locked(path, on_wait=None):
+    """Hold an exclusive ``flock`` on ``path`` (created if absent) for the ``with`` body."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            if on_wait is not None:
+                on_wait(_holder(fd))
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.write(fd, ("%d\n" % os.getpid()).encode("ascii"))
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _holder(fd):
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _remove_leftovers(folder, dtype):
+    """With the entry's lock held: the temporary folders of builds that were killed."""
+    prefix = "%s%s-" % (TMP_PREFIX, dtype)
+    for name in os.listdir(folder):
+        if name.startswith(prefix):
+            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+
+
+def ensure(soc, dtype, cache=None, key=None, env=None, op=op_def.ADD_CUSTOM, build=None,
+           progress=None, on_wait=None):
+    """Make sure ``<cache>/<SoC>/<key>/<dtype>`` holds the verified npubins of every kernel
+    variant of ``op`` for ``dtype``; build them if not.
+
+    ``cache`` defaults to :func:`cache_dir`; ``key``, when given, is the key the caller
+    expects (the GE library's, from ``--describe``): a different toolchain here is refused
+    rather than filling another folder. ``build`` is the builder
+    (:func:`tf_ge_custom.kernels.builder.build_kernels`, the default), ``progress`` its
+    progress callback, ``on_wait(pid)`` is called when another process holds the lock.
+
+    Raises :class:`ToolchainError` naming a missing tool, :class:`KernelBuildError` when the
+    build fails or writes something else than the key promises, :class:`KernelCacheError`
+    when the cache folder cannot be used, ValueError for a bad SoC or dtype.
+    """
+    from . import builder  # imports nothing heavy until it builds
+
+    builder.parse_socs([soc])
+    builder.parse_dtypes([dtype], op)
+    env = dict(os.environ if env is None else env)
+    cache = cache or cache_dir(env).path
+    ident = identity(env, op)
+    if key is not None and key != ident.key:
+        raise KernelCacheError(
+            "the toolchain here builds kernels of key %s, but %s was asked for: the "
+            "environment changed between finding the key and compiling (triton-ascend, "
+            "bishengir-compile or the CANN toolkit)" % (ident.key, key))
+    key = ident.key
+    target = entry_dir(cache, soc, key, dtype)
+    if _valid(target, soc, dtype, op):
+        return Ensured(target, False, key)
+    folder = os.path.dirname(target)
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise KernelCacheError("cannot create the kernel cache folder %s: %s (set %s to a "
+                               "writable folder)" % (folder, e, CACHE_DIR_ENV))
+    build = build or builder.build_kernels
+    with _locked(target + LOCK_SUFFIX, on_wait):
+        if _valid(target, soc, dtype, op):  # built by whoever held the lock before us
+            return Ensured(target, False, key)
+        _remove_leftovers(folder, dtype)
+        if os.path.lexists(target):  # there, but damaged: step it aside, then rebuild
+            aside = tempfile.mkdtemp(prefix="%s%s-broken-" % (TMP_PREFIX, dtype), dir=folder)
+            os.rename(target, os.path.join(aside, dtype))
+            shutil.rmtree(aside, ignore_errors=True)
+        staging = tempfile.mkdtemp(prefix="%s%s-" % (TMP_PREFIX, dtype), dir=folder)
+        try:
+            build([soc], [dtype], staging, ops=op, env=env, progress=progress)
+            built = os.path.join(staging, soc)
+            _check_built(built, soc, dtype, op, ident)
+            os.chmod(built, 0o755)
+            os.rename(built, target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return Ensured(target, True, key)
+
+
+def _check_built(path, soc, dtype, op, ident):
+    try:
+        manifest = load_entry(path, soc, dtype, op)
+    except ManifestError as e:
+        raise KernelBuildError("the builder's output for %s %s is not a usable cache entry: %s"
+                               % (soc, dtype, e))
+    recorded = {f: manifest.toolchain.get(f) for f in TOOLCHAIN_FIELDS}
+    if manifest.kernel_source_sha256 != ident.kernel_source_sha256 or recorded != ident.toolchain:
+        raise KernelBuildError(
+            "the builder recorded kernel source %s and toolchain %s, but the cache key says %s "
+            "and %s; the two must be read alike (kernels/cache.py, kernels/builder.py)"
+            % (manifest.kernel_source_sha256, recorded, ident.kernel_source_sha256,
+               ident.toolchain))
+
+
+class CachedEntry(NamedTuple):
+    soc: str
+    key: str
+    dtype: str
+    path: str
+    manifest: Optional[object]  # KernelManifest, None when invalid
+    error: Optional[str]  # why it is invalid
+
+
+def list_entries(cache, op=op_def.ADD_CUSTOM):
+    """Every ``<SoC>/<key>/<dtype>`` entry under ``cache``, validated (sorted)."""
+    found = []
+    for soc in _subfolders(cache):
+        for key in _subfolders(os.path.join(cache, soc)):
+            for dtype in _subfolders(os.path.join(cache, soc, key)):
+                path = os.path.join(cache, soc, key, dtype)
+                try:
+                    manifest, error = load_entry(path, soc, dtype, op), None
+                except ManifestError as e:
+                    manifest, error = None, str(e)
+                found.append(CachedEntry(soc, key, dtype, path, manifest, error))
+    return found
+
+
+def _subfolders(path):
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return []
+    return [n for n in names if not n.startswith(".")
+            and os.path.isdir(os.path.join(path, n)) and not os.path.islink(os.path.join(path, n))]

@@ -1,0 +1,358 @@
+"""The per-user kernel cache (tf_ge_custom.kernels.cache), the one writer of its entries:
+where it is, the key, and the lock / build aside / rename protocol under real threads and
+processes, with the build step replaced by the kernel compiler double's fake_build (it only
+tests the protocol) or, in the slow tests, the real builder with a hivmc double."""
+import functools
+import importlib.util
+import json
+import multiprocessing
+import os
+import pathlib
+import re
+import shutil
+import sys
+import threading
+import time
+
+import pytest
+
+from tf_ge_custom import cli, kernel_manifest, op_def
+from tf_ge_custom.errors import KernelBuildError, KernelCacheError, ManifestError, ToolchainError
+from tf_ge_custom.kernels import builder, cache, compile_kernel, toolchain
+
+DOUBLES = pathlib.Path(__file__).resolve().parents[1] / "ge" / "doubles"
+_spec = importlib.util.spec_from_file_location("kernel_compiler_double", str(DOUBLES / "kernel_compiler_double.py"))
+double = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(double)
+OP = op_def.ADD_CUSTOM
+VARIANTS = [v.name for v in OP.kernel.variants]
+
+
+def _env(tmp_path, **extra):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("TF_GE_CUSTOM_", "BISHENG")) and k != "ASCEND_HOME_PATH"}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", os.defpath).split(os.pathsep)
+                                  if p and not os.path.isfile(os.path.join(p, "hivmc")))
+    env["TF_GE_CUSTOM_CACHE_DIR"] = str(tmp_path / "cache")
+    env["TF_GE_CUSTOM_DOUBLE_COUNT"] = str(tmp_path / "builds.txt")
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def _builds(tmp_path):
+    path = tmp_path / "builds.txt"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+# --- where the cache is ------------------------------------------------------------------
+
+
+def test_the_override_then_xdg_then_home():
+    assert cache.cache_dir({"TF_GE_CUSTOM_CACHE_DIR": "/data/k/", "XDG_CACHE_HOME": "/x", "HOME": "/h"}) == \
+        ("/data/k", "TF_GE_CUSTOM_CACHE_DIR")
+    assert cache.cache_dir({"XDG_CACHE_HOME": "/x", "HOME": "/h"}) == ("/x/tf-ge-custom/kernels", "XDG_CACHE_HOME")
+    assert cache.cache_dir({"HOME": "/h"}) == ("/h/.cache/tf-ge-custom/kernels", "HOME")
+    # The XDG specification: a relative XDG_CACHE_HOME is invalid and ignored.
+    assert cache.cache_dir({"XDG_CACHE_HOME": "rel", "HOME": "/h"}).source == "HOME"
+
+
+@pytest.mark.parametrize("env, words", [
+    ({"TF_GE_CUSTOM_CACHE_DIR": "relative/dir", "HOME": "/h"}, "is not an absolute path"),
+    ({}, "HOME is unset"),
+    ({"HOME": "h"}, "HOME is relative (h)"),
+])
+def test_no_usable_cache_folder_is_said(env, words):
+    with pytest.raises(KernelCacheError, match=re.escape(words)):
+        cache.cache_dir(env)
+
+
+# --- the key -------------------------------------------------------------------------------
+
+SHA = "0123456789abcdef" + "f" * 48
+
+
+def test_the_key_is_the_source_sha_prefix_and_every_tool_version():
+    record = {"triton_ascend": "3.2.0", "bishengir": "1.2.0", "cann": "8.5.0"}
+    assert cache.cache_key(SHA, record) == "0123456789abcdef-triton_ascend_3.2.0-bishengir_1.2.0-cann_8.5.0"
+    assert cache.cache_key(SHA, dict(record, cann=None)) == \
+        "0123456789abcdef-triton_ascend_3.2.0-bishengir_1.2.0-cann_none"
+    odd = dict(record, cann="9.2.0-beta.1", bishengir="bishengir-compile version 1.2.0 (a/b c)")
+    assert cache.cache_key(SHA, odd) == ("0123456789abcdef-triton_ascend_3.2.0-"
+                                         "bishengir_bishengir_compile_version_1.2.0_a_b_c-cann_9.2.0_beta.1")
+    with pytest.raises(ValueError):
+        cache.cache_key("ABC", record)
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", ".hidden", "a/b", "a b", "a\0b", "é"])
+def test_names_that_would_leave_the_cache_are_refused(name):
+    with pytest.raises(ValueError, match="cannot name a cache folder"):
+        cache.entry_dir("/c", name, "k", "float32")
+
+
+def test_the_identity_is_this_environment_s_toolchain(tmp_path):
+    env = _env(tmp_path)
+    ident = cache.identity(env)
+    assert ident.toolchain["triton_ascend"] == toolchain.distribution_version("triton-ascend") == "3.2.0"
+    assert ident.toolchain["bishengir"] == toolchain.tool_version(toolchain.find_bishengir_compile(env),
+                                                                  "bishengir-compile")
+    assert ident.toolchain["cann"] is None and ident.missing == ("hivmc",)
+    with open(os.path.join(os.path.dirname(builder.__file__), "add_kernel.py"), "rb") as f:
+        import hashlib
+
+        assert ident.kernel_source_sha256 == hashlib.sha256(f.read()).hexdigest()
+    with_hivmc = cache.identity(_hivmc_env(tmp_path))
+    assert with_hivmc.toolchain["cann"] == "8.5.0" and with_hivmc.missing == ()
+    assert with_hivmc.key != ident.key and with_hivmc.key.endswith("-cann_8.5.0")
+
+
+def _hivmc_env(tmp_path):
+    bindir = tmp_path / "cann-bin"
+    bindir.mkdir(exist_ok=True)
+    shutil.copy(str(DOUBLES / "hivmc"), str(bindir / "hivmc"))
+    home = tmp_path / "ascend-toolkit"
+    (home / "compiler").mkdir(parents=True, exist_ok=True)
+    (home / "compiler" / "version.info").write_text("Version=8.5.0\nplatform=x86_64\n")
+    env = _env(tmp_path, ASCEND_HOME_PATH=home)
+    env["PATH"] = "%s%s%s" % (bindir, os.pathsep, env["PATH"])
+    return env
+
+
+@pytest.mark.slow
+def test_the_key_is_read_as_the_real_builder_records_its_toolchain(tmp_path):
+    """The cache key and the manifest the builder writes must agree field by field: the
+    real builder (hivmc doubled) into the cache, checked by ensure itself."""
+    env = _hivmc_env(tmp_path)
+    started = time.time()
+    done = cache.ensure("Ascend910B1", "float32", env=env)
+    seconds = time.time() - started
+    assert done.built
+    manifest = cache.load_entry(done.path, "Ascend910B1", "float32")
+    assert manifest.toolchain == cache.identity(env).toolchain
+    assert manifest.kernel_source_sha256 == cache.identity(env).kernel_source_sha256
+    # every variant, its layout read from the real HIVM IR (hand-computed sizes:
+    # tests/fixtures/manifests/generate.py)
+    assert manifest.missing_variants(OP, "float32") == []
+    assert manifest.kernel("AddCustom", "flat", "float32").args.size == 64
+    assert manifest.kernel("AddCustom", "row_16x256", "float32").args.size == 104
+    stem = os.path.splitext(OP.binary_name("outer_128x32", "float32"))[0]
+    assert (pathlib.Path(done.path) / "ir" / (stem + ".hivm.mlir")).is_file()
+    print("real builder (hivmc doubled) into the cache, %d variants: %.1f s" % (len(VARIANTS), seconds))
+
+
+# --- the protocol ------------------------------------------------------------------------------
+
+
+def test_ensure_builds_once_then_finds_it(tmp_path):
+    env = _env(tmp_path)
+    first = cache.ensure("Ascend910_9392", "int32", env=env, build=double.fake_build)
+    assert first.built and first.key == cache.identity(env).key
+    assert first.path == str(tmp_path / "cache" / "Ascend910_9392" / first.key / "int32")
+    second = cache.ensure("Ascend910_9392", "int32", env=env, build=double.fake_build)
+    assert not second.built and second.path == first.path
+    assert len(_builds(tmp_path)) == 1
+    folder = pathlib.Path(first.path).parent
+    assert sorted(p.name for p in folder.iterdir()) == ["int32", "int32.lock"]
+    manifest = cache.load_entry(first.path, "Ascend910_9392", "int32")
+    assert manifest.soc == "Ascend910_9392" and not manifest.ir_only
+    assert sorted(k.variant for k in manifest.kernels) == sorted(VARIANTS)
+    assert sorted(p.name for p in pathlib.Path(first.path).glob("*.npubin")) == \
+        sorted(OP.binary_name(v, "int32") for v in VARIANTS)
+
+
+def test_an_entry_lacking_a_variant_is_no_entry_and_is_rebuilt(tmp_path):
+    env = _env(tmp_path)
+    done = cache.ensure("Ascend910B1", "float16", env=env, build=double.fake_build)
+    path = pathlib.Path(done.path) / "manifest.json"
+    document = json.loads(path.read_text())
+    document["kernels"] = [k for k in document["kernels"] if k["variant"] != "scalar"]
+    path.write_text(json.dumps(document))
+    (pathlib.Path(done.path) / OP.binary_name("scalar", "float16")).unlink()
+    with pytest.raises(ManifestError, match="lacks the AddCustom float16 npubin of kernel variant"
+                                            r"\(s\) scalar; an entry holds every variant"):
+        cache.load_entry(done.path, "Ascend910B1", "float16")
+    assert [e.error is not None for e in cache.list_entries(str(tmp_path / "cache"))] == [True]
+    again = cache.ensure("Ascend910B1", "float16", env=env, build=double.fake_build)
+    assert again.built and again.path == done.path
+    assert cache.load_entry(again.path, "Ascend910B1", "float16").missing_variants(OP, "float16") == []
+    assert len(_builds(tmp_path)) == 2
+
+
+def test_a_build_of_some_variants_only_is_not_cached(tmp_path):
+    """The builder's ``variants=`` is for tools and tests; a cache entry needs them all."""
+    env = _env(tmp_path)
+    some = functools.partial(double.fake_build, variants=["flat", "row_16x256"])
+    with pytest.raises(KernelBuildError, match=r"not a usable cache entry: .*variant\(s\) scalar, "):
+        cache.ensure("Ascend910B2", "int32", env=env, build=some)
+    key_dir = tmp_path / "cache" / "Ascend910B2" / cache.identity(env).key
+    assert [p.name for p in key_dir.iterdir()] == ["int32.lock"]
+
+
+def test_a_failed_build_leaves_nothing_and_frees_the_lock(tmp_path):
+    env = _env(tmp_path)
+
+    def failing(socs, dtypes, out, **kw):
+        os.makedirs(os.path.join(out, socs[0]))
+        with open(os.path.join(out, socs[0], OP.binary_name("flat", "float32")), "wb") as f:
+            f.write(b"half")
+        raise ToolchainError("hivmc is missing", missing=("hivmc",))
+
+    with pytest.raises(ToolchainError):
+        cache.ensure("Ascend910B1", "float32", env=env, build=failing)
+    folder = tmp_path / "cache" / "Ascend910B1" / cache.identity(env).key
+    assert [p.name for p in folder.iterdir()] == ["float32.lock"]
+    assert cache.ensure("Ascend910B1", "float32", env=env, build=double.fake_build).built
+
+
+def test_a_build_recording_another_toolchain_is_refused(tmp_path):
+    env = _env(tmp_path)
+
+    def drifting(socs, dtypes, out, **kw):
+        double.fake_build(socs, dtypes, out, **kw)
+        path = os.path.join(out, socs[0], "manifest.json")
+        with open(path) as f:
+            doc = json.load(f)
+        doc["toolchain"]["bishengir"] = "9.9.9"
+        with open(path, "w") as f:
+            json.dump(doc, f)
+
+    with pytest.raises(KernelBuildError, match="must be read alike"):
+        cache.ensure("Ascend910B1", "float16", env=env, build=drifting)
+    assert not (tmp_path / "cache" / "Ascend910B1" / cache.identity(env).key / "float16").exists()
+
+
+def test_a_key_from_another_toolchain_is_refused(tmp_path):
+    env = _env(tmp_path)
+    with pytest.raises(KernelCacheError, match="the environment changed"):
+        cache.ensure("Ascend910B1", "float32", env=env, key="0" * 16 + "-other", build=double.fake_build)
+    assert _builds(tmp_path) == []
+
+
+def test_a_damaged_entry_and_leftovers_of_a_killed_build_are_replaced(tmp_path):
+    env = _env(tmp_path)
+    done = cache.ensure("Ascend910B4", "bfloat16", env=env, build=double.fake_build)
+    npubin = pathlib.Path(done.path) / OP.binary_name("outer_16x256", "bfloat16")
+    npubin.write_bytes(b"bit rot")
+    leftover = pathlib.Path(done.path).parent / ".tmp-bfloat16-killed"
+    (leftover / "Ascend910B4").mkdir(parents=True)
+    again = cache.ensure("Ascend910B4", "bfloat16", env=env, build=double.fake_build)
+    assert again.built and again.path == done.path
+    cache.load_entry(again.path, "Ascend910B4", "bfloat16")
+    assert not leftover.exists()
+
+
+def test_threads_of_one_process_build_once(tmp_path):
+    env = _env(tmp_path, TF_GE_CUSTOM_DOUBLE_SLEEP="0.3")
+    results = []
+
+    def run():
+        results.append(cache.ensure("Ascend910B3", "float32", env=env, build=double.fake_build))
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 4 and sum(r.built for r in results) == 1
+    assert len(_builds(tmp_path)) == 1
+
+
+def _ensure_in_child(env, queue):
+    waited = []
+    done = cache.ensure("Ascend910_9381", "float16", env=env, build=double.fake_build,
+                        on_wait=waited.append)
+    queue.put((done.built, done.path, bool(waited)))
+
+
+def test_processes_racing_build_once_and_the_others_wait(tmp_path):
+    env = _env(tmp_path, TF_GE_CUSTOM_DOUBLE_SLEEP="1.0")
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_ensure_in_child, args=(env, queue)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    results = [queue.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    assert sorted(r[0] for r in results) == [False, False, True]
+    assert len({r[1] for r in results}) == 1
+    assert all(r[2] for r in results if not r[0])  # each loser waited on the lock
+    assert len(_builds(tmp_path)) == 1
+
+
+# --- the entry point the GE library runs, and the commands --------------------------------------
+
+
+def _result_line(out):
+    line = [l for l in out.splitlines() if l.startswith(compile_kernel.RESULT_MARK)][-1]
+    return json.loads(line[len(compile_kernel.RESULT_MARK):])
+
+
+def test_compile_kernel_reports_a_missing_tool_with_what_to_do(tmp_path, capsys, monkeypatch):
+    env = _env(tmp_path)
+    monkeypatch.setattr(os, "environ", env)
+
+    def no_hivmc(socs, dtypes, out, **kw):
+        raise ToolchainError("hivmc is missing, so no npubin could be built", missing=("hivmc",))
+
+    assert compile_kernel.main(["--soc", "Ascend910B1", "--dtype", "int32"], build=no_hivmc) == 1
+    out = capsys.readouterr()
+    result = _result_line(out.out)
+    assert result == {"ok": False, "kind": "toolchain", "missing": ["hivmc"], "protocol": 1,
+                      "error": "hivmc is missing (%s)" % compile_kernel.hint("hivmc")}
+    assert "error: hivmc is missing, so no npubin could be built" in out.err
+    assert compile_kernel.main(["--soc", "Ascend910B1"]) == 2
+    assert _result_line(capsys.readouterr().out)["kind"] == "usage"
+    assert compile_kernel.main(["--soc", "Ascend9", "--dtype", "int32"]) == 2
+    assert "unsupported SoC 'Ascend9'" in _result_line(capsys.readouterr().out)["error"]
+
+
+def test_build_kernels_cache_prewarms_then_keeps(tmp_path, capsys, monkeypatch):
+    env = _env(tmp_path)
+    monkeypatch.setattr(os, "environ", env)
+    monkeypatch.setattr(builder, "build_kernels", double.fake_build)
+    argv = ["build-kernels", "--soc", "Ascend910B1", "--dtype", "float32,int32", "--cache", "--quiet"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    key = cache.identity(env).key
+    assert out == ["Ascend910B1 %s: %s (built)" % (d, tmp_path / "cache" / "Ascend910B1" / key / d)
+                   for d in ("float32", "int32")]
+    assert cli.main(argv) == 0
+    assert capsys.readouterr().out.count("(already in the cache)") == 2
+    assert len(_builds(tmp_path)) == 2
+
+    assert cli.main(["list-kernels", "--cache"]) == 0
+    listing = capsys.readouterr().out
+    assert "kernel cache: %s (from TF_GE_CUSTOM_CACHE_DIR)" % (tmp_path / "cache") in listing
+    assert re.search(r"Ascend910B1\s+float32 int32\s+%s \(current\)" % re.escape(key), listing)
+    assert cli.main(["list-kernels", "--cache", "--soc", "Ascend910B1", "--dtype", "int32"]) == 0
+    capsys.readouterr()
+    assert cli.main(["list-kernels", "--cache", "--soc", "Ascend910B1", "--dtype", "float16"]) == 1
+    assert "no kernels of the current toolchain for Ascend910B1 (float16)" in capsys.readouterr().err
+    assert cli.main(["list-kernels", "--cache", "--soc", "Ascend910B2"]) == 1
+    capsys.readouterr()
+    (tmp_path / "cache" / "Ascend910B1" / key / "int32" / OP.binary_name("col_128x32", "int32")).write_bytes(b"x")
+    assert cli.main(["list-kernels", "--cache"]) == 1
+    assert "int32" in capsys.readouterr().out.split("INVALID")[0].splitlines()[-1]
+
+
+@pytest.mark.parametrize("extra", [["--out", "x"], ["--ir-only"], ["--force"], ["--max-programs", "4"]])
+def test_build_kernels_cache_refuses_options_it_would_ignore(extra, capsys):
+    assert cli.main(["build-kernels", "--soc", "Ascend910B1", "--cache"] + extra) == 2
+    assert "--cache cannot be combined with %s" % extra[0] in capsys.readouterr().err
+
+
+def test_build_kernels_cache_with_the_real_builder_names_hivmc_and_caches_nothing(tmp_path, capsys,
+                                                                                   monkeypatch):
+    """The real builder, limited to one variant to keep the test short: what is tested is
+    the command's handling of its refusal (every variant: tests/ge/test_kernel_compile.py)."""
+    env = _env(tmp_path)
+    monkeypatch.setattr(os, "environ", env)
+    monkeypatch.setattr(builder, "build_kernels",
+                        functools.partial(builder.build_kernels, variants=["flat"]))
+    assert cli.main(["build-kernels", "--soc", "Ascend910B1", "--dtype", "float32", "--cache"]) == 1
+    err = capsys.readouterr().err
+    assert "[1/1] Ascend910B1     float32  1 variants (flat): TTIR, linalg, HIVM IR; no npubins" in err
+    assert "error: Ascend910B1 float32: hivmc is missing" in err
+    key_dir = tmp_path / "cache" / "Ascend910B1" / cache.identity(env).key
+    assert [p.name for p in key_dir.iterdir()] == ["float32.lock"]
