@@ -7,16 +7,43 @@ namespace tf_ge_custom {
 namespace core {
 namespace {
 
+// What a call needs on the heap, kept per thread from call to call: once a thread's first
+// Execute has sized them, later calls allocate nothing (ge_ops/bench/bench_execute.cc counts
+// it). GE may run Execute on several threads at once, hence one set per thread.
+struct Scratch {
+  KernelBinary kernel;
+  HostArgValues values;
+  std::vector<uint8_t> args;
+};
+
+Scratch &ThreadScratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
+// Every field back to its default, the lists keeping their capacity.
+void Reset(HostArgValues *values) {
+  std::vector<uint64_t> inputs = std::move(values->inputs), outputs = std::move(values->outputs);
+  *values = HostArgValues();
+  inputs.clear();
+  outputs.clear();
+  values->inputs = std::move(inputs);
+  values->outputs = std::move(outputs);
+}
+
 // Every step in order; a refusal goes up unchanged and LaunchKernels adds the context once.
 Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &registry, KernelCache &cache,
            DeviceRuntime &runtime) {
+  Scratch &scratch = ThreadScratch();
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(const int32_t device, runtime.DeviceId());
-  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const KernelBinary kernel, registry.Find(soc, call.op->type_name, call.dtype->name));
+  TF_GE_CUSTOM_RETURN_IF_ERROR(registry.Find(soc, call.op->type_name, call.dtype->name, &scratch.kernel));
+  const KernelBinary &kernel = scratch.kernel;
   const KernelEntry &entry = kernel.entry;
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(const LoadedKernel loaded, cache.GetOrLoad(device, kernel, runtime));
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(const LaunchPlan plan, LaunchPlan::Make(call.num_elements, call.dtype->itemsize, entry));
 
-  HostArgValues values;
+  HostArgValues &values = scratch.values;
+  Reset(&values);
   if (entry.args.has_ffts) {
     TF_GE_CUSTOM_ASSIGN_OR_RETURN(values.ffts, runtime.HardwareSyncAddress());
   }
@@ -35,7 +62,7 @@ Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &regis
     TF_GE_CUSTOM_ASSIGN_OR_RETURN(values.sync_block_lock, runtime.AllocWorkspace(lock_bytes));
   }
 
-  std::vector<uint8_t> args;
+  std::vector<uint8_t> &args = scratch.args;
   for (int64_t i = 0; i < plan.launch_count(); ++i) {
     const Launch l = plan.launch(i);
     values.inputs.clear();
@@ -57,10 +84,11 @@ Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &regis
 
 Status LaunchKernels(const KernelCall &call, KernelRegistry &registry, KernelCache &cache, DeviceRuntime &runtime) {
   if (call.num_elements == 0) return Status::Ok();  // nothing to add; the output is already allocated
-  const std::string context = "dtype " + call.dtype->name;
   auto soc = runtime.SocName();
-  if (!soc.ok()) return soc.status().WithContext("SoC unknown, " + context);
-  return Run(call, soc.value(), registry, cache, runtime).WithContext("SoC " + soc.value() + ", " + context);
+  if (!soc.ok()) return soc.status().WithContext("SoC unknown, dtype " + call.dtype->name);
+  const Status status = Run(call, soc.value(), registry, cache, runtime);
+  if (status.ok()) return status;  // the context is text: made only for a refusal
+  return status.WithContext("SoC " + soc.value() + ", dtype " + call.dtype->name);
 }
 
 }  // namespace core

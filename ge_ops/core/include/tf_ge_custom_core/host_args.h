@@ -23,7 +23,8 @@ struct HostArgValues {
 };
 
 // Fills out with layout.size bytes; unused (padding) bytes are zero. Refuses a value that
-// does not fit its slot (e.g. more than 2^31-1 elements in a 32-bit num_elements).
+// does not fit its slot (e.g. more than 2^31-1 elements in a 32-bit num_elements); out's
+// bytes are then unspecified. Reuses out's capacity: no allocation once it has held a struct.
 Status PackHostArgs(const ArgLayout &layout, const HostArgValues &values, std::vector<uint8_t> *out);
 
 }  // namespace core

@@ -33,6 +33,9 @@ class KernelRegistry {
   // Refusal kinds: "unknown_soc", "missing_dtype", "no_binary" (an IR-only manifest), the
   // manifest kinds (syntax ... checksum) and "io".
   Result<KernelBinary> Find(const std::string &soc, const std::string &op, const std::string &dtype);
+  // The same into *out, reusing what it holds (Execute's per-thread copy: no allocation once
+  // it has held a kernel).
+  Status Find(const std::string &soc, const std::string &op, const std::string &dtype, KernelBinary *out);
 
   // Every SoC's manifest and binaries (all verified) in the serialized format.
   Result<std::vector<uint8_t>> Serialize();
