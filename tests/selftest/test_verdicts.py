@@ -103,3 +103,15 @@ def test_skip_words_name_each_missing_piece():
     assert Host.from_dict(full.as_dict()).as_dict() == full.as_dict()
     with pytest.raises(KeyError):
         bare.missing("coffee")
+
+
+def test_adapter_versions_are_read_from_the_installed_distributions_folders(tmp_path):
+    from tf_ge_custom.selftest.cpu_stages import _distribution_version
+
+    (tmp_path / "npu_bridge-1.15.0.dist-info").mkdir()
+    (tmp_path / "npu_device-0.1-py3.7.egg-info").mkdir()
+    (tmp_path / "npu_bridge_tools-9.9.dist-info").mkdir()
+    folders = [str(tmp_path / "missing"), str(tmp_path)]
+    assert _distribution_version(("npu_bridge", "npu-bridge"), folders) == "1.15.0"
+    assert _distribution_version(("npu-device",), folders) == "0.1"
+    assert _distribution_version(("tensorflow",), folders) is None

@@ -3,6 +3,7 @@
 Also :func:`versions`, run before the stages: TensorFlow's and TF Adapter's versions for the
 report (a child process, as it imports TensorFlow).
 """
+import os
 import sys
 
 from .. import op_def
@@ -83,20 +84,21 @@ def cpu_add(ctx):
                   comparisons=checked, modes=list(modes), tensorflow=tf.__version__)
 
 
-def _distribution_version(names):
-    try:
-        from importlib import metadata  # Python 3.8+
-    except ImportError:
-        metadata = None
-    for name in names:
+def _distribution_version(names, path=None):
+    """The version in the name of an installed ``<name>-<version>.dist-info`` (or ``.egg-info``)
+    folder on ``sys.path``: what importlib.metadata reads, which Python 3.7 lacks."""
+    wanted = set(n.lower().replace("-", "_") for n in names)
+    for folder in sys.path if path is None else path:
         try:
-            if metadata is not None:
-                return metadata.version(name)
-            import pkg_resources
-
-            return pkg_resources.get_distribution(name).version
-        except Exception:  # not installed under this name
+            entries = sorted(os.listdir(folder or "."))
+        except OSError:
             continue
+        for entry in entries:
+            for suffix in (".dist-info", ".egg-info"):
+                if entry.endswith(suffix):
+                    name, _, rest = entry[: -len(suffix)].partition("-")
+                    if name.lower().replace("-", "_") in wanted and rest:
+                        return rest.split("-")[0]
     return None
 
 
