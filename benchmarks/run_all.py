@@ -15,7 +15,8 @@ per call), ``bench_import.py`` (what ``import tf_ge_custom`` adds) and
 enough to check that each runs and that the files appear and parse, not to quote figures.
 The exit status is 1 when a benchmark fails to run (a missed goal is reported, not an error).
 
-    python benchmarks/run_all.py [--quick] [--out DIR] [--only add_custom,ge_execute]
+    python benchmarks/run_all.py [--quick] [--out DIR] [--only add_custom,ge_execute] [--max-rounds N]
+    python benchmarks/run_all.py --report-only [--max-rounds N]      # README.md + plot from raw/
 """
 import argparse
 import datetime
@@ -195,13 +196,14 @@ def _versions():
     return found
 
 
-def write_report(out, results, quick):
+def write_report(out, results, quick, max_rounds=None):
     v = _versions()
+    command = "make bench" + (" BENCH_QUICK=1" if quick else "") + (
+        " BENCH_MAX_ROUNDS=%d" % max_rounds if max_rounds else "")
     lines = ["# Benchmark results", "",
-             "Written by `make bench%s` (`benchmarks/run_all.py`) on %s: tf-ge-custom %s, TensorFlow %s, "
+             "Written by `%s` (`benchmarks/run_all.py`) on %s: tf-ge-custom %s, TensorFlow %s, "
              "Python %s, %s with %s CPUs. Figures from a shared machine: compare ratios measured in one run, "
-             "not absolute numbers across runs." % (" BENCH_QUICK=1" if quick else "",
-                                                   datetime.date.today().isoformat(), v.get("tf_ge_custom"),
+             "not absolute numbers across runs." % (command, datetime.date.today().isoformat(), v.get("tf_ge_custom"),
                                                    v.get("tensorflow"), v["python"], v["processor"], v["cpus"])]
     if quick:
         lines += ["", "**Quick mode**: few sizes and rounds, to check that everything runs; not figures to quote."]
@@ -226,6 +228,11 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="a brief run of each benchmark (CI)")
     parser.add_argument("--out", default=DEFAULT_OUT, help="folder for README.md, %s and raw/" % PLOT)
     parser.add_argument("--only", help="comma-separated benchmarks among: " + ", ".join(NAMES))
+    parser.add_argument("--report-only", action="store_true",
+                        help="run nothing: rewrite %s and %s from the raw/*.json of an earlier run" % (REPORT, PLOT))
+    parser.add_argument("--max-rounds", type=int,
+                        help="cap the rounds of the throughput benchmarks (their default: 151), to bound the "
+                             "time of a full run on a noisy machine")
     args = parser.parse_args(argv)
     chosen = NAMES if not args.only else tuple(n.strip() for n in args.only.split(",") if n.strip())
     unknown = [n for n in chosen if n not in NAMES]
@@ -237,14 +244,23 @@ def main(argv=None):
     for name, script, full, quick in BENCHMARKS:
         if name not in chosen:
             continue
+        if args.report_only:
+            path = os.path.join(raw, name + ".json")
+            if os.path.isfile(path):
+                with open(path) as f:
+                    results[name] = (json.load(f), 0, os.path.join(raw, name + ".log"))
+            continue
         print("== %s (%s)%s" % (name, script, " quick" if args.quick else ""), flush=True)
-        results[name] = run_benchmark(name, script, quick if args.quick else full, raw)
+        arguments = list(quick if args.quick else full)
+        if args.max_rounds and name in ("add_custom", "broadcast") and not args.quick:
+            arguments += ["--max-rounds", str(args.max_rounds)]
+        results[name] = run_benchmark(name, script, arguments, raw)
         doc, status, log = results[name]
         print("   %s: %s" % ("ok" if doc is not None else "FAILED (exit %d)" % status, log), flush=True)
     if results.get("add_custom", (None,))[0] is not None:
         plot_throughput(results["add_custom"][0], os.path.join(args.out, PLOT))
         print("wrote %s" % os.path.join(args.out, PLOT))
-    print("wrote %s" % write_report(args.out, results, args.quick))
+    print("wrote %s" % write_report(args.out, results, args.quick, args.max_rounds))
     failed = [n for n, (doc, _, _) in results.items() if doc is None]
     if failed:
         print("benchmarks that did not run to the end: %s" % ", ".join(failed))

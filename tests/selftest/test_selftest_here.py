@@ -211,3 +211,30 @@ def test_list_names_every_stage_with_its_needs(tmp_path):
 def test_the_command_line_lists_selftest(tmp_path):
     proc = subprocess.run([COMMAND, "--help"], stdout=subprocess.PIPE, universal_newlines=True)
     assert re.search(r"^\s+selftest\s+run every stage", proc.stdout, re.M)
+
+
+FAKE_TENSORFLOW = '''\
+import os, traceback
+with open(os.environ["FAKE_TF_MARK"], "a") as f:
+    f.write("".join(traceback.format_stack()) + "\\n=====\\n")
+raise ImportError("tensorflow test double: the import was recorded")
+'''
+
+
+def test_only_the_stages_import_tensorflow_and_a_broken_one_fails_them_cleanly(tmp_path):
+    # a TEST DOUBLE of tensorflow first on PYTHONPATH: it records who imports it, then fails
+    (tmp_path / "fake" / "tensorflow").mkdir(parents=True)
+    (tmp_path / "fake" / "tensorflow" / "__init__.py").write_text(FAKE_TENSORFLOW)
+    mark = tmp_path / "imports.txt"
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "fake"), FAKE_TF_MARK=str(mark))
+    proc = subprocess.run([COMMAND, "selftest", "--only", "CPU_ADD", "--json", "r.json"], cwd=str(tmp_path),
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                          timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "CPU_ADD=FAIL (ImportError: tensorflow test double: the import was recorded" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+    imports = mark.read_text().split("\n=====\n")[:-1]
+    assert len(imports) == 2  # the versions probe and CPU_ADD, each in its child
+    assert all("tf_ge_custom/selftest/child.py" in stack for stack in imports)
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["versions"]["tensorflow"].startswith("not importable (ImportError: tensorflow test double")
