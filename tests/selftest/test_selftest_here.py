@@ -180,6 +180,7 @@ def test_a_soc_without_packaged_kernels_fails_the_kernels_stage(tmp_path):
     assert "To report a problem: tf-ge-custom selftest --json" in proc.stdout
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["status"] == "FAIL" and report["versions"]["soc"] == {"name": "Ascend910B1", "source": "--soc"}
+    assert report["work_folder"] is None and [(s["name"], s["log"]) for s in report["stages"]] == [("KERNELS", None)]
 
 
 @pytest.mark.parametrize("args, message", [

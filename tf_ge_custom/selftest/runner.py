@@ -190,4 +190,5 @@ def report(results, host, probed, started, seconds, work_folder, command, platfo
             "started": datetime.datetime.fromtimestamp(started).isoformat(timespec="seconds"),
             "seconds": round(seconds, 3), "versions": versions(host, probed),
             "host": dict(host.as_dict(), platform=platform_facts), "work_folder": work_folder,
-            "stages": [r.as_dict() for r in results]}
+            # the logs are named only when they are kept (--keep): a temporary folder is gone
+            "stages": [dict(r.as_dict(), log=r.log if work_folder else None) for r in results]}
