@@ -238,6 +238,7 @@ def main(argv=None):
     unknown = [n for n in chosen if n not in NAMES]
     if unknown:
         parser.error("unknown benchmark(s) %s; choose among %s" % (", ".join(unknown), ", ".join(NAMES)))
+    args.out = os.path.abspath(args.out)  # the benchmarks run in benchmarks/, not here
     raw = os.path.join(args.out, "raw")
     os.makedirs(raw, exist_ok=True)
     results = {}

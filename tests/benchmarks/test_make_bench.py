@@ -23,8 +23,10 @@ def results(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench") / "results"
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "PYTHONPATH")}
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"
-    # -o install: the package under test is installed already (make test did it)
-    proc = subprocess.run(["make", "-o", "install", "bench", "BENCH_QUICK=1", "BENCH_OUT=" + str(out),
+    # -o install: the package under test is installed already (make test did it). BENCH_OUT
+    # relative to the repository, as the default benchmarks/results is.
+    proc = subprocess.run(["make", "-o", "install", "bench", "BENCH_QUICK=1",
+                           "BENCH_OUT=" + os.path.relpath(str(out), ROOT),
                            "PY=" + sys.executable], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, universal_newlines=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-5000:]
