@@ -95,7 +95,8 @@ def selftest(soc=None, json_path=None, keep=None, only=None, timeout=None, out=N
     from .stages import STAGES
 
     out = out or sys.stdout
-    argv = ["tf-ge-custom", "selftest"] + (["--soc", soc] if soc else []) + (["--only", only] if only else [])
+    argv = ["tf-ge-custom", "selftest"] + (["--soc", soc] if soc else []) + (["--only", only] if only else []) + (
+        ["--timeout", str(timeout)] if timeout else [])
     try:
         stages = _chosen(only)
         if soc:
