@@ -103,6 +103,13 @@ Result<KernelRegistry::SocKernels *> KernelRegistry::LoadSoc(const std::string &
 
 Result<KernelBinary> KernelRegistry::Find(const std::string &soc, const std::string &op, const std::string &variant,
                                           const std::string &dtype) {
+  KernelBinary found;
+  TF_GE_CUSTOM_RETURN_IF_ERROR(Find(soc, op, variant, dtype, &found));
+  return found;
+}
+
+Status KernelRegistry::Find(const std::string &soc, const std::string &op, const std::string &variant,
+                            const std::string &dtype, KernelBinary *out) {
   std::lock_guard<std::mutex> lock(mutex_);
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(SocKernels *const loaded, LoadSoc(soc));
   SocKernels &k = *loaded;
@@ -138,7 +145,11 @@ Result<KernelBinary> KernelRegistry::Find(const std::string &soc, const std::str
     TF_GE_CUSTOM_RETURN_IF_ERROR(VerifyBinary(*e, soc, bytes));
     it = k.binaries.emplace(e->binary, std::make_shared<const std::vector<uint8_t>>(std::move(bytes))).first;
   }
-  return KernelBinary{soc, *e, it->second};
+  // Assigned field by field: the strings and the slot list reuse what *out holds.
+  out->soc = soc;
+  out->entry = *e;
+  out->bytes = it->second;
+  return Status::Ok();
 }
 
 Status KernelRegistry::LoadAllSocs() {

@@ -34,6 +34,10 @@ class KernelRegistry {
   // IR-only manifest), the manifest's codes and kIo.
   Result<KernelBinary> Find(const std::string &soc, const std::string &op, const std::string &variant,
                             const std::string &dtype);
+  // The same into *out, reusing what it holds (Execute's per-thread copy: no allocation once
+  // it has held that kernel).
+  Status Find(const std::string &soc, const std::string &op, const std::string &variant, const std::string &dtype,
+              KernelBinary *out);
 
   // Every SoC's manifest and binaries (all verified) in the serialized format.
   Result<std::vector<uint8_t>> Serialize();
