@@ -83,6 +83,33 @@ def test_large_tensor_size_covers_the_grid_four_times_plus_a_partial_block():
     assert npu_stages.large_geometry(None) == (4096 * 48 * 4 + 3, 4096, 48, "the most vector cores of any SoC")
 
 
+def test_kernels_stage_wants_every_kernel_variant_of_every_dtype():
+    # valid_binaries: flat/float32, row_16x256/float32 and flat/int32 only (hand-written fixture).
+    # Execute picks the variant per call from the shapes, so every one of the 11 must be there.
+    import os
+    import types
+
+    from tf_ge_custom import kernel_manifest
+    from tf_ge_custom.selftest import offline_stages
+
+    fixtures = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "manifests")
+    partial = kernel_manifest.load_manifest(os.path.join(fixtures, "valid_binaries.json"), check_files=True)
+    assert offline_stages.missing_kernels(partial) == [
+        "float16, bfloat16",
+        "the kernel variants scalar/float32, row_1x4096/float32, row_128x32/float32, col_1x4096/float32, "
+        "col_16x256/float32, col_128x32/float32 and 13 more"]  # 9 of float32 and 10 of int32
+    assert offline_stages._judge_manifest(os.path.join(fixtures, "valid_ir_only.json"), "Ascend910B1")[0].endswith(
+        "has no npubin for float32, float16, bfloat16, int32 (built IR only, without CANN)")
+    variants = ("flat", "scalar", "row_1x4096", "row_16x256", "row_128x32", "col_1x4096", "col_16x256",
+                "col_128x32", "outer_1x4096", "outer_16x256", "outer_128x32")
+    every = [types.SimpleNamespace(op="AddCustom", variant=v, dtype=d, binary="%s_%s.npubin" % (v, d))
+             for v in variants for d in ("float32", "float16", "bfloat16", "int32")]
+    assert offline_stages.missing_kernels(types.SimpleNamespace(kernels=every)) == []
+    one_short = [k for k in every if (k.variant, k.dtype) != ("outer_128x32", "int32")]
+    assert offline_stages.missing_kernels(types.SimpleNamespace(kernels=one_short)) == [
+        "the kernel variant outer_128x32/int32"]
+
+
 def test_skip_words_name_each_missing_piece():
     bare = Host()
     assert bare.missing("npu") == "an Ascend NPU (no /dev/davinci<N>)"

@@ -25,12 +25,29 @@ def _judge_manifest(path, soc):
         manifest = kernel_manifest.load_manifest(path, check_files=True, expected_soc=soc)
     except ManifestError as e:
         return "%s is refused (%s): %s" % (path, getattr(e, "kind", "invalid"), e), None
-    have = [k.dtype for k in manifest.kernels if k.op == op_def.ADD_CUSTOM.type_name and k.binary]
-    missing = [d for d in op_def.ADD_CUSTOM.dtypes if d not in have]
-    if missing:
-        return "%s has no npubin for %s%s" % (path, ", ".join(missing),
+    problems = missing_kernels(manifest)
+    if problems:
+        return "%s has no npubin for %s%s" % (path, "; ".join(problems),
                                               " (built IR only, without CANN)" if manifest.ir_only else ""), manifest
     return "", manifest
+
+
+def missing_kernels(manifest, op=op_def.ADD_CUSTOM, shown=6):
+    """What ``manifest`` lacks of ``op``'s npubins, as phrases: the dtypes with none at all,
+    then the kernel variants missing for the other dtypes (Execute picks a variant per call
+    from the inputs' shapes, so every one of them must be there: docs/kernels.md)."""
+    have = set((k.variant, k.dtype) for k in manifest.kernels if k.op == op.type_name and k.binary)
+    have_dtypes = set(d for _, d in have)
+    problems = []
+    dtypes = [d for d in op.dtypes if d not in have_dtypes]
+    if dtypes:
+        problems.append(", ".join(dtypes))
+    pairs = ["%s/%s" % (v.name, d) for d in op.dtypes if d in have_dtypes
+             for v in op.kernel.variants if (v.name, d) not in have]
+    if pairs:
+        more = " and %d more" % (len(pairs) - shown) if len(pairs) > shown else ""
+        problems.append("the kernel variant%s %s%s" % ("s" if len(pairs) > 1 else "", ", ".join(pairs[:shown]), more))
+    return problems
 
 
 def kernels(ctx):
@@ -50,15 +67,18 @@ def kernels(ctx):
     if problem:
         return failed(problem)
     toolchain = manifest.toolchain
-    return passed("%d npubins for %s (%s), manifest valid, sizes and sha256 verified; built with triton-ascend "
-                  "%s, CANN %s" % (len(op_def.ADD_CUSTOM.dtypes), ctx.soc, ", ".join(op_def.ADD_CUSTOM.dtypes),
-                                   toolchain.get("triton_ascend"), toolchain.get("cann")),
+    op = op_def.ADD_CUSTOM
+    return passed("%d npubins for %s (%d kernel variants x %s), manifest valid, sizes and sha256 verified; built "
+                  "with triton-ascend %s, CANN %s" % (
+                      len(op.kernel.variants) * len(op.dtypes), ctx.soc, len(op.kernel.variants),
+                      ", ".join(op.dtypes), toolchain.get("triton_ascend"), toolchain.get("cann")),
                   manifest=manifests[ctx.soc], toolchain=toolchain)
 
 
 def compile_at_build(ctx):
     """``build-kernels --soc SOC --cache`` into a fresh cache: the compile GE's graph build runs
-    for a SoC without a packaged npubin; every dtype must come out, checked by the manifest reader."""
+    for a SoC without a packaged npubin; every kernel variant of every dtype must come out, checked by
+    the manifest reader."""
     cache = os.path.join(ctx.workdir, "kernel-cache")
     started = time.time()
     status, output = ctx.device.build_kernels_cache(ctx.soc, cache, None)

@@ -51,7 +51,8 @@ STAGES = (
           timeout=1200),
     Stage("TF2_DEVICE", "tf.function with add_custom on the device npu.open_device opens (npu_device), "
           "float32 [8, 2048] against numpy", _NPU + "tf2_device", ("npu_device", "npu"), timeout=1200),
-    Stage("KERNELS", "the package's npubins for this SoC: a kernel per dtype, manifest valid, checksums intact",
+    Stage("KERNELS", "the package's npubins for this SoC: a kernel per variant and dtype, manifest valid, checksums "
+          "intact",
           _OFF + "kernels", ("soc",), timeout=300),
     Stage("NPU_ADD_STATIC", "add_custom on the NPU against tf.math.add on the CPU for every dtype, static shapes",
           _NPU + "npu_add_static", ("tf_adapter", "npu", "ge_library"), timeout=1800),
