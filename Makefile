@@ -59,9 +59,13 @@ test-compat: $(foreach c,$(COMPAT),.venv-$(c)/.deps)
 	  .venv-$$c/bin/pytest tests/compat $(PYTEST_ARGS); \
 	done
 
+# Every benchmark, then benchmarks/results/README.md + throughput.png (benchmarks/run_all.py);
+# BENCH_QUICK=1: a brief run of each (CI checks the files); BENCH_OUT: another folder;
+# BENCH_MAX_ROUNDS=N: cap the throughput benchmarks' rounds (a noisy machine).
+BENCH_OUT ?= benchmarks/results
 bench: install
-	$(PY) benchmarks/bench_add_custom.py
-	$(PY) benchmarks/bench_broadcast.py
+	$(PY) benchmarks/run_all.py --out $(BENCH_OUT) $(if $(filter 1 yes true,$(BENCH_QUICK)),--quick) \
+	  $(if $(BENCH_MAX_ROUNDS),--max-rounds $(BENCH_MAX_ROUNDS))
 
 lock: venv
 	{ head -2 requirements/dev.lock; $(PIP) freeze --exclude-editable | grep -v '^tf-ge-custom'; } > requirements/dev.lock.new

@@ -74,6 +74,7 @@ setup(
         "tf_ge_custom.npu",
         "tf_ge_custom.kernels",
         "tf_ge_custom.export",
+        "tf_ge_custom.selftest",
     ],
     # the top-level kernels/ folder (kernel source + builder) installs as tf_ge_custom.kernels
     package_dir={"tf_ge_custom.kernels": "kernels"},

@@ -6,9 +6,10 @@ reference row is ``python -c "import tensorflow"`` (what a command pays when it 
 TensorFlow). Medians and spread are printed; run it before and after a change, on the same
 machine, to compare.
 
-    python benchmarks/bench_cli_startup.py [--runs 10]
+    python benchmarks/bench_cli_startup.py [--runs 10] [--json out.json]
 """
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -43,6 +44,7 @@ def _time(cmd, env):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args(argv)
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
@@ -64,6 +66,11 @@ def main(argv=None):
         t = times[name]
         print("%-*s  %7.3fs  %7.3fs  %7.3fs  %d" % (width, name, statistics.median(t), min(t),
                                                     max(t), noise[name]))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"runs": args.runs, "commands": [
+                {"command": name, "seconds": times[name], "tensorflow_log_lines": noise[name]}
+                for name, _ in table]}, f, indent=1)
     return 0
 
 

@@ -4,7 +4,7 @@ Fresh interpreters, interleaved: ``import tensorflow`` alone against
 ``import tensorflow; import tf_ge_custom``; plus, inside each second process, the time of the
 ``import tf_ge_custom`` statement alone (TensorFlow already imported). Medians over --runs.
 
-    python benchmarks/bench_import.py [--runs 10]
+    python benchmarks/bench_import.py [--runs 10] [--json out.json]
 """
 import argparse
 import json
@@ -37,6 +37,7 @@ def _run(with_package):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args(argv)
     tf_alone, tf_with, ours = [], [], []
     for _ in range(args.runs):
@@ -50,6 +51,11 @@ def main(argv=None):
     print("import tf_ge_custom (after TF)         median %.1f ms (min %.1f, max %.1f), "
           "%.1f%% of TensorFlow's import" % (med(ours) * 1e3, min(ours) * 1e3, max(ours) * 1e3,
                                             100 * med(ours) / med(tf_alone)))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"runs": args.runs, "import_tensorflow": tf_alone,
+                       "import_tensorflow_and_package": tf_with, "import_package_after_tensorflow": ours},
+                      f, indent=1)
     return 0
 
 

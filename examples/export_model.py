@@ -1,7 +1,7 @@
 """Offline export end to end: a SavedModel using add_custom -> frozen .pb (-> AIR -> OM).
 
-    python examples/export_model.py --output /tmp/add_model                  # anywhere: .pb
-    python examples/export_model.py --to om --soc Ascend910B1 --output /tmp/add_model   # CANN host
+    python examples/export_model.py --output out/add_model                   # anywhere: .pb
+    python examples/export_model.py --to om --soc Ascend910B1 --output out/add_model    # CANN host
 
 Builds a small TF2 SavedModel (``z = add_custom(x, y) * w`` with a [None, 8] batch input and
 a broadcast [8] input), exports it with ``tf_ge_custom.export.export`` (freezing, checks,
@@ -42,6 +42,7 @@ def main(argv=None):
     parser.add_argument("--output", required=True, help="path prefix of the files written")
     args = parser.parse_args(argv)
 
+    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)  # e.g. out/ for out/add_model
     model = Scaled()
     saved = os.path.join(tempfile.mkdtemp(prefix="export-example-"), "saved_model")
     tf.saved_model.save(model, saved, signatures={"serving_default": model.serve})

@@ -235,3 +235,45 @@ TEST(Broadcast, RefusesWhatItCannotComputeNamingBothShapes) {
   auto overflow = ChooseKernel(Add(), {int64_t{1} << 32, 1}, {1, int64_t{1} << 32});
   CHECK_EQ(overflow.status().code(), Code::kBadShape);
 }
+
+TEST(Broadcast, ResultsIntoReusedObjectsEqualFreshOnesWhateverCameBefore) {
+  // Execute keeps one choice per thread and reduces into it call after call (no allocation in
+  // the steady state): what a previous call left there (another rank, pattern, operand order,
+  // 0 elements or a refusal) must not leak into the next result. Fresh objects are the oracle.
+  ReducedBroadcast reduced;
+  KernelChoice choice;
+  int compared = 0;
+  const std::vector<Dims> shapes = SmallShapes();
+  for (int pass = 0; pass < 2; ++pass) {  // forwards, then backwards: each pair after others
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const Dims &x = shapes[pass == 0 ? i : shapes.size() - 1 - i];
+      for (const Dims &y : shapes) {
+        const std::string what = ShapeString(x) + " + " + ShapeString(y);
+        auto fresh_r = ReduceBroadcast(x, y);
+        const Status reused_r = ReduceBroadcast(x, y, &reduced);
+        CHECK_EQ(what + " " + reused_r.ToString(), what + " " + fresh_r.status().ToString());
+        if (fresh_r.ok() && reused_r.ok()) {
+          CHECK_EQ(reduced.output, fresh_r.value().output);
+          CHECK_EQ(reduced.num_elements, fresh_r.value().num_elements);
+          CHECK_EQ(reduced.dims, fresh_r.value().dims);
+          CHECK_EQ(reduced.strides[0], fresh_r.value().strides[0]);
+          CHECK_EQ(reduced.strides[1], fresh_r.value().strides[1]);
+        }
+        auto fresh_c = ChooseKernel(Add(), x, y);
+        const Status reused_c = ChooseKernel(Add(), x, y, &choice);
+        CHECK_EQ(what + " " + reused_c.ToString(), what + " " + fresh_c.status().ToString());
+        if (!fresh_c.ok() || !reused_c.ok()) continue;
+        ++compared;
+        const KernelChoice &k = fresh_c.value();
+        CHECK_EQ(choice.output, k.output);
+        CHECK_EQ(choice.num_elements, k.num_elements);
+        CHECK_TRUE(choice.variant == k.variant);
+        CHECK_EQ(choice.operands, k.operands);
+        CHECK_EQ(choice.frame, k.frame);
+        REQUIRE_EQ(choice.strides.size(), k.strides.size());
+        for (size_t s = 0; s < k.strides.size(); ++s) CHECK_EQ(choice.strides[s], k.strides[s]);
+      }
+    }
+  }
+  CHECK_TRUE(compared > 1000);
+}

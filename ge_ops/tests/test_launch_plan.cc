@@ -222,3 +222,61 @@ TEST(LaunchPlan, WorkspaceAndLockFill) {
   CHECK_EQ(LockFillByte(0x0101010101010101ll).value(), static_cast<unsigned char>(1));
   CHECK_FALSE(LockFillByte(1).ok());
 }
+
+TEST(LaunchPlan, PlansAndLaunchesIntoReusedObjectsEqualFreshOnes) {
+  // Execute keeps one plan and one launch per thread and fills them call after call: nothing
+  // a previous plan left (another rank, split, chunking, 0 elements) may reach the next one.
+  // Fresh objects are the oracle; the sequence mixes flat and tiled, one and many launches.
+  struct Case {
+    KernelChoice choice;
+    int64_t itemsize;
+    KernelEntry kernel;
+  };
+  KernelChoice flat;
+  flat.variant = FindOp("AddCustom")->FindVariant("flat");
+  flat.frame = {(int64_t{1} << 31) + 5};
+  flat.strides = {{1}, {1}};
+  flat.num_elements = flat.frame[0];
+  KernelChoice scalar = flat;
+  scalar.frame = {1000};
+  scalar.strides = {{1}, {0}};
+  KernelChoice empty = flat;
+  empty.frame = {0};
+  const std::vector<Case> cases = {
+      {Tiled("row_16x256", {1, 1, 4, 1000, 1000}, {0, 0, 1000000, 1000, 1}, {0, 0, 1000, 0, 1}), 2,
+       Kernel(40, 65535, 1500000, {16, 256})},
+      {flat, 2, Kernel()},
+      {Tiled("row_16x256", {1, 1, 1, 5, 1000}, {0, 0, 0, 1000, 1}, {0, 0, 0, 0, 1}), 4, Kernel(40, 65535, 4096, {16, 256})},
+      {empty, 4, Kernel()},
+      {scalar, 4, Kernel(40, 65535, 300, {64})},
+      {Tiled("outer_1x4096", {1, 1, 1, 3, int64_t{1} << 30}, {0, 0, 0, 0, 1}, {0, 0, 0, 1, 0}), 2,
+       Kernel(48, 65535, int64_t{1} << 30, {1, 4096})},
+      {Tiled("col_16x256", {2, 1, 3, 7, 9}, {189, 0, 63, 9, 1}, {21, 0, 7, 1, 0}), 4, Kernel(40, 65535, 100, {4, 8})},
+  };
+  LaunchPlan plan;
+  Launch launch;
+  int64_t launches = 0;
+  for (int round = 0; round < 2; ++round) {
+    for (const Case &c : cases) {
+      auto fresh = LaunchPlan::Make(c.choice, c.itemsize, c.kernel);
+      REQUIRE_OK(fresh);
+      REQUIRE_TRUE(LaunchPlan::Make(c.choice, c.itemsize, c.kernel, &plan).ok());
+      REQUIRE_EQ(plan.launch_count(), fresh.value().launch_count());
+      CHECK_EQ(plan.split_dim(), fresh.value().split_dim());
+      CHECK_EQ(plan.max_block_dim(), fresh.value().max_block_dim());
+      if (fresh.value().launch_count() > 0) CHECK_EQ(plan.max_block_dim(), fresh.value().launch(0).block_dim());
+      for (int64_t i = 0; i < fresh.value().launch_count(); ++i, ++launches) {
+        const Launch want = fresh.value().launch(i);
+        plan.launch(i, &launch);
+        CHECK_EQ(launch.dims, want.dims);
+        CHECK_EQ(launch.num_elements, want.num_elements);
+        CHECK_EQ(launch.output_offset, want.output_offset);
+        CHECK_EQ(launch.input_offsets, want.input_offsets);
+        REQUIRE_EQ(launch.input_strides.size(), want.input_strides.size());
+        for (size_t k = 0; k < want.input_strides.size(); ++k) CHECK_EQ(launch.input_strides[k], want.input_strides[k]);
+        CHECK_EQ(launch.block_dim(), want.block_dim());
+      }
+    }
+  }
+  CHECK_TRUE(launches > 20);
+}

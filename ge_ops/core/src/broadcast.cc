@@ -1,6 +1,7 @@
 #include "tf_ge_custom_core/broadcast.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "tf_ge_custom_core/op_checks.h"
@@ -20,11 +21,17 @@ int64_t CeilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
 }  // namespace
 
-Result<ReducedBroadcast> ReduceBroadcast(const std::vector<int64_t> &x, const std::vector<int64_t> &y) {
+Status ReduceBroadcast(const std::vector<int64_t> &x, const std::vector<int64_t> &y, ReducedBroadcast *out) {
   const auto shapes = [&] { return "x " + ShapeString(x) + " and y " + ShapeString(y); };
   const size_t rank = std::max(x.size(), y.size());
-  ReducedBroadcast r;
-  std::vector<Along> along;
+  ReducedBroadcast &r = *out;
+  r.output.clear();
+  r.num_elements = 0;
+  r.dims.clear();
+  // While merging, strides[i][k] is 1 where input i varies along reduced dimension k and 0
+  // where it broadcasts (the pair says how the inputs relate along k); the real strides
+  // replace these flags below. No list besides the result's own: reused, they allocate nothing.
+  for (auto &s : r.strides) s.clear();
   for (size_t i = 0; i < rank; ++i) {
     const int64_t xi = i + x.size() < rank ? 1 : x[i + x.size() - rank];
     const int64_t yi = i + y.size() < rank ? 1 : y[i + y.size() - rank];
@@ -37,15 +44,16 @@ Result<ReducedBroadcast> ReduceBroadcast(const std::vector<int64_t> &x, const st
                                                 std::to_string(yi) + " in the other (each must be equal, or 1 in one "
                                                 "of them, as in tf.math.add)");
     }
-    const int64_t out = xi == 1 ? yi : xi;
-    r.output.push_back(out);
-    if (out == 1) continue;  // size-1 output dimensions do not move any index
-    const Along a = xi == yi ? Along::kBoth : xi == 1 ? Along::kFirstBroadcasts : Along::kSecondBroadcasts;
-    if (!along.empty() && along.back() == a) {
-      r.dims.back() *= out;  // no overflow: the product is checked below, and it bounds this
+    const int64_t extent = xi == 1 ? yi : xi;
+    r.output.push_back(extent);
+    if (extent == 1) continue;  // size-1 output dimensions do not move any index
+    const int64_t x_varies = xi == 1 ? 0 : 1, y_varies = yi == 1 ? 0 : 1;
+    if (!r.dims.empty() && r.strides[0].back() == x_varies && r.strides[1].back() == y_varies) {
+      r.dims.back() *= extent;  // no overflow: the product is checked below, and it bounds this
     } else {
-      r.dims.push_back(out);
-      along.push_back(a);
+      r.dims.push_back(extent);
+      r.strides[0].push_back(x_varies);
+      r.strides[1].push_back(y_varies);
     }
   }
   auto count = ElementCount(r.output);
@@ -53,32 +61,45 @@ Result<ReducedBroadcast> ReduceBroadcast(const std::vector<int64_t> &x, const st
   r.num_elements = count.value();
   if (r.num_elements == 0) {  // nothing to index
     r.dims.clear();
-    return r;
+    for (auto &s : r.strides) s.clear();
+    return Status::Ok();
   }
-  for (int input = 0; input < 2; ++input) {
-    const Along broadcasts = input == 0 ? Along::kFirstBroadcasts : Along::kSecondBroadcasts;
-    std::vector<int64_t> &s = r.strides[input];
-    s.assign(r.dims.size(), 0);
+  for (std::vector<int64_t> &s : r.strides) {
     int64_t stride = 1;
     for (size_t k = r.dims.size(); k-- > 0;) {
-      if (along[k] == broadcasts) continue;
+      if (s[k] == 0) continue;  // broadcasts along k
       s[k] = stride;
       stride *= r.dims[k];
     }
   }
+  return Status::Ok();
+}
+
+Result<ReducedBroadcast> ReduceBroadcast(const std::vector<int64_t> &x, const std::vector<int64_t> &y) {
+  ReducedBroadcast r;
+  TF_GE_CUSTOM_RETURN_IF_ERROR(ReduceBroadcast(x, y, &r));
   return r;
 }
 
-Result<KernelChoice> ChooseKernel(const OpDefinition &op, const std::vector<int64_t> &x, const std::vector<int64_t> &y) {
+Status ChooseKernel(const OpDefinition &op, const std::vector<int64_t> &x, const std::vector<int64_t> &y,
+                    KernelChoice *out) {
   if (op.inputs.size() != 2 || op.outputs.size() != 1) {
     return Status::Error(Code::kInternal, op.type_name + ": broadcasting needs two inputs and one output");
   }
-  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const ReducedBroadcast r, ReduceBroadcast(x, y));
-  KernelChoice c;
+  // The reduction of this thread's last call, its lists reused (Execute runs on several threads).
+  thread_local ReducedBroadcast reduced;
+  ReducedBroadcast &r = reduced;
+  TF_GE_CUSTOM_RETURN_IF_ERROR(ReduceBroadcast(x, y, &r));
+  KernelChoice &c = *out;
   c.output = r.output;
   c.num_elements = r.num_elements;
+  c.variant = nullptr;
   c.operands = {0, 1};
-  if (r.num_elements == 0) return c;
+  if (r.num_elements == 0) {
+    c.frame.clear();
+    c.strides.clear();
+    return Status::Ok();
+  }
   const size_t rank = r.dims.size();
   if (rank > static_cast<size_t>(kMaxBroadcastRank)) {
     return Status::Error(Code::kUnsupported,
@@ -107,40 +128,52 @@ Result<KernelChoice> ChooseKernel(const OpDefinition &op, const std::vector<int6
   } else {
     pattern = sa[last - 1] != 0 ? Pattern::kCol : Pattern::kOuter;
   }
+  c.strides.resize(2);
   if (pattern == Pattern::kEqual || pattern == Pattern::kScalar) {
-    c.frame = {r.num_elements};
-    c.strides = {{1}, {pattern == Pattern::kEqual ? 1 : 0}};
+    c.frame.assign(1, r.num_elements);
+    c.strides[0].assign(1, 1);
+    c.strides[1].assign(1, pattern == Pattern::kEqual ? 1 : 0);
   } else {
     const size_t pad = static_cast<size_t>(kMaxBroadcastRank) - rank;
     c.frame.assign(pad, 1);
     c.frame.insert(c.frame.end(), r.dims.begin(), r.dims.end());
-    for (const auto *s : {&sa, &sb}) {
-      std::vector<int64_t> padded(pad, 0);
-      padded.insert(padded.end(), s->begin(), s->end());
-      c.strides.push_back(padded);
+    for (int k = 0; k < 2; ++k) {
+      const std::vector<int64_t> &s = k == 0 ? sa : sb;
+      c.strides[k].assign(pad, 0);
+      c.strides[k].insert(c.strides[k].end(), s.begin(), s.end());
     }
   }
-  // The candidates, widest block first; a narrower one must save a quarter of the tiles.
-  std::vector<const KernelVariantDefinition *> candidates;
-  for (const auto &v : op.variants) {
-    if (v.pattern == pattern) candidates.push_back(&v);
-  }
-  if (candidates.empty()) {
-    return Status::Error(Code::kUnsupported, op.type_name + " has no kernel variant of pattern " +
-                                                 PatternName(pattern) + " for " + Shapes(op, x, y));
-  }
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const KernelVariantDefinition *a, const KernelVariantDefinition *b) {
-                     return a->block.back() > b->block.back();
-                   });
+  // The candidates, widest block first (ties in table order); a narrower one must save a
+  // quarter of the tiles. Walked in that order without building a list.
+  auto before = [](const KernelVariantDefinition *a, const KernelVariantDefinition *b) {
+    return a->block.back() > b->block.back() ||
+           (a->block.back() == b->block.back() && std::less<const KernelVariantDefinition *>()(a, b));
+  };
   auto tiles = [&](const KernelVariantDefinition *v) {
     if (!v->tiled()) return CeilDiv(c.frame.back(), v->block[0]);
     return CeilDiv(c.frame[c.frame.size() - 2], v->block[0]) * CeilDiv(c.frame.back(), v->block[1]);
   };
-  c.variant = candidates[0];
-  for (size_t i = 1; i < candidates.size(); ++i) {
-    if (4 * tiles(candidates[i]) < 3 * tiles(c.variant)) c.variant = candidates[i];
+  const KernelVariantDefinition *walked = nullptr;  // the last candidate visited
+  for (;;) {
+    const KernelVariantDefinition *next = nullptr;  // the first candidate after `walked`
+    for (const auto &v : op.variants) {
+      if (v.pattern != pattern || (walked != nullptr && !before(walked, &v))) continue;
+      if (next == nullptr || before(&v, next)) next = &v;
+    }
+    if (next == nullptr) break;
+    if (c.variant == nullptr || 4 * tiles(next) < 3 * tiles(c.variant)) c.variant = next;
+    walked = next;
   }
+  if (c.variant == nullptr) {
+    return Status::Error(Code::kUnsupported, op.type_name + " has no kernel variant of pattern " +
+                                                 PatternName(pattern) + " for " + Shapes(op, x, y));
+  }
+  return Status::Ok();
+}
+
+Result<KernelChoice> ChooseKernel(const OpDefinition &op, const std::vector<int64_t> &x, const std::vector<int64_t> &y) {
+  KernelChoice c;
+  TF_GE_CUSTOM_RETURN_IF_ERROR(ChooseKernel(op, x, y, &c));
   return c;
 }
 

@@ -7,21 +7,55 @@ namespace tf_ge_custom {
 namespace core {
 namespace {
 
+// What a call needs on the heap, kept per thread from call to call: once a thread's first
+// Execute has sized them for a kernel variant, later calls allocate nothing
+// (ge_ops/bench/bench_execute.cc counts it). GE may run Execute on several threads at once,
+// hence one set per thread.
+struct Scratch {
+  KernelBinary kernel;
+  LaunchPlan plan;
+  Launch launch;
+  HostArgValues values;
+  std::vector<uint8_t> args;
+};
+
+Scratch &ThreadScratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
+// Every field back to its default, the lists keeping their capacity.
+void Reset(HostArgValues *values) {
+  values->ffts = 0;
+  values->sync_block_lock = 0;
+  values->workspace = 0;
+  values->inputs.clear();
+  values->outputs.clear();
+  values->num_elements = 0;
+  values->dims.clear();
+  for (auto &s : values->input_strides) s.clear();
+  values->grid_x = values->grid_y = values->grid_z = 1;
+}
+
 // Every step in order; a refusal goes up unchanged and LaunchKernels adds the context once.
 Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &registry, KernelCache &cache,
            DeviceRuntime &runtime) {
+  Scratch &scratch = ThreadScratch();
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(const int32_t device, runtime.DeviceId());
   const KernelChoice &choice = call.choice;
   if (choice.variant == nullptr || choice.operands.size() != call.inputs.size()) {
     return Status::Error(Code::kInternal, "the call has no kernel variant for its inputs (PrepareCall first)");
   }
-  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const KernelBinary kernel,
-                                registry.Find(soc, call.op->type_name, choice.variant->name, call.dtype->name));
+  TF_GE_CUSTOM_RETURN_IF_ERROR(
+      registry.Find(soc, call.op->type_name, choice.variant->name, call.dtype->name, &scratch.kernel));
+  const KernelBinary &kernel = scratch.kernel;
   const KernelEntry &entry = kernel.entry;
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(const LoadedKernel loaded, cache.GetOrLoad(device, kernel, runtime));
-  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const LaunchPlan plan, LaunchPlan::Make(choice, call.dtype->itemsize, entry));
+  LaunchPlan &plan = scratch.plan;
+  TF_GE_CUSTOM_RETURN_IF_ERROR(LaunchPlan::Make(choice, call.dtype->itemsize, entry, &plan));
 
-  HostArgValues values;
+  HostArgValues &values = scratch.values;
+  Reset(&values);
   if (entry.args.has_ffts) {
     TF_GE_CUSTOM_ASSIGN_OR_RETURN(values.ffts, runtime.HardwareSyncAddress());
   }
@@ -40,9 +74,10 @@ Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &regis
     TF_GE_CUSTOM_ASSIGN_OR_RETURN(values.sync_block_lock, runtime.AllocWorkspace(lock_bytes));
   }
 
-  std::vector<uint8_t> args;
+  std::vector<uint8_t> &args = scratch.args;
+  Launch &l = scratch.launch;
   for (int64_t i = 0; i < plan.launch_count(); ++i) {
-    const Launch l = plan.launch(i);
+    plan.launch(i, &l);
     values.inputs.clear();
     values.outputs.clear();
     // Kernel operand k reads op input choice.operands[k], advanced to the launch's box.
@@ -51,7 +86,7 @@ Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &regis
     }
     for (uint64_t a : call.outputs) values.outputs.push_back(a + l.output_offset);
     values.num_elements = l.num_elements;
-    values.dims = l.dims;
+    values.dims = l.dims;                    // copy-assigned: capacity reused
     values.input_strides = l.input_strides;
     values.grid_x = l.grid_x;
     values.grid_y = l.grid_y;
@@ -65,24 +100,34 @@ Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &regis
 
 }  // namespace
 
+Status PrepareCall(const OpDefinition &op, const DTypeDefinition &dtype, const std::vector<int64_t> &x,
+                   const std::vector<int64_t> &y, KernelCall *call) {
+  call->op = &op;
+  call->dtype = &dtype;
+  TF_GE_CUSTOM_RETURN_IF_ERROR(ChooseKernel(op, x, y, &call->choice));
+  call->num_elements = call->choice.num_elements;
+  return Status::Ok();
+}
+
 Result<KernelCall> PrepareCall(const OpDefinition &op, const DTypeDefinition &dtype, const std::vector<int64_t> &x,
                                const std::vector<int64_t> &y) {
   KernelCall call;
-  call.op = &op;
-  call.dtype = &dtype;
-  TF_GE_CUSTOM_ASSIGN_OR_RETURN(call.choice, ChooseKernel(op, x, y));
-  call.num_elements = call.choice.num_elements;
+  TF_GE_CUSTOM_RETURN_IF_ERROR(PrepareCall(op, dtype, x, y, &call));
   return call;
 }
 
 Status LaunchKernels(const KernelCall &call, KernelRegistry &registry, KernelCache &cache, DeviceRuntime &runtime) {
   if (call.num_elements == 0) return Status::Ok();  // nothing to add; the output is already allocated
-  const std::string context =
-      (call.choice.variant != nullptr ? "kernel variant " + call.choice.variant->name + ", " : std::string()) +
-      "dtype " + call.dtype->name;
+  // The context is text: made only for a refusal, so a passing call allocates nothing here.
+  const auto context = [&call] {
+    return (call.choice.variant != nullptr ? "kernel variant " + call.choice.variant->name + ", " : std::string()) +
+           "dtype " + call.dtype->name;
+  };
   auto soc = runtime.SocName();
-  if (!soc.ok()) return soc.status().WithContext("SoC unknown, " + context);
-  return Run(call, soc.value(), registry, cache, runtime).WithContext("SoC " + soc.value() + ", " + context);
+  if (!soc.ok()) return soc.status().WithContext("SoC unknown, " + context());
+  const Status status = Run(call, soc.value(), registry, cache, runtime);
+  if (status.ok()) return status;
+  return status.WithContext("SoC " + soc.value() + ", " + context());
 }
 
 }  // namespace core

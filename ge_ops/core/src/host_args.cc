@@ -17,7 +17,10 @@ Status PackHostArgs(const ArgLayout &layout, const HostArgValues &v, std::vector
   if (layout.size < 0 || layout.size > (1 << 16)) {
     return Status::Error(Code::kOutOfRange, "host-argument size " + std::to_string(layout.size) + " is out of range");
   }
-  std::vector<uint8_t> bytes(static_cast<size_t>(layout.size), 0);
+  // Into the caller's buffer, whose capacity survives from call to call (no allocation once
+  // it has held one struct); on a refusal its bytes are unspecified.
+  std::vector<uint8_t> &bytes = *out;
+  bytes.assign(static_cast<size_t>(layout.size), 0);
   for (const ArgSlot &slot : layout.slots) {
     if (slot.offset < 0 || slot.size <= 0 || slot.offset + slot.size > layout.size) {
       return Status::Error(Code::kOutOfRange, "slot " + slot.name + " lies outside the " + std::to_string(layout.size) +
@@ -82,7 +85,6 @@ Status PackHostArgs(const ArgLayout &layout, const HostArgValues &v, std::vector
     }
     PutLittleEndian(value, slot.size, bytes.data() + slot.offset);
   }
-  out->swap(bytes);
   return Status::Ok();
 }
 

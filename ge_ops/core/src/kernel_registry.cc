@@ -131,18 +131,32 @@ Result<KernelRegistry::SocKernels *> KernelRegistry::LoadSoc(const std::string &
 
 Result<KernelBinary> KernelRegistry::Find(const std::string &soc, const std::string &op, const std::string &variant,
                                           const std::string &dtype) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return FindLocked(soc, op, variant, dtype);
+  KernelBinary found;
+  TF_GE_CUSTOM_RETURN_IF_ERROR(Find(soc, op, variant, dtype, &found));
+  return found;
 }
 
-Result<KernelBinary> KernelRegistry::FindLocked(const std::string &soc, const std::string &op,
-                                                const std::string &variant, const std::string &dtype) {
-  auto packaged = FindPackagedLocked(soc, op, variant, dtype);
-  if (packaged.ok() || !IsAbsent(packaged.status().code())) return packaged;
+Status KernelRegistry::Find(const std::string &soc, const std::string &op, const std::string &variant,
+                            const std::string &dtype, KernelBinary *out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return FindLocked(soc, op, variant, dtype, out);
+}
+
+Status KernelRegistry::FindLocked(const std::string &soc, const std::string &op, const std::string &variant,
+                                  const std::string &dtype, KernelBinary *out) {
+  const Status packaged = FindPackagedLocked(soc, op, variant, dtype, out);
+  if (packaged.ok() || !IsAbsent(packaged.code())) return packaged;
   SocKernels *compiled = CompiledWith(soc, op, variant, dtype);
   if (compiled == nullptr) return packaged;  // the package's refusal names what is missing
   const KernelEntry *e = compiled->manifest.Find(op, variant, dtype);
-  return KernelBinary{soc, *e, compiled->binaries.at(e->binary)};
+  Fill(soc, *e, compiled->binaries.at(e->binary), out);
+  return Status::Ok();
+}
+
+bool KernelRegistry::HasLocked(const std::string &soc, const std::string &op, const std::string &variant,
+                               const std::string &dtype) {
+  KernelBinary scratch;
+  return FindLocked(soc, op, variant, dtype, &scratch).ok();
 }
 
 Status KernelRegistry::HasKernelSet(const std::string &soc, const std::string &op, const std::string &dtype) {
@@ -153,13 +167,14 @@ Status KernelRegistry::HasKernelSet(const std::string &soc, const std::string &o
 Status KernelRegistry::HasKernelSetLocked(const std::string &soc, const std::string &op, const std::string &dtype) {
   const OpDefinition *def = FindOp(op);
   if (def == nullptr) return Status::Error(Code::kInternal, "the op table has no op " + op);
-  for (const auto &v : def->variants) TF_GE_CUSTOM_RETURN_IF_ERROR(FindLocked(soc, op, v.name, dtype));
+  KernelBinary scratch;
+  for (const auto &v : def->variants) TF_GE_CUSTOM_RETURN_IF_ERROR(FindLocked(soc, op, v.name, dtype, &scratch));
   return Status::Ok();
 }
 
 KernelRegistry::SocKernels *KernelRegistry::ProviderLocked(const std::string &soc, const std::string &op,
                                                            const std::string &variant, const std::string &dtype) {
-  if (!FindLocked(soc, op, variant, dtype).ok()) return nullptr;
+  if (!HasLocked(soc, op, variant, dtype)) return nullptr;
   auto packaged = socs_.find(soc);
   if (packaged != socs_.end() && HasBinary(packaged->second.manifest, op, variant, dtype)) return &packaged->second;
   return CompiledWith(soc, op, variant, dtype);
@@ -191,8 +206,8 @@ Result<std::shared_ptr<const std::vector<uint8_t>>> KernelRegistry::BinaryOf(con
   return k.binaries.emplace(e.binary, std::make_shared<const std::vector<uint8_t>>(std::move(bytes))).first->second;
 }
 
-Result<KernelBinary> KernelRegistry::FindPackagedLocked(const std::string &soc, const std::string &op,
-                                                        const std::string &variant, const std::string &dtype) {
+Status KernelRegistry::FindPackagedLocked(const std::string &soc, const std::string &op, const std::string &variant,
+                                          const std::string &dtype, KernelBinary *out) {
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(SocKernels *const loaded, LoadSoc(soc));
   SocKernels &k = *loaded;
   const KernelEntry *e = k.manifest.Find(op, variant, dtype);
@@ -215,7 +230,16 @@ Result<KernelBinary> KernelRegistry::FindPackagedLocked(const std::string &soc, 
                                               "a host with a CANN toolkit and reinstall the package");
   }
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(auto bytes, BinaryOf(soc, k, *e));
-  return KernelBinary{soc, *e, bytes};
+  Fill(soc, *e, std::move(bytes), out);
+  return Status::Ok();
+}
+
+void KernelRegistry::Fill(const std::string &soc, const KernelEntry &entry,
+                          std::shared_ptr<const std::vector<uint8_t>> bytes, KernelBinary *out) {
+  // Assigned field by field: the strings and the slot list reuse what *out holds.
+  out->soc = soc;
+  out->entry = entry;
+  out->bytes = std::move(bytes);
 }
 
 Status KernelRegistry::AddCompiled(const std::string &soc, const std::string &manifest_path) {
@@ -270,7 +294,7 @@ Status KernelRegistry::AddsAKernelSetLocked(const std::string &soc, const SocKer
   std::string first;
   for (const auto &e : k.manifest.kernels) {
     if (!e.has_binary) continue;
-    if (!FindLocked(soc, e.op, e.variant, e.dtype).ok()) return Status::Ok();  // a kernel it lacks
+    if (!HasLocked(soc, e.op, e.variant, e.dtype)) return Status::Ok();  // a kernel it lacks
     if (first.empty()) first = e.op + "/" + e.variant + "/" + e.dtype;
   }
   std::string sets;

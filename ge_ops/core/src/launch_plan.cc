@@ -21,6 +21,12 @@ Result<LaunchPlan> LaunchPlan::Flat(int64_t num_elements, int64_t itemsize, cons
 }
 
 Result<LaunchPlan> LaunchPlan::Make(const KernelChoice &choice, int64_t itemsize, const KernelEntry &kernel) {
+  LaunchPlan p;
+  TF_GE_CUSTOM_RETURN_IF_ERROR(Make(choice, itemsize, kernel, &p));
+  return p;
+}
+
+Status LaunchPlan::Make(const KernelChoice &choice, int64_t itemsize, const KernelEntry &kernel, LaunchPlan *out) {
   int64_t n = 1;
   for (int64_t d : choice.frame) {
     if (d < 0) {
@@ -44,14 +50,19 @@ Result<LaunchPlan> LaunchPlan::Make(const KernelChoice &choice, int64_t itemsize
     return Status::Error(Code::kOutOfRange, std::to_string(n) + " elements of " + std::to_string(itemsize) +
                                                 " bytes overflow a 64-bit byte size");
   }
-  LaunchPlan p;
+  // Assigned member by member: the lists reuse what *out holds.
+  LaunchPlan &p = *out;
   p.frame_ = choice.frame;
   p.strides_ = choice.strides;
   p.block_ = kernel.block;
   p.itemsize_ = itemsize;
   // One program per block or tile, capped by the kernel's program limit and the grid limit.
   p.max_programs_ = std::min(kernel.max_programs, kernel.max_grid);
-  if (n == 0) return p;
+  p.split_ = 0;
+  p.chunk_ = 1;
+  p.chunks_ = 0;
+  p.launch_count_ = 0;
+  if (n == 0) return Status::Ok();
   // The split: the outermost dimension whose inner dimensions fit one launch.
   const int64_t limit = kernel.max_elements_per_launch;
   const int64_t rank = static_cast<int64_t>(p.frame_.size());
@@ -64,48 +75,68 @@ Result<LaunchPlan> LaunchPlan::Make(const KernelChoice &choice, int64_t itemsize
   p.chunks_ = CeilDiv(p.frame_[p.split_], p.chunk_);
   p.launch_count_ = p.chunks_;
   for (int64_t d = 0; d < p.split_; ++d) p.launch_count_ *= p.frame_[d];
-  return p;
+  return Status::Ok();
 }
 
 Launch LaunchPlan::launch(int64_t i) const {
-  const int64_t rank = static_cast<int64_t>(frame_.size());
-  std::vector<int64_t> corner(frame_.size(), 0);
-  corner[split_] = (i % chunks_) * chunk_;
-  int64_t rest = i / chunks_;
-  for (int64_t d = split_; d-- > 0;) {
-    corner[d] = rest % frame_[d];
-    rest /= frame_[d];
-  }
   Launch l;
+  launch(i, &l);
+  return l;
+}
+
+void LaunchPlan::launch(int64_t i, Launch *out) const {
+  const int64_t rank = static_cast<int64_t>(frame_.size());
+  Launch &l = *out;
   l.dims = frame_;
   for (int64_t d = 0; d < split_; ++d) l.dims[d] = 1;
-  l.dims[split_] = std::min(chunk_, frame_[split_] - corner[split_]);
+  const int64_t split_start = (i % chunks_) * chunk_;  // the box's corner along the split
+  l.dims[split_] = std::min(chunk_, frame_[split_] - split_start);
   l.num_elements = 1;
   for (int64_t d : l.dims) l.num_elements *= d;
-  // The output is contiguous over the frame; the inputs follow their strides.
+  // The box's corner, innermost dimension first: 0 after the split, split_start at it, and
+  // before it the digits of i / chunks_ in the frame's mixed radix. The output is contiguous
+  // over the frame; the inputs follow their strides.
+  l.input_offsets.assign(strides_.size(), 0);
   uint64_t z = 0, z_stride = 1;
+  int64_t rest = i / chunks_;
   for (int64_t d = rank; d-- > 0;) {
-    z += static_cast<uint64_t>(corner[d]) * z_stride;
+    int64_t corner = 0;
+    if (d == split_) {
+      corner = split_start;
+    } else if (d < split_) {
+      corner = rest % frame_[d];
+      rest /= frame_[d];
+    }
+    z += static_cast<uint64_t>(corner) * z_stride;
     z_stride *= static_cast<uint64_t>(frame_[d]);
+    for (size_t k = 0; k < strides_.size(); ++k) {
+      l.input_offsets[k] += static_cast<uint64_t>(corner) * static_cast<uint64_t>(strides_[k][d]);
+    }
   }
   l.output_offset = z * static_cast<uint64_t>(itemsize_);
-  for (const auto &s : strides_) {
-    uint64_t a = 0;
-    for (int64_t d = 0; d < rank; ++d) a += static_cast<uint64_t>(corner[d]) * static_cast<uint64_t>(s[d]);
-    l.input_offsets.push_back(a * static_cast<uint64_t>(itemsize_));
-    std::vector<int64_t> box_strides = s;
+  l.input_strides.resize(strides_.size());
+  for (size_t k = 0; k < strides_.size(); ++k) {
+    l.input_offsets[k] *= static_cast<uint64_t>(itemsize_);
+    std::vector<int64_t> &box_strides = l.input_strides[k];
+    box_strides = strides_[k];
     for (int64_t d = 0; d < split_; ++d) box_strides[d] = 0;  // extent 1: folded into the pointer
-    l.input_strides.push_back(box_strides);
   }
+  l.grid_x = GridX(l.dims[split_]);
+  l.grid_y = 1;
+  l.grid_z = 1;
+}
+
+uint32_t LaunchPlan::GridX(int64_t split_extent) const {
   // Blocks (flat) or tiles (the last two dimensions in rows x cols, the ones before whole).
+  const int64_t rank = static_cast<int64_t>(frame_.size());
   const int64_t tiled = static_cast<int64_t>(block_.size());
   int64_t work = 1;
   for (int64_t d = 0; d < rank; ++d) {
+    const int64_t extent = d < split_ ? 1 : d == split_ ? split_extent : frame_[d];
     const int64_t t = d - (rank - tiled);
-    work *= t < 0 ? l.dims[d] : CeilDiv(l.dims[d], block_[t]);
+    work *= t < 0 ? extent : CeilDiv(extent, block_[t]);
   }
-  l.grid_x = static_cast<uint32_t>(std::max<int64_t>(1, std::min(work, max_programs_)));
-  return l;
+  return static_cast<uint32_t>(std::max<int64_t>(1, std::min(work, max_programs_)));
 }
 
 Result<uint64_t> WorkspaceBytes(const KernelEntry &kernel, uint32_t block_dim) {

@@ -13,8 +13,6 @@ std::string ShapeString(const std::vector<int64_t> &dims) {
 }
 
 Result<const DTypeDefinition *> CheckDTypes(const OpDefinition &op, const std::vector<TensorInfo> &inputs) {
-  std::string supported;
-  for (const auto &d : op.dtypes) supported += (supported.empty() ? "" : ", ") + d.name;
   if (inputs.size() != op.inputs.size()) {
     return Status::Error(Code::kBadDType, op.type_name + " takes " + std::to_string(op.inputs.size()) + " inputs, got " +
                                               std::to_string(inputs.size()));
@@ -27,6 +25,8 @@ Result<const DTypeDefinition *> CheckDTypes(const OpDefinition &op, const std::v
   }
   const DTypeDefinition *d = inputs.empty() ? nullptr : op.FindDType(inputs[0].dtype);
   if (d == nullptr) {
+    std::string supported;  // built only here: a passing check allocates nothing
+    for (const auto &t : op.dtypes) supported += (supported.empty() ? "" : ", ") + t.name;
     return Status::Error(Code::kBadDType, op.type_name + " does not support dtype " +
                                               (inputs.empty() ? std::string("(none)") : inputs[0].dtype) +
                                               "; supported: " + supported);

@@ -33,6 +33,9 @@ struct ReducedBroadcast {
 // broadcast-compatible (each dimension equal, or 1 in one of them), or when the output has
 // more than 2^63 elements.
 Result<ReducedBroadcast> ReduceBroadcast(const std::vector<int64_t> &x, const std::vector<int64_t> &y);
+// The same into *out, reusing its lists' capacity (no allocation once they are large enough);
+// on a refusal *out is unspecified.
+Status ReduceBroadcast(const std::vector<int64_t> &x, const std::vector<int64_t> &y, ReducedBroadcast *out);
 
 // What Execute launches for one call.
 struct KernelChoice {
@@ -53,6 +56,10 @@ struct KernelChoice {
 // block unless a narrower one needs under 3/4 of its tiles). A reduced rank above
 // kMaxBroadcastRank is refused with kUnsupported naming both shapes, never computed wrong.
 Result<KernelChoice> ChooseKernel(const OpDefinition &op, const std::vector<int64_t> &x, const std::vector<int64_t> &y);
+// The same into *out, reusing its lists' capacity: Execute's steady state, where the same
+// shapes come back call after call, allocates nothing here. On a refusal *out is unspecified.
+Status ChooseKernel(const OpDefinition &op, const std::vector<int64_t> &x, const std::vector<int64_t> &y,
+                    KernelChoice *out);
 
 }  // namespace core
 }  // namespace tf_ge_custom

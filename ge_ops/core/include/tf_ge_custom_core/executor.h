@@ -42,6 +42,11 @@ struct KernelCall {
 // the addresses are left to the caller.
 Result<KernelCall> PrepareCall(const OpDefinition &op, const DTypeDefinition &dtype, const std::vector<int64_t> &x,
                                const std::vector<int64_t> &y);
+// The same into *call, reusing its lists' capacity and leaving its addresses alone: a caller
+// that keeps one KernelCall per thread allocates nothing here once it has seen the shapes.
+// On a refusal call->choice is unspecified.
+Status PrepareCall(const OpDefinition &op, const DTypeDefinition &dtype, const std::vector<int64_t> &x,
+                   const std::vector<int64_t> &y, KernelCall *call);
 
 // Picks the kernel of call.choice's variant for the current SoC and call.dtype, loads it once
 // per device, plans the launches, packs each one's arguments and launches them. 0 elements:

@@ -26,7 +26,8 @@ struct HostArgValues {
 
 // Fills out with layout.size bytes; unused (padding) bytes are zero. Refuses a value that
 // does not fit its slot (e.g. more than 2^31-1 elements in a 32-bit num_elements, a negative
-// extent or stride) and a slot whose value is not given.
+// extent or stride) and a slot whose value is not given; out's bytes are then unspecified.
+// Reuses out's capacity: no allocation once it has held a struct of that size.
 Status PackHostArgs(const ArgLayout &layout, const HostArgValues &values, std::vector<uint8_t> *out);
 
 }  // namespace core

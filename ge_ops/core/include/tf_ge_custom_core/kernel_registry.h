@@ -41,6 +41,10 @@ class KernelRegistry {
   // compiled ones (AddCompiled) answer only what the package does not have.
   Result<KernelBinary> Find(const std::string &soc, const std::string &op, const std::string &variant,
                             const std::string &dtype);
+  // The same into *out, reusing what it holds (Execute's per-thread copy: no allocation once
+  // it has held that kernel).
+  Status Find(const std::string &soc, const std::string &op, const std::string &variant, const std::string &dtype,
+              KernelBinary *out);
 
   // Whether Find answers every variant the op table has for (op, dtype) with a verified
   // binary: ok, or the first variant's refusal (an op the table lacks is kInternal).
@@ -78,10 +82,13 @@ class KernelRegistry {
   Result<SocKernels *> LoadSoc(const std::string &soc);  // with mutex_ held
   Status LoadAllSocs();
   // With mutex_ held: the package's (or model's first) kernel set, then the compiled ones.
-  Result<KernelBinary> FindLocked(const std::string &soc, const std::string &op, const std::string &variant,
-                                  const std::string &dtype);
-  Result<KernelBinary> FindPackagedLocked(const std::string &soc, const std::string &op, const std::string &variant,
-                                          const std::string &dtype);
+  Status FindLocked(const std::string &soc, const std::string &op, const std::string &variant,
+                    const std::string &dtype, KernelBinary *out);
+  bool HasLocked(const std::string &soc, const std::string &op, const std::string &variant, const std::string &dtype);
+  Status FindPackagedLocked(const std::string &soc, const std::string &op, const std::string &variant,
+                            const std::string &dtype, KernelBinary *out);
+  static void Fill(const std::string &soc, const KernelEntry &entry, std::shared_ptr<const std::vector<uint8_t>> bytes,
+                   KernelBinary *out);
   Status HasKernelSetLocked(const std::string &soc, const std::string &op, const std::string &dtype);
   // The kernel set answering Find for (soc, op, variant, dtype), nullptr when none does.
   SocKernels *ProviderLocked(const std::string &soc, const std::string &op, const std::string &variant,

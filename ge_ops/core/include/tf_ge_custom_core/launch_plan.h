@@ -12,6 +12,7 @@
 #ifndef TF_GE_CUSTOM_CORE_LAUNCH_PLAN_H_
 #define TF_GE_CUSTOM_CORE_LAUNCH_PLAN_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -40,16 +41,24 @@ class LaunchPlan {
   // Refuses a choice without a variant, a negative extent and a tensor whose byte size
   // overflows 64 bits.
   static Result<LaunchPlan> Make(const KernelChoice &choice, int64_t itemsize, const KernelEntry &kernel);
+  // The same into *out, reusing its lists' capacity (Execute's per-thread plan: no allocation
+  // once it has held a plan of that rank). On a refusal *out is unspecified.
+  static Status Make(const KernelChoice &choice, int64_t itemsize, const KernelEntry &kernel, LaunchPlan *out);
   // The flat kernel over n elements (equal shapes).
   static Result<LaunchPlan> Flat(int64_t num_elements, int64_t itemsize, const KernelEntry &kernel);
 
   int64_t launch_count() const { return launch_count_; }
   Launch launch(int64_t i) const;
+  // The same into *out, reusing its lists' capacity (no allocation once they are large enough).
+  void launch(int64_t i, Launch *out) const;
   // The largest grid of any launch (the first one's): what workspace is sized for.
-  uint32_t max_block_dim() const { return launch_count_ == 0 ? 0 : launch(0).block_dim(); }
+  uint32_t max_block_dim() const { return launch_count_ == 0 ? 0 : GridX(std::min(chunk_, frame_[split_])); }
   int64_t split_dim() const { return split_; }  // the dimension launches are chunked along
 
  private:
+  // The grid of a launch whose split dimension has this extent (those before it have 1).
+  uint32_t GridX(int64_t split_extent) const;
+
   std::vector<int64_t> frame_;
   std::vector<std::vector<int64_t>> strides_;  // per kernel operand
   std::vector<int64_t> block_;

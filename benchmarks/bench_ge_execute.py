@@ -1,0 +1,106 @@
+"""The NPU side's host cost: AddCustom's Execute path in the CANN-free GE core, per call.
+
+Builds ``ge_ops/bench/`` (the CMake target ``tf_ge_custom_bench_execute``, into
+``build/ge-bench/``; an install never builds it) and runs it. The binary times what
+``Execute`` does on the host after reading the tensors from GE (the dtype check, the
+broadcast and kernel variant choice, the output allocation decision, the SoC and device, the
+kernel lookup through the registry and the load-once cache, the launch plan, the packed host
+arguments, the launch) against a recording runtime in place of ACL, and counts every heap
+allocation with a replaced global ``operator new``. Scenarios
+(``ge_ops/bench/bench_execute.cc``): ``steady`` (float32 [8, 2048], one launch of the flat
+kernel), ``steady_broadcast`` (float32 [8, 2048] + [2048]: a row variant, extents and strides
+in the host arguments), ``steady_chunked`` (float16, 2^31 + 5 elements, three launches),
+``adapter_today`` (the same call with the inputs built anew each call, as
+``ge_ops/cann/kernel_op.cc`` does) and ``reload_every_call`` (a fresh registry and cache per
+call: the manifest of 44 kernels and the call's 32 KiB npubin read, hashed and loaded on
+every call).
+
+Goals (issue 14): ``steady`` under 1 us per call, and 0 allocations per call once the first
+call has been made (every ``steady*`` scenario).
+
+    python benchmarks/bench_ge_execute.py [--rounds 15] [--round-seconds 0.05] [--json out.json]
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD_DIR = os.path.join(ROOT, "build", "ge-bench")
+TARGET = "tf_ge_custom_bench_execute"
+OPTIONS = ("-DTF_GE_CUSTOM_WITH_CANN=OFF", "-DTF_GE_CUSTOM_TESTS=OFF", "-DTF_GE_CUSTOM_BENCH=ON")
+GOAL_NS = 1000.0
+
+
+def build(log=None):
+    """Configure and build the benchmark as the tests build theirs; returns its path."""
+    import builtins
+
+    builtins.__TF_GE_CUSTOM_NO_TENSORFLOW__ = True  # the build step needs no TensorFlow
+    from tf_ge_custom._build import ge_step
+
+    ge_step.configure_and_build(ROOT, BUILD_DIR, (TARGET,), jobs=max(1, min(2, os.cpu_count() or 1)),
+                                options=OPTIONS, log=log or (lambda message: None))
+    return os.path.join(BUILD_DIR, "bench", TARGET)
+
+
+def run(exe, rounds, round_seconds):
+    """The binary's scenarios as dicts; raises RuntimeError when it fails or a self-check does."""
+    proc = subprocess.run([exe, "--rounds", str(rounds), "--round-seconds", str(round_seconds)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                          timeout=600)
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not rows:
+        raise RuntimeError("%s failed (exit %d):\n%s%s" % (exe, proc.returncode, proc.stdout, proc.stderr))
+    return rows
+
+
+def goals(rows):
+    """(met, what was missed) for the steady scenarios."""
+    missed = []
+    for row in rows:
+        if not row["scenario"].startswith("steady"):
+            continue
+        if row["scenario"] == "steady" and row["ns_per_call_median"] >= GOAL_NS:
+            missed.append("%s: %.0f ns per call (goal < %.0f)" % (row["scenario"], row["ns_per_call_median"], GOAL_NS))
+        if row["allocations_per_call"] != 0:
+            missed.append("%s: %.3f allocations per call (goal 0)" % (row["scenario"], row["allocations_per_call"]))
+    return not missed, missed
+
+
+def table(rows):
+    lines = ["| scenario | dtype | elements | launches | ns per call (median) | min | "
+             "allocations per call | bytes per call | allocations of the first call |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append("| %s | %s | %d | %d | %.0f | %.0f | %.3f | %.0f | %d |" % (
+            r["scenario"], r["dtype"], r["elements"], r["launches_per_call"], r["ns_per_call_median"],
+            r["ns_per_call_min"], r["allocations_per_call"], r["bytes_per_call"], r["first_call_allocations"]))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15, help="timed rounds per scenario (median reported)")
+    parser.add_argument("--round-seconds", type=float, default=0.05, help="length of one round")
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args(argv)
+    exe = build()
+    rows = run(exe, args.rounds, args.round_seconds)
+    print("GE core Execute path | %s | %d CPUs | recording runtime in place of ACL | %d rounds"
+          % (platform.processor() or platform.machine(), os.cpu_count(), args.rounds))
+    print(table(rows))
+    met, missed = goals(rows)
+    print("goals %s" % ("met: steady < 1 us per call, 0 allocations per call after the first"
+                        if met else "MISSED: " + "; ".join(missed)))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rounds": args.rounds, "round_seconds": args.round_seconds, "goal_ns": GOAL_NS,
+                       "goals_met": met, "scenarios": rows}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

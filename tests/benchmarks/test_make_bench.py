@@ -1,0 +1,91 @@
+"""`make bench BENCH_QUICK=1` runs every benchmark and writes a report and a plot that parse.
+
+Quick mode is a brief run of each benchmark: its figures are not checked against goals here
+(performance goals are met in benchmarks, not in tests), except what is deterministic: the
+GE core's Execute path makes no heap allocation per call once its first call is made, and
+the shapes of what each benchmark wrote.
+"""
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCHMARKS = ("add_custom", "broadcast", "ge_execute", "import", "cli_startup")
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench") / "results"
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "PYTHONPATH")}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    # -o install: the package under test is installed already (make test did it). BENCH_OUT
+    # relative to the repository, as the default benchmarks/results is.
+    proc = subprocess.run(["make", "-o", "install", "bench", "BENCH_QUICK=1",
+                           "BENCH_OUT=" + os.path.relpath(str(out), ROOT),
+                           "PY=" + sys.executable], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-5000:]
+    return out, proc.stdout
+
+
+@pytest.mark.slow
+def test_every_benchmark_ran_and_wrote_its_json_and_log(results):
+    out, stdout = results
+    for name in BENCHMARKS:
+        assert "== %s " % name in stdout
+        with open(str(out / "raw" / (name + ".json"))) as f:
+            json.load(f)
+        assert (out / "raw" / (name + ".log")).stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_the_plot_is_a_png_of_two_panels(results):
+    out, _ = results
+    data = (out / "throughput.png").read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width > 2 * height > 0  # two panels side by side
+    import matplotlib.image
+
+    assert matplotlib.image.imread(str(out / "throughput.png")).shape[:2] == (height, width)
+
+
+@pytest.mark.slow
+def test_the_report_has_a_table_per_benchmark_from_their_json(results):
+    out, _ = results
+    text = (out / "README.md").read_text()
+    assert "`make bench BENCH_QUICK=1`" in text and "**Quick mode**" in text
+    assert "![throughput](throughput.png)" in text
+    for script in ("bench_add_custom.py", "bench_broadcast.py", "bench_ge_execute.py", "bench_import.py",
+                   "bench_cli_startup.py"):
+        assert "(`benchmarks/%s`)" % script in text
+    assert "Did not run to the end" not in text
+    with open(str(out / "raw" / "add_custom.json")) as f:
+        sizes = [r["n"] for r in json.load(f)["results"]]
+    assert sizes == [2 ** 10, 2 ** 11, 2 ** 12]  # --max-log2 12 in quick mode
+    rows = re.findall(r"^\| 2\^(\d+) \| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+) \|", text, re.M)
+    assert [int(r[0]) for r in rows] == [10, 11, 12]
+    assert all(float(v) > 0 for r in rows for v in r[1:])
+
+
+@pytest.mark.slow
+def test_the_ge_execute_path_allocates_nothing_per_call_after_the_first(results):
+    out, _ = results
+    with open(str(out / "raw" / "ge_execute.json")) as f:
+        scenarios = {s["scenario"]: s for s in json.load(f)["scenarios"]}
+    assert set(scenarios) == {"steady", "steady_broadcast", "steady_chunked", "adapter_today", "reload_every_call"}
+    assert all(s["checks"] for s in scenarios.values())
+    for name in ("steady", "steady_broadcast", "steady_chunked"):
+        assert scenarios[name]["allocations_per_call"] == 0, scenarios[name]
+        assert scenarios[name]["bytes_per_call"] == 0
+        assert scenarios[name]["first_call_allocations"] > 0  # the caches are filled by the first call
+        assert scenarios[name]["loads"] == 1
+    assert (scenarios["steady"]["launches_per_call"], scenarios["steady_chunked"]["launches_per_call"]) == (1, 3)
+    # the flat kernel's 64-byte argument struct; a row variant's 104 bytes with extents and strides
+    assert (scenarios["steady"]["args_bytes"], scenarios["steady_broadcast"]["args_bytes"]) == (64, 104)
+    assert scenarios["reload_every_call"]["loads"] > 1

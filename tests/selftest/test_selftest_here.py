@@ -1,0 +1,241 @@
+"""`tf-ge-custom selftest` on this machine, run as a user runs it: no NPU, no CANN, no TF Adapter.
+
+The CPU stages must PASS, every NPU stage must SKIP naming what this host lacks, the exit
+status is 0, and the JSON report holds the versions and every stage. Bad arguments exit 2
+before anything runs.
+"""
+import importlib.util
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tf_ge_custom import _library
+from tf_ge_custom._version import __version__
+from tf_ge_custom.selftest import stages
+
+COMMAND = os.path.join(os.path.dirname(sys.executable), "tf-ge-custom")
+LINE = re.compile(r"^([A-Z0-9_]+)=(PASS|FAIL|SKIP)(?: \((.*)\))?$")
+CPU_STAGES = ("DOCTOR", "CPU_ADD")
+
+
+def _no_ascend_stack():
+    """This file's expectations hold on a host without any piece of the Ascend stack."""
+    import glob
+
+    present = [what for what, there in (
+        ("npu_bridge", importlib.util.find_spec("npu_bridge") is not None),
+        ("npu_device", importlib.util.find_spec("npu_device") is not None),
+        ("/dev/davinci*", bool(glob.glob("/dev/davinci[0-9]*"))),
+        ("ASCEND_HOME_PATH", bool(os.environ.get("ASCEND_HOME_PATH")))) if there]
+    assert not present, "these tests expect a host without the Ascend stack; found %s" % ", ".join(present)
+
+
+def _run(args, cwd, timeout=900):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    return subprocess.run([COMMAND, "selftest"] + args, cwd=str(cwd), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, env=env, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def here(tmp_path_factory):
+    """One full run with --json and --keep; its process, lines, report and folder."""
+    _no_ascend_stack()
+    work = tmp_path_factory.mktemp("selftest-here")
+    proc = _run(["--json", "report.json", "--keep", "kept"], work)
+    lines = {}
+    for line in proc.stdout.splitlines():
+        m = LINE.match(line)
+        if m and m.group(1) in stages.NAMES:
+            lines[m.group(1)] = (m.group(2), m.group(3) or "")
+    report = json.loads((work / "report.json").read_text()) if (work / "report.json").exists() else None
+    return proc, lines, report, work
+
+
+def test_exit_status_is_0_and_each_stage_has_one_line_in_order(here):
+    proc, lines, _, _ = here
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    named = [LINE.match(l).group(1) for l in proc.stdout.splitlines() if LINE.match(l)]
+    assert named == list(stages.NAMES) + ["SELFTEST"]
+    assert proc.stdout.splitlines()[0].startswith("tf-ge-custom %s selftest | TensorFlow " % __version__)
+
+
+def test_cpu_stages_pass(here):
+    _, lines, report, _ = here
+    for name in CPU_STAGES:
+        assert lines[name][0] == "PASS", lines[name]
+    cpu_add = next(s for s in report["stages"] if s["name"] == "CPU_ADD")
+    # 4 dtypes x 5 shape pairs x (graph, eager, tf.function) on TensorFlow 2
+    assert cpu_add["figures"]["comparisons"] == 4 * 5 * 3
+    assert cpu_add["figures"]["modes"] == ["graph", "eager", "tf.function"]
+
+
+# what each NPU stage must name on a host without the Ascend stack
+MISSING_HERE = {
+    "TF1_SESSION": ("npu_bridge", "Ascend NPU"),
+    "TF2_DEVICE": ("npu_device", "Ascend NPU"),
+    "KERNELS": ("--soc",),
+    "NPU_ADD_STATIC": ("TF Adapter", "Ascend NPU", "GE library"),
+    "NPU_ADD_DYNAMIC": ("TF Adapter", "Ascend NPU", "GE library"),
+    "NPU_LARGE": ("TF Adapter", "Ascend NPU", "GE library"),
+    "NPU_BROADCAST": ("TF Adapter", "Ascend NPU", "GE library"),
+    "COMPILE_AT_BUILD": ("--soc", "CANN toolkit", "build-kernels --cache"),
+    "GE_LOAD_ONCE": ("TF Adapter", "Ascend NPU", "GE library"),
+    "EXPORT_OM": ("--soc", "CANN toolkit", "atc", "GE library"),
+    "RUN_OM": ("EXPORT_OM",),
+}
+
+
+def test_every_npu_stage_skips_naming_what_this_host_lacks(here):
+    _, lines, _, _ = here
+    assert set(MISSING_HERE) == set(stages.NAMES) - set(CPU_STAGES)
+    for name, words in MISSING_HERE.items():
+        status, detail = lines[name]
+        assert status == "SKIP", (name, detail)
+        for word in words:
+            assert word in detail, (name, word, detail)
+
+
+def _check_types(document, spec, where="report"):
+    """A small schema check: spec maps keys to a type, a tuple of types, or a nested spec."""
+    assert isinstance(document, dict), where
+    for key, kind in spec.items():
+        assert key in document, "%s lacks %r" % (where, key)
+        if isinstance(kind, dict):
+            _check_types(document[key], kind, "%s.%s" % (where, key))
+        else:
+            assert isinstance(document[key], kind), "%s.%s is %r" % (where, key, document[key])
+
+
+SCHEMA = {
+    "format": str, "version": int, "command": str, "status": str, "counts": dict, "started": str,
+    "seconds": (int, float), "work_folder": (str, type(None)), "stages": list,
+    "versions": {"tf_ge_custom": str, "tensorflow": str, "tf_adapter": dict,
+                 "cann": {"home": (str, type(None)), "version": (str, type(None))},
+                 "soc": {"name": (str, type(None)), "source": (str, type(None))}, "build": dict},
+    "host": {"modules": dict, "npu_devices": list, "cann": dict, "ge_library": dict, "soc": dict,
+             "build_kernels_cache": bool, "platform": {"python": str, "machine": str}},
+}
+STAGE_SCHEMA = {"name": str, "status": str, "detail": str, "figures": dict, "seconds": (int, float),
+                "timeout": int, "log": (str, type(None))}
+
+
+def test_json_report_has_the_versions_and_every_stage(here):
+    proc, lines, report, work = here
+    _check_types(report, SCHEMA)
+    assert (report["format"], report["version"]) == ("tf-ge-custom-selftest", 1)
+    assert report["status"] == "PASS" and report["command"] == "tf-ge-custom selftest"
+    assert [s["name"] for s in report["stages"]] == list(stages.NAMES)
+    for s in report["stages"]:
+        _check_types(s, STAGE_SCHEMA, "stage %s" % s.get("name"))
+        status, text = lines[s["name"]]
+        assert s["status"] == status and text.startswith(s["detail"]), (s, text)
+        assert s["timeout"] == stages.get(s["name"]).timeout
+    assert report["counts"] == {"PASS": 2, "FAIL": 0, "SKIP": len(stages.NAMES) - 2}
+    # versions against independent sources: this process's TensorFlow, the build record
+    import tensorflow as tf
+
+    assert report["versions"]["tensorflow"] == tf.__version__
+    assert report["versions"]["tf_ge_custom"] == __version__
+    assert report["versions"]["build"] == _library.build_info()
+    assert report["versions"]["tf_adapter"] == {}
+    assert report["versions"]["soc"] == {"name": None, "source": None}
+    assert report["host"]["platform"]["python"] == platform.python_version()
+    assert report["work_folder"] == str(work / "kept")
+
+
+def test_kept_folder_holds_a_log_for_each_stage_that_ran(here):
+    _, _, report, work = here
+    for s in report["stages"]:
+        if s["name"] in CPU_STAGES:
+            assert s["log"] == str(work / "kept" / (s["name"] + ".log"))
+            assert os.path.getsize(s["log"]) > 0
+        else:
+            assert s["log"] is None  # a SKIP from the host's facts starts no process
+    doctor_log = (work / "kept" / "DOCTOR.log").read_text()
+    assert "doctor" in doctor_log and "INFO" in doctor_log  # doctor's own lines, CPU mode
+
+
+def test_without_keep_nothing_is_left_behind(tmp_path):
+    before = set(os.listdir(tmp_path))
+    proc = _run(["--only", "DOCTOR"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"^DOCTOR=PASS \(", proc.stdout, re.M)
+    assert set(os.listdir(tmp_path)) == before
+    assert "SELFTEST=PASS (1 PASS, 0 FAIL, 0 SKIP" in proc.stdout
+
+
+def test_a_soc_without_packaged_kernels_fails_the_kernels_stage(tmp_path):
+    recorded = (_library.build_info().get("kernels") or {}).get("socs") or {}
+    assert "Ascend910B1" not in recorded, "this test expects a build without npubins (no CANN here)"
+    proc = _run(["--soc", "Ascend910B1", "--only", "KERNELS", "--json", "r.json"], tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert re.search(r"^KERNELS=FAIL \(no npubins for Ascend910B1 in .*opp/kernels .*build-kernels --soc "
+                     r"Ascend910B1", proc.stdout, re.M), proc.stdout
+    assert "SELFTEST=FAIL (0 PASS, 1 FAIL, 0 SKIP" in proc.stdout
+    assert "To report a problem: tf-ge-custom selftest --json" in proc.stdout
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["status"] == "FAIL" and report["versions"]["soc"] == {"name": "Ascend910B1", "source": "--soc"}
+    assert report["work_folder"] is None and [(s["name"], s["log"]) for s in report["stages"]] == [("KERNELS", None)]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--only", "DOCTOR,BOGUS"], "unknown stage BOGUS"),
+    (["--soc", "Ascend000"], "unsupported SoC 'Ascend000'"),
+    (["--timeout", "0"], "--timeout 0"),
+    (["--keep", "not-empty"], "not empty"),
+    (["--json", "missing/report.json"], "its folder does not exist"),
+])
+def test_bad_arguments_exit_2_before_anything_runs(tmp_path, args, message):
+    (tmp_path / "not-empty").mkdir()
+    (tmp_path / "not-empty" / "file").write_text("x")
+    proc = _run(args, tmp_path, timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert message in proc.stderr
+    assert proc.stdout == ""
+    assert sorted(os.listdir(tmp_path)) == ["not-empty"]
+
+
+def test_list_names_every_stage_with_its_needs(tmp_path):
+    proc = _run(["--list"], tmp_path, timeout=60)
+    assert proc.returncode == 0
+    for stage in stages.STAGES:
+        assert re.search(r"^%s  " % stage.name, proc.stdout, re.M)
+    assert "needs: nothing (CPU)" in proc.stdout
+    assert "EXPORT_OM PASS" in proc.stdout
+
+
+def test_the_command_line_lists_selftest(tmp_path):
+    proc = subprocess.run([COMMAND, "--help"], stdout=subprocess.PIPE, universal_newlines=True)
+    assert re.search(r"^\s+selftest\s+run every stage", proc.stdout, re.M)
+
+
+FAKE_TENSORFLOW = '''\
+import os, traceback
+with open(os.environ["FAKE_TF_MARK"], "a") as f:
+    f.write("".join(traceback.format_stack()) + "\\n=====\\n")
+raise ImportError("tensorflow test double: the import was recorded")
+'''
+
+
+def test_only_the_stages_import_tensorflow_and_a_broken_one_fails_them_cleanly(tmp_path):
+    # a TEST DOUBLE of tensorflow first on PYTHONPATH: it records who imports it, then fails
+    (tmp_path / "fake" / "tensorflow").mkdir(parents=True)
+    (tmp_path / "fake" / "tensorflow" / "__init__.py").write_text(FAKE_TENSORFLOW)
+    mark = tmp_path / "imports.txt"
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "fake"), FAKE_TF_MARK=str(mark))
+    proc = subprocess.run([COMMAND, "selftest", "--only", "CPU_ADD", "--json", "r.json"], cwd=str(tmp_path),
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                          timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "CPU_ADD=FAIL (ImportError: tensorflow test double: the import was recorded" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+    imports = mark.read_text().split("\n=====\n")[:-1]
+    assert len(imports) == 2  # the versions probe and CPU_ADD, each in its child
+    assert all("tf_ge_custom/selftest/child.py" in stack for stack in imports)
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["versions"]["tensorflow"].startswith("not importable (ImportError: tensorflow test double")

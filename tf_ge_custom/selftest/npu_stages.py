@@ -1,0 +1,257 @@
+"""The NPU stages: inputs, references on the CPU, and the verdicts.
+
+Each stage runs ``add_custom`` on the NPU through ``ctx.device`` (:mod:`.device`), then
+compares with TensorFlow's ``tf.math.add`` run on the CPU in a plain session (or with numpy
+for the single float32 runs of the sample's scenario), and checks where ``AddCustom`` ran: a
+correct result from the host's CPU kernel is a FAIL here, since the point is the NPU.
+
+Tolerance: an add is one correctly rounded operation, so the NPU's result may differ from
+the CPU's by at most one unit in the last place of the result's dtype (int32: exactly).
+"""
+import math
+
+from .. import op_def
+from .._build.ge_step import GE_LIBRARY
+from .child import failed, passed
+
+SAMPLE_SHAPE = (8, 2048)  # the official sample's scenario
+STATIC_CASES = (((8, 2048), (8, 2048)), ((1,), (1,)), ((3, 5, 7), (3, 5, 7)), ((0, 4), (0, 4)))
+# one rank, shapes changing between runs of the same graph / function
+DYNAMIC_CASES = (((8, 2048), (8, 2048)), ((3, 1000), (3, 1000)), ((1, 1), (1, 1)), ((0, 7), (0, 7)))
+BROADCAST_CASES = (((8, 2048), (2048,)), ((64, 1), (1, 128)), ((4096,), ()), ((2, 16, 8, 8), (1, 16, 1, 1)),
+                   ((8, 2048), (8, 1)), ((3, 1, 5), (1, 4, 5)))
+# relative spacing of one ulp, and the smallest normal number, per float dtype
+_EPS = {"float32": 2.0 ** -23, "float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
+_TINY = {"float32": 2.0 ** -126, "float16": 2.0 ** -14, "bfloat16": 2.0 ** -126}
+SESSIONS, RUNS = 2, 3  # GE_LOAD_ONCE
+
+
+def numpy_dtype(dtype):
+    import tensorflow as tf
+
+    return tf.as_dtype(dtype).as_numpy_dtype
+
+
+def make_pair(dtype, x_shape, y_shape, seed):
+    """Random operands of ``dtype``: normal values (scaled) for floats, [-1000, 1000) for int32."""
+    import numpy as np
+
+    rng = np.random.RandomState(seed)
+    if dtype == "int32":
+        return (rng.randint(-1000, 1000, x_shape).astype(np.int32), rng.randint(-1000, 1000, y_shape).astype(np.int32))
+    t = numpy_dtype(dtype)
+    return (np.asarray(rng.standard_normal(x_shape) * 8, np.float32).astype(t),
+            np.asarray(rng.standard_normal(y_shape) * 8, np.float32).astype(t))
+
+
+def cpu_reference(pairs, dtype):
+    """``tf.math.add`` of each pair on the CPU, in a plain graph session (no NPU options)."""
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default(), tf.device("/cpu:0"):
+        feeds, outputs = {}, []
+        for x, y in pairs:
+            px = tf.compat.v1.placeholder(dtype, x.shape)
+            py = tf.compat.v1.placeholder(dtype, y.shape)
+            feeds[px], feeds[py] = x, y
+            outputs.append(tf.math.add(px, py))
+    with tf.compat.v1.Session(graph=graph) as session:
+        return list(session.run(outputs, feeds))
+
+
+def ulps(got, want, dtype):
+    """The largest error of ``got`` against ``want`` in units of the result's last place
+    (int32: the largest absolute difference). Raises ValueError on a shape or dtype mismatch."""
+    import numpy as np
+
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        raise ValueError("shape %s, expected %s" % (list(got.shape), list(want.shape)))
+    if got.dtype != want.dtype:
+        raise ValueError("dtype %s, expected %s" % (got.dtype, want.dtype))
+    if got.size == 0:
+        return 0.0
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    if dtype not in _EPS:
+        return float(np.max(np.abs(g - w)))
+    if np.any(np.isnan(g) != np.isnan(w)):
+        return float("inf")
+    both = ~np.isnan(w)
+    unit = _EPS[dtype] * np.maximum(np.abs(w[both]), _TINY[dtype])
+    return float(np.max(np.abs(g[both] - w[both]) / unit)) if both.any() else 0.0
+
+
+def judge(run, wants, dtype, labels):
+    """(problem or "", worst error) of a DeviceRun against the references."""
+    if len(run.outputs) != len(wants):
+        return "%d results for %d inputs" % (len(run.outputs), len(wants)), float("inf")
+    worst = 0.0
+    for got, want, label in zip(run.outputs, wants, labels):
+        try:
+            err = ulps(got, want, dtype)
+        except ValueError as e:
+            return "%s %s: %s" % (dtype, label, e), float("inf")
+        worst = max(worst, err)
+        if err > (0 if dtype == "int32" else 1):
+            return "%s %s: result differs from tf.math.add on the CPU by %s %s" % (
+                dtype, label, "%g" % err, "ulp" if dtype in _EPS else "(int32 must be exact)"), err
+    return "", worst
+
+
+def _placement_problem(run):
+    if run.on_npu is True:
+        return ""
+    return "no evidence that AddCustom ran on the NPU: %s" % run.evidence if run.on_npu is None else run.evidence
+
+
+def _shapes(cases):
+    return ["%s+%s" % (list(x), list(y)) for x, y in cases]
+
+
+def _compare_cases(ctx, cases, dynamic=False, dtypes=None, runs=1):
+    """Every dtype over ``cases`` on the NPU against the CPU; returns an Outcome."""
+    dtypes = dtypes or op_def.ADD_CUSTOM.dtypes
+    worst, evidence, adapter = {}, "", ""
+    for i, dtype in enumerate(dtypes):
+        pairs = [make_pair(dtype, xs, ys, 100 * i + j) for j, (xs, ys) in enumerate(cases)]
+        run = ctx.device.run_add(pairs, dtype, dynamic=dynamic, runs=runs)
+        evidence, adapter = run.evidence, run.adapter
+        problem = _placement_problem(run)
+        if problem:
+            return failed("%s: %s" % (dtype, problem), adapter=adapter)
+        problem, err = judge(run, cpu_reference(pairs, dtype), dtype, _shapes(cases))
+        if problem:
+            return failed(problem, adapter=adapter, max_error=err)
+        worst[dtype] = err
+    detail = "%d dtypes x %d shapes via %s%s: max error %s; %s" % (
+        len(dtypes), len(cases), adapter, " (compile_dynamic_mode)" if dynamic else "",
+        ", ".join("%s %g" % kv for kv in worst.items()), evidence)
+    return passed(detail, adapter=adapter, max_error_ulp=worst, shapes=_shapes(cases), evidence=evidence)
+
+
+def _sample_run(ctx, prefer):
+    """The official sample's scenario: float32 [8, 2048] + [8, 2048] against numpy."""
+    import numpy as np
+
+    x, y = make_pair("float32", SAMPLE_SHAPE, SAMPLE_SHAPE, 7)
+    run = ctx.device.run_add([(x, y)], "float32", prefer=prefer)
+    problem = _placement_problem(run)
+    if problem:
+        return failed(problem, adapter=run.adapter)
+    want = x + y
+    err = float(np.max(np.abs(np.asarray(run.outputs[0], np.float64) - want.astype(np.float64))))
+    if run.outputs[0].shape != want.shape or err != 0.0:
+        return failed("float32 %s: max |z - (x + y)| = %g, shape %s (expected 0, %s)" % (
+            list(SAMPLE_SHAPE), err, list(run.outputs[0].shape), list(want.shape)), adapter=run.adapter)
+    return passed("float32 %s: max |z - (x + y)| = 0; %s" % (list(SAMPLE_SHAPE), run.evidence),
+                  adapter=run.adapter, evidence=run.evidence)
+
+
+def detect_soc(ctx):
+    name = ctx.device.detect_soc()
+    return passed(name, soc=name)
+
+
+def tf1_session(ctx):
+    return _sample_run(ctx, "npu_bridge")
+
+
+def tf2_device(ctx):
+    return _sample_run(ctx, "npu_device")
+
+
+def npu_add_static(ctx):
+    return _compare_cases(ctx, STATIC_CASES)
+
+
+def npu_add_dynamic(ctx):
+    return _compare_cases(ctx, DYNAMIC_CASES, dynamic=True, runs=2)
+
+
+def npu_broadcast(ctx):
+    return _compare_cases(ctx, BROADCAST_CASES)
+
+
+def large_geometry(soc):
+    """(elements, block size, program cap, where they came from) for NPU_LARGE: four times
+    the elements one launch's full grid covers in one pass, plus 3, so that every program
+    loops and the last block is partial. Equal shapes: the flat kernel variant's block."""
+    block, programs, source = op_def.ADD_CUSTOM.kernel.variant("flat").block_elements, None, "op_def"
+    if soc:
+        from .. import kernel_manifest, opp
+
+        path = kernel_manifest.find_manifests(opp.opp_root()).get(soc)
+        if path:
+            try:
+                entry = kernel_manifest.load_manifest(path, check_files=False).kernel(
+                    op_def.ADD_CUSTOM.type_name, "flat", "float32")
+            except kernel_manifest.ManifestError:
+                entry = None
+            if entry is not None:
+                block, programs, source = entry.block_elements, min(entry.max_programs, entry.max_grid), "manifest"
+        if programs is None:
+            from ..kernels import socs
+
+            if soc in socs.SOCS:
+                programs, source = socs.SOCS[soc].vector_cores, "the SoC's vector cores"
+    if programs is None:
+        from ..kernels import socs
+
+        programs, source = max(s.vector_cores for s in socs.SOCS.values()), "the most vector cores of any SoC"
+    return block * programs * 4 + 3, block, programs, source
+
+
+def npu_large(ctx):
+    n, block, programs, source = large_geometry(ctx.soc)
+    outcome = _compare_cases(ctx, (((n,), (n,)),), dtypes=("float32",))
+    blocks = int(math.ceil(n / float(block)))
+    figures = dict(outcome.figures, elements=n, block_size=block, programs=programs, blocks=blocks,
+                   geometry_from=source)
+    detail = "%d elements = %d blocks of %d on at most %d programs (%s): %s" % (
+        n, blocks, block, programs, source, outcome.detail)
+    return outcome._replace(detail=detail, figures=figures)
+
+
+def count_mappings(maps_text, name=GE_LIBRARY):
+    """The distinct files called ``name`` mapped in a ``/proc/<pid>/maps`` text: [(path, inode)].
+    One dlopen of one file, however often repeated, is one entry; two copies are two."""
+    found = {}
+    for line in maps_text.splitlines():
+        parts = line.split(None, 5)
+        if len(parts) < 6:
+            continue
+        path = parts[5].strip()
+        if path.endswith(" (deleted)"):
+            path = path[: -len(" (deleted)")]
+        if path.rsplit("/", 1)[-1] == name:
+            found.setdefault((parts[3], parts[4]), path)
+    return sorted((path, inode) for (_, inode), path in found.items())
+
+
+def ge_load_once(ctx):
+    """Two sessions (TF1) or functions (TF2) of three runs each; the GE library must be mapped
+    exactly once afterwards, and the results right."""
+    import numpy as np
+
+    x, y = make_pair("float32", SAMPLE_SHAPE, SAMPLE_SHAPE, 11)
+    seen = []
+    for _ in range(SESSIONS):
+        run = ctx.device.run_add([(x, y)], "float32", runs=RUNS)
+        problem = _placement_problem(run)
+        if problem:
+            return failed(problem, adapter=run.adapter)
+        if not np.array_equal(run.outputs[0], x + y):
+            return failed("float32 %s: the result differs from x + y" % list(SAMPLE_SHAPE), adapter=run.adapter)
+        seen.append(count_mappings(ctx.device.process_maps()))
+    figures = {"mappings_after_each_session": [[p for p, _ in m] for m in seen], "sessions": SESSIONS, "runs": RUNS,
+               "counted_in": "/proc/self/maps"}
+    last = seen[-1]
+    if not last:
+        return failed("%s is not mapped in the process after %d sessions: GE did not load the package's library "
+                      "(tf-ge-custom doctor: GE finds the library)" % (GE_LIBRARY, SESSIONS), **figures)
+    if any(len(m) != 1 for m in seen) or seen[0] != last:
+        return failed("%s mapped as %s after sessions %s: GE loaded more than one copy (one file per OPP root "
+                      "entry?)" % (GE_LIBRARY, [len(m) for m in seen], ", ".join(p for p, _ in last)), **figures)
+    return passed("one mapping of %s (inode %s) after %d sessions x %d runs, counted in /proc/self/maps" % (
+        last[0][0], last[0][1], SESSIONS, RUNS), **figures)

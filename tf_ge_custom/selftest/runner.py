@@ -1,0 +1,194 @@
+"""Running the stages: one child process each, under a timeout; lines, report, exit status.
+
+Each stage that runs gets its own folder ``<work>/<STAGE>/`` (its working directory: GE writes
+``custom_op_tmp_<pid>/`` there), a log ``<work>/<STAGE>.log`` (everything the child
+printed) and a child process started in a new session. When the timeout passes, the whole
+process group is killed (SIGKILL: a process stuck in the driver ignores anything gentler),
+the stage FAILs saying so, and the next stage starts. A stage whose needs the host lacks
+SKIPs without a child (:mod:`.host`), as does a stage whose prerequisite did not PASS.
+"""
+import datetime
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import NamedTuple, Optional
+
+from .. import _library
+from .._version import __version__
+from ..errors import OpLibraryError
+from . import child
+from .stages import FAIL, PASS, SKIP, STAGES, STATUSES
+
+REPORT_FORMAT = "tf-ge-custom-selftest"
+REPORT_VERSION = 1
+_TAIL_LINES = 3
+
+
+class StageResult(NamedTuple):
+    name: str
+    status: str
+    detail: str
+    figures: dict
+    seconds: float
+    timeout: int
+    log: Optional[str]  # the child's log, when a child ran
+
+    def line(self):
+        """``NAME=STATUS (detail, seconds)``: the one line per stage."""
+        timing = "%.1f s" % self.seconds if self.log else ""
+        inside = ", ".join(p for p in (self.detail, timing) if p)
+        return "%s=%s (%s)" % (self.name, self.status, inside) if inside else "%s=%s" % (self.name, self.status)
+
+    def as_dict(self):
+        return {"name": self.name, "status": self.status, "detail": self.detail, "figures": self.figures,
+                "seconds": round(self.seconds, 3), "timeout": self.timeout, "log": self.log}
+
+
+def _signal_name(returncode):
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return "signal %d" % -returncode
+
+
+def _kill_group(pgid):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _log_tail(path, lines=_TAIL_LINES):
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 8192))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    kept = [l.strip() for l in text.splitlines() if l.strip()]
+    return " | ".join(kept[-lines:])
+
+
+def run_child(name, function, root, timeout, host=None, device_module=None, env=None, python=None):
+    """Run ``function`` (``module:function``) in a child process under ``timeout`` seconds.
+
+    Returns (status, detail, figures, seconds, log path).
+    """
+    workdir = os.path.join(root, name)
+    os.makedirs(workdir, exist_ok=True)
+    log_path = os.path.join(root, name + ".log")
+    result_path = os.path.join(workdir, "result.json")
+    request_path = os.path.join(workdir, "request.json")
+    request = {"stage": name, "function": function, "workdir": workdir, "root": root, "result": result_path,
+               "host": host.as_dict() if host is not None else None, "device_module": device_module}
+    with open(request_path, "w") as f:
+        json.dump(request, f)
+    if os.path.exists(result_path):
+        os.remove(result_path)
+    started = time.time()
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([python or sys.executable, "-c", child.BOOT, request_path],
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=workdir,
+                                env=dict(os.environ if env is None else env), start_new_session=True)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc.pid)
+            proc.wait()
+            return (FAIL, "did not finish within %d s: killed with its process group (a hung device, driver or "
+                    "compile?); last lines: %s" % (timeout, _log_tail(log_path) or "none"),
+                    {"timed_out": True}, time.time() - started, log_path)
+        except BaseException:  # Ctrl-C: leave no stage running behind
+            _kill_group(proc.pid)
+            proc.wait()
+            raise
+        finally:
+            _kill_group(proc.pid)  # what the stage left running (its group outlives it otherwise)
+    seconds = time.time() - started
+    try:
+        with open(result_path) as f:
+            result = json.load(f)
+        return result["status"], result["detail"], result.get("figures") or {}, seconds, log_path
+    except (OSError, ValueError, KeyError):
+        pass
+    if proc.returncode < 0:
+        why = "the stage's process died of %s" % _signal_name(proc.returncode)
+    else:
+        why = "the stage's process exited with status %d without a result" % proc.returncode
+    return FAIL, "%s; last lines: %s" % (why, _log_tail(log_path) or "none"), {"exit": proc.returncode}, seconds, \
+        log_path
+
+
+def run_stages(host, root, stages=STAGES, timeouts=None, device_module=None, env=None, out=None, python=None):
+    """Run ``stages`` in order, printing each stage's line as it ends; returns StageResults.
+
+    ``timeouts``: {stage name: seconds}, overriding a stage's own limit.
+    """
+    out = out or sys.stdout
+    timeouts = timeouts or {}
+    results = []
+    status_of = {}
+    for stage in stages:
+        timeout = int(timeouts.get(stage.name, stage.timeout))
+        waiting = [a for a in stage.after if status_of.get(a) != PASS]
+        missing = "" if waiting else "; ".join(m for m in (host.missing(r) for r in stage.needs) if m)
+        if waiting:
+            result = StageResult(stage.name, SKIP, "needs %s to PASS first (%s)" % (
+                ", ".join(waiting), ", ".join("%s %s" % (a, status_of.get(a, "did not run")) for a in waiting)),
+                {}, 0.0, timeout, None)
+        elif missing:
+            result = StageResult(stage.name, SKIP, "needs " + missing, {}, 0.0, timeout, None)
+        else:
+            status, detail, figures, seconds, log = run_child(stage.name, stage.function, root, timeout, host,
+                                                              device_module, env, python)
+            result = StageResult(stage.name, status if status in STATUSES else FAIL, detail, figures, seconds,
+                                 timeout, log)
+        results.append(result)
+        status_of[stage.name] = result.status
+        out.write(result.line() + "\n")
+        out.flush()
+    return results
+
+
+def counts(results):
+    return {s: sum(r.status == s for r in results) for s in STATUSES}
+
+
+def overall(results):
+    return FAIL if any(r.status == FAIL for r in results) else PASS
+
+
+def summary_line(results, seconds):
+    c = counts(results)
+    return "SELFTEST=%s (%d PASS, %d FAIL, %d SKIP in %.1f s)" % (overall(results), c[PASS], c[FAIL], c[SKIP], seconds)
+
+
+def build_record():
+    try:
+        return _library.build_info()
+    except OpLibraryError as e:
+        return {"error": str(e)}
+
+
+def versions(host, probed):
+    """The versions a bug report needs: TensorFlow and TF Adapter (asked of a child), CANN and
+    the SoC (the host probe), this package and its build record."""
+    return {"tf_ge_custom": __version__, "tensorflow": probed.get("tensorflow"),
+            "tf_adapter": probed.get("tf_adapter") or {},
+            "cann": {"home": host.cann_home, "version": host.cann_version},
+            "soc": {"name": host.soc, "source": host.soc_source},
+            "build": build_record()}
+
+
+def report(results, host, probed, started, seconds, work_folder, command, platform_facts):
+    return {"format": REPORT_FORMAT, "version": REPORT_VERSION, "command": command,
+            "status": overall(results), "counts": counts(results),
+            "started": datetime.datetime.fromtimestamp(started).isoformat(timespec="seconds"),
+            "seconds": round(seconds, 3), "versions": versions(host, probed),
+            "host": dict(host.as_dict(), platform=platform_facts), "work_folder": work_folder,
+            # the logs are named only when they are kept (--keep): a temporary folder is gone
+            "stages": [dict(r.as_dict(), log=r.log if work_folder else None) for r in results]}
