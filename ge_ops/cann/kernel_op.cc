@@ -20,8 +20,8 @@ namespace tf_ge_custom {
 namespace cann {
 namespace {
 
-// The op definition's spelling of a GE dtype; anything else keeps a name that says what it is.
-std::string DTypeName(ge::DataType dtype) {
+// The op definition's spelling of a GE dtype, or null for one it does not know.
+const char *KnownDTypeName(ge::DataType dtype) {
   switch (dtype) {
 #define TF_GE_CUSTOM_DTYPE_CASE(enumerator, name) \
   case ge::enumerator:                            \
@@ -29,7 +29,24 @@ std::string DTypeName(ge::DataType dtype) {
     TF_GE_CUSTOM_FOR_EACH_GE_DTYPE(TF_GE_CUSTOM_DTYPE_CASE)
 #undef TF_GE_CUSTOM_DTYPE_CASE
     default:
-      return "ge::DataType(" + std::to_string(static_cast<int>(dtype)) + ")";
+      return nullptr;
+  }
+}
+
+// The op definition's spelling of a GE dtype; anything else keeps a name that says what it is.
+std::string DTypeName(ge::DataType dtype) {
+  const char *known = KnownDTypeName(dtype);
+  return known != nullptr ? std::string(known) : "ge::DataType(" + std::to_string(static_cast<int>(dtype)) + ")";
+}
+
+// *name = DTypeName(dtype), without touching *name when it already says so: with the
+// pre-C++11 std::string ABI that CANN's libraries use, building a string allocates.
+void SetDTypeName(ge::DataType dtype, std::string *name) {
+  const char *known = KnownDTypeName(dtype);
+  if (known == nullptr) {
+    *name = DTypeName(dtype);
+  } else if (*name != known) {
+    *name = known;
   }
 }
 
@@ -38,6 +55,20 @@ std::vector<int64_t> Dims(const gert::Shape &shape) {
   for (size_t i = 0; i < shape.GetDimNum(); ++i) dims.push_back(shape.GetDim(i));
   return dims;
 }
+
+// The same into *dims, reusing its capacity.
+void ReadDims(const gert::Shape &shape, std::vector<int64_t> *dims) {
+  dims->clear();
+  for (size_t i = 0; i < shape.GetDimNum(); ++i) dims->push_back(shape.GetDim(i));
+}
+
+// What Execute reads and prepares per call, kept per thread and reused: once a thread has seen
+// a call's shapes, Execute allocates nothing on the host (the core keeps its own per-thread
+// state the same way; docs/ge-library.md, "What Execute does").
+struct ExecuteScratch {
+  std::vector<core::TensorInfo> inputs;
+  core::KernelCall call;
+};
 
 uint64_t Address(const void *p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); }
 
@@ -152,23 +183,26 @@ ge::graphStatus KernelOp::Execute(gert::EagerOpExecutionContext *ctx) {
   const char *node = ctx->GetNodeName();
   try {
     if (op_ == nullptr) return Fail(node, core::Status::Error(core::Code::kInternal, "this library does not define the op"));
-    std::vector<core::TensorInfo> inputs;
-    std::vector<uint64_t> addresses;
+    thread_local ExecuteScratch scratch;
+    std::vector<core::TensorInfo> &inputs = scratch.inputs;
+    core::KernelCall &call = scratch.call;
+    inputs.resize(op_->inputs.size());
+    call.inputs.resize(op_->inputs.size());
     for (size_t i = 0; i < op_->inputs.size(); ++i) {
       const gert::Tensor *t = ctx->GetInputTensor(i);
       if (t == nullptr) {
         return Fail(node, core::Status::ApiError("GetInputTensor", "returned null for input " + std::to_string(i)));
       }
-      inputs.push_back({DTypeName(t->GetDataType()), Dims(t->GetStorageShape())});
-      addresses.push_back(Address(t->GetAddr()));
+      SetDTypeName(t->GetDataType(), &inputs[i].dtype);
+      ReadDims(t->GetStorageShape(), &inputs[i].dims);
+      call.inputs[i] = Address(t->GetAddr());
     }
     auto dtype = core::CheckDTypes(*op_, inputs);
     if (!dtype.ok()) return Fail(node, dtype.status());
-    // Broadcast as tf.math.add does, reduce the shapes, pick the kernel variant (core/broadcast.h).
-    auto prepared = core::PrepareCall(*op_, *dtype.value(), inputs[0].dims, inputs[1].dims);
-    if (!prepared.ok()) return Fail(node, prepared.status());
-    core::KernelCall call = std::move(prepared).value();
-    call.inputs = addresses;
+    // Broadcast as tf.math.add does, reduce the shapes, pick the kernel variant (core/broadcast.h);
+    // into the kept call, whose input addresses it leaves alone.
+    const core::Status prepared = core::PrepareCall(*op_, *dtype.value(), inputs[0].dims, inputs[1].dims, &call);
+    if (!prepared.ok()) return Fail(node, prepared);
 
     ContextOutputs outputs(ctx, *ctx->GetInputTensor(0), call.choice.output);
     const core::Status allocated = core::AllocateOutputs(&call, outputs);

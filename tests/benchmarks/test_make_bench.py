@@ -78,9 +78,10 @@ def test_the_ge_execute_path_allocates_nothing_per_call_after_the_first(results)
     out, _ = results
     with open(str(out / "raw" / "ge_execute.json")) as f:
         scenarios = {s["scenario"]: s for s in json.load(f)["scenarios"]}
-    assert set(scenarios) == {"steady", "steady_broadcast", "steady_chunked", "adapter_today", "reload_every_call"}
+    assert set(scenarios) == {"steady", "steady_broadcast", "steady_chunked", "adapter",
+                              "adapter_broadcast", "adapter_fresh_lists", "reload_every_call"}
     assert all(s["checks"] for s in scenarios.values())
-    for name in ("steady", "steady_broadcast", "steady_chunked"):
+    for name in ("steady", "steady_broadcast", "steady_chunked", "adapter", "adapter_broadcast"):
         assert scenarios[name]["allocations_per_call"] == 0, scenarios[name]
         assert scenarios[name]["bytes_per_call"] == 0
         assert scenarios[name]["first_call_allocations"] > 0  # the caches are filled by the first call
@@ -89,3 +90,5 @@ def test_the_ge_execute_path_allocates_nothing_per_call_after_the_first(results)
     # the flat kernel's 64-byte argument struct; a row variant's 104 bytes with extents and strides
     assert (scenarios["steady"]["args_bytes"], scenarios["steady_broadcast"]["args_bytes"]) == (64, 104)
     assert scenarios["reload_every_call"]["loads"] > 1
+    # the control: lists and call built anew on every call do allocate (the counter counts)
+    assert scenarios["adapter_fresh_lists"]["allocations_per_call"] > 0
