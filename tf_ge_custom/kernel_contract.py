@@ -49,3 +49,12 @@ SINGLE_ROLES = ("sync_block_lock", "workspace", "grid_x", "grid_y", "grid_z")
 # The load magic for aclrtBinaryLoadFromData that triton's mix_mode implies
 # (docs/ascend-stack.md, "Kernel metadata"); each value names an ACL_RT_BINARY_MAGIC_<value>.
 MAGIC_BY_MIX_MODE = {"aiv": "ELF_VECTOR_CORE", "aic": "ELF_AICORE", "mix": "ELF_AICORE"}
+
+
+def block_elements(block):
+    """Elements one program handles per loop iteration: the product of a kernel's block shape
+    ((BLOCK_SIZE,) or (BLOCK_ROWS, BLOCK_COLS))."""
+    n = 1
+    for b in block:
+        n *= b
+    return n

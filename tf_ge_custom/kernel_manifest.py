@@ -21,7 +21,7 @@ import os
 import re
 from typing import NamedTuple, Optional, Tuple
 
-from . import files, op_def
+from . import files, kernel_contract, op_def
 from .errors import ManifestError
 # The constants shared with the GE library's C++ core (generated into kernel_contract.h).
 from .kernel_contract import (DIM_ROLES, INDEX_LIMIT, INDEXED_ROLES, INTEGER_ROLES,
@@ -114,10 +114,7 @@ class KernelEntry(NamedTuple):
 
     @property
     def block_elements(self):
-        n = 1
-        for b in self.block:
-            n *= b
-        return n
+        return kernel_contract.block_elements(self.block)
 
     def to_json(self):
         return {

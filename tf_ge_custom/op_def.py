@@ -73,10 +73,7 @@ class KernelVariant(NamedTuple):
 
     @property
     def block_elements(self):
-        n = 1
-        for b in self.block:
-            n *= b
-        return n
+        return _contract.block_elements(self.block)
 
 
 class KernelSpec(NamedTuple):
