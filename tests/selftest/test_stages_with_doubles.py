@@ -120,6 +120,17 @@ def test_a_cache_compile_missing_dtypes_fails_naming_them(tmp_path, selftest_pat
     assert got == "FAIL" and "manifest.json has no npubin for float16, bfloat16" in detail, detail
 
 
+def test_without_compile_at_graph_build_a_soc_without_packaged_kernels_fails(tmp_path, selftest_paths,
+                                                                            full_host):
+    # a host double whose tf-ge-custom lacks build-kernels --cache (an older package)
+    status, lines, report, text = run(tmp_path, selftest_paths, full_host(build_kernels_cache=False), "KERNELS")
+    assert status == 1, text
+    got, detail = lines["KERNELS"]
+    assert got == "FAIL" and re.search(r"^no npubins for Ascend910B1 in .*opp/kernels .*build-kernels --soc "
+                                       r"Ascend910B1", detail), detail
+    assert report["status"] == "FAIL"
+
+
 def test_a_cache_compile_that_writes_nothing_fails(tmp_path, selftest_paths, full_host):
     status, lines, _, text = run(tmp_path, selftest_paths, full_host(), "COMPILE_AT_BUILD")
     assert status == 1, text
