@@ -73,16 +73,28 @@ def check_triton_ascend():
 
 
 def distribution_version(name):
+    """The installed version of distribution ``name``, or None."""
     try:
         from importlib import metadata  # novermin (guarded: 3.7 falls back below)
-    except ImportError:  # Python 3.7
+    except ImportError:  # Python 3.7: the backport, else setuptools' pkg_resources
         try:
             import importlib_metadata as metadata
         except ImportError:
-            return None
+            return _pkg_resources_version(name)
     try:
         return metadata.version(name)
     except Exception:  # PackageNotFoundError
+        return None
+
+
+def _pkg_resources_version(name):
+    try:
+        import pkg_resources
+    except ImportError:
+        return None
+    try:
+        return pkg_resources.get_distribution(name).version
+    except Exception:  # DistributionNotFound, or a damaged record
         return None
 
 

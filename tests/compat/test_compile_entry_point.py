@@ -35,10 +35,52 @@ def _run(argv, env):
     return proc.returncode, json.loads(lines[-1][len(MARK):])
 
 
+def _toolchain_doubles(tmp_path, env):
+    """Where triton-ascend or bishengir-compile is not installed (the adapters' Python 3.7 has
+    no triton-ascend wheel), TEST DOUBLES of both (a distribution record, a script printing a
+    version) so that the cache key and the manifest have a toolchain to record. They prove
+    nothing about either tool; the build step is the compiler double's anyway."""
+    from tf_ge_custom.kernels import toolchain
+
+    if toolchain.distribution_version("triton-ascend") is None:
+        dists = tmp_path / "double-dists"
+        record = dists / "triton_ascend-3.2.0.dist-info"
+        record.mkdir(parents=True)
+        (record / "METADATA").write_text("Metadata-Version: 2.1\nName: triton-ascend\nVersion: 3.2.0\n")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(dists), env.get("PYTHONPATH")]))
+    if toolchain.find_bishengir_compile(env) is None:
+        bin_dir = tmp_path / "double-bin"
+        bin_dir.mkdir()
+        tool = bin_dir / "bishengir-compile"
+        tool.write_text("#!/bin/sh\necho 'bishengir-compile 1.2.0 (test double)'\n")
+        tool.chmod(0o755)
+        env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", os.defpath)])
+    return env
+
+
+def test_the_toolchain_versions_are_read_on_this_python(tmp_path):
+    # Python 3.7 has no importlib.metadata: the version comes from pkg_resources there
+    from tf_ge_custom.kernels import toolchain
+
+    dists = tmp_path / "dists"
+    record = dists / "some_tool-7.1.2.dist-info"
+    record.mkdir(parents=True)
+    (record / "METADATA").write_text("Metadata-Version: 2.1\nName: some-tool\nVersion: 7.1.2\n")
+    code = ("import builtins, sys; builtins.__TF_GE_CUSTOM_NO_TENSORFLOW__ = True; sys.path.insert(0, %r); "
+            "from tf_ge_custom.kernels import toolchain; "
+            "print(toolchain.distribution_version('some-tool'), toolchain.distribution_version('no-such-dist'))"
+            % str(dists))
+    proc = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=300, cwd=str(tmp_path))
+    assert proc.stdout.split()[-2:] == ["7.1.2", "None"], proc.stdout + proc.stderr
+    assert toolchain.distribution_version("pytest") == __import__("pytest").__version__
+
+
 def test_describe_and_compile_through_the_bootstrap(tmp_path):
     parent = os.path.dirname(os.path.dirname(os.path.abspath(tf_ge_custom.__file__)))
-    env = dict(os.environ, TF_GE_CUSTOM_CACHE_DIR=str(tmp_path / "cache"),
-               TF_GE_CUSTOM_DOUBLE_COUNT=str(tmp_path / "builds.txt"), PYTHONUNBUFFERED="1")
+    env = _toolchain_doubles(tmp_path, dict(
+        os.environ, TF_GE_CUSTOM_CACHE_DIR=str(tmp_path / "cache"),
+        TF_GE_CUSTOM_DOUBLE_COUNT=str(tmp_path / "builds.txt"), PYTHONUNBUFFERED="1"))
     boot = _bootstrap()
     code, described = _run([sys.executable, "-c", boot, parent, "--describe"], env)
     assert code == 0 and described["ok"], described
