@@ -10,24 +10,13 @@ PLANS.json: {"cases": {name: {"sentinel", "variant": {"entry", "params", "consta
 library advances the pointer; ``output:0`` the output likewise; ``num_elements``,
 ``dim:k`` and ``input_stride:i:k`` the launch's values.
 """
-import importlib.util
 import json
-import os
 import sys
 
-os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported
-
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-import triton  # noqa: E402
-
-
-def _load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # triton reads the kernel's source through its module
-    spec.loader.exec_module(module)
-    return module
+import interp_support  # first: it switches on the interpreter before triton is imported
+import numpy as np
+import torch
+import triton
 
 
 def _argument(param, launch, operands, output, itemsize):
@@ -47,10 +36,8 @@ def _argument(param, launch, operands, output, itemsize):
 
 
 def main(kernel_path, cases_path, plans_path, out_path):
-    if os.path.isdir(os.path.join(os.path.dirname(triton.__file__), "backends", "ascend")):
-        sys.exit("expected PyPI triton first on sys.path, got triton-ascend at %s"
-                 % triton.__file__)
-    module = _load(kernel_path, "add_kernel_source")
+    interp_support.require_pypi_triton(triton)
+    module = interp_support.load_module(kernel_path, "add_kernel_source")
     with open(plans_path) as f:
         plans = json.load(f)["cases"]
     arrays = np.load(cases_path)

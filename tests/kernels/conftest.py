@@ -17,6 +17,17 @@ OPTIONS = ("-DTF_GE_CUSTOM_WITH_CANN=OFF", "-DTF_GE_CUSTOM_TESTS=ON")
 
 
 @pytest.fixture(scope="session")
+def interp_env():
+    """The environment of an interpreter child (broadcast_runner.py, interpreter_runner.py):
+    PyPI triton for the CPU interpreter first on PYTHONPATH (``make triton-interp``)."""
+    path = os.environ.get("TF_GE_CUSTOM_TRITON_INTERP") or str(SOURCE_ROOT / ".cache" / "triton-interp")
+    if not os.path.isdir(os.path.join(path, "triton")):
+        pytest.fail("PyPI triton for the interpreter is not installed at %s; run "
+                    "`make triton-interp` (make test does)" % path)
+    return dict(os.environ, PYTHONPATH=path)
+
+
+@pytest.fixture(scope="session")
 def plan_calls():
     """plan_calls(cases) -> the planner's answer for each case (see plan_tool.cc)."""
     ge_step.configure_and_build(str(SOURCE_ROOT), str(BUILD_DIR), ("tf_ge_custom_plan",),

@@ -5,36 +5,22 @@ geometry, and save every output.
     python interpreter_runner.py KERNEL.py GEOMETRY.py CASES.npz PLAN.json OUT.npz
 """
 import builtins
-import importlib.util
 import json
-import os
 import sys
 
-os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported
-
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-import triton  # noqa: E402
-
-
-def _load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # triton reads the kernel's source through its module
-    spec.loader.exec_module(module)
-    return module
+import interp_support  # first: it switches on the interpreter before triton is imported
+import numpy as np
+import torch
+import triton
 
 
 def main(kernel_path, geometry_path, cases_path, plan_path, out_path):
-    if hasattr(triton, "backends") and os.path.isdir(
-            os.path.join(os.path.dirname(triton.__file__), "backends", "ascend")):
-        sys.exit("expected PyPI triton first on sys.path, got triton-ascend at %s"
-                 % triton.__file__)
-    kernel = _load(kernel_path, "add_kernel_source").add_kernel
+    interp_support.require_pypi_triton(triton)
+    kernel = interp_support.load_module(kernel_path, "add_kernel_source").add_kernel
     # geometry.py imports its limits from tf_ge_custom.kernel_contract: the package's
     # pure-Python modules, without TensorFlow (the flag setup.py sets for the same reason).
     builtins.__TF_GE_CUSTOM_SETUP__ = True
-    geometry = _load(geometry_path, "kernel_geometry")
+    geometry = interp_support.load_module(geometry_path, "kernel_geometry")
     with open(plan_path) as f:
         plan = json.load(f)
     cases = np.load(cases_path)

@@ -10,13 +10,12 @@ import os
 import pathlib
 import re
 import shutil
-import sys
 import threading
 import time
 
 import pytest
 
-from tf_ge_custom import cli, kernel_manifest, op_def
+from tf_ge_custom import cli, op_def
 from tf_ge_custom.errors import KernelBuildError, KernelCacheError, ManifestError, ToolchainError
 from tf_ge_custom.kernels import builder, cache, compile_kernel, toolchain
 

@@ -23,7 +23,6 @@ from tf_ge_custom.kernels.frontend import kernel_source_path
 from tf_ge_custom.op_def import ADD_CUSTOM
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
 VARIANTS = {v.name: v for v in ADD_CUSTOM.kernel.variants}
 INT_SENTINEL = -2 ** 31 + 12345  # no sum of the test's int32 inputs
 
@@ -61,22 +60,13 @@ LAUNCHES = {"chunked_outer": 6, "chunked_rows": 3, "chunked_columns": 6, "chunke
             "chunked_scalar": 3, "zero_rows": 0, "zero_in_y": 0}
 
 
-def _interp_dir():
-    path = os.environ.get("TF_GE_CUSTOM_TRITON_INTERP") or os.path.join(
-        REPO, ".cache", "triton-interp")
-    if not os.path.isdir(os.path.join(path, "triton")):
-        pytest.fail("PyPI triton for the interpreter is not installed at %s; run "
-                    "`make triton-interp` (make test does)" % path)
-    return path
-
-
 def _inputs(rng, dtype, shape):
     if dtype == "int32":
         return rng.integers(-2 ** 20, 2 ** 20, shape, dtype=np.int32)
     return (rng.standard_normal(shape) * 100).astype(dtype)
 
 
-def run_cases(plan_calls, tmp_path, cases, seed):
+def run_cases(plan_calls, interp_env, tmp_path, cases, seed):
     """{name: (x, y, plan, z)} for {name: (x shape, y shape, dtype, limits)}."""
     rng = np.random.default_rng(seed)
     names = sorted(cases)
@@ -100,7 +90,7 @@ def run_cases(plan_calls, tmp_path, cases, seed):
             ADD_CUSTOM.kernel), str(tmp_path / "cases.npz"), str(tmp_path / "plans.json"),
          str(tmp_path / "out.npz")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
-        env=dict(os.environ, PYTHONPATH=_interp_dir()), timeout=900)
+        env=interp_env, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]
     outputs = dict(np.load(str(tmp_path / "out.npz")))
     return {name: (arrays[name + "/x"], arrays[name + "/y"], plan, outputs.get(name))
@@ -108,8 +98,8 @@ def run_cases(plan_calls, tmp_path, cases, seed):
 
 
 @pytest.fixture(scope="module")
-def pinned(plan_calls, tmp_path_factory):
-    return run_cases(plan_calls, tmp_path_factory.mktemp("pinned"),
+def pinned(plan_calls, interp_env, tmp_path_factory):
+    return run_cases(plan_calls, interp_env, tmp_path_factory.mktemp("pinned"),
                      {n: c[:4] for n, c in CASES.items()}, seed=20261201)
 
 
@@ -185,10 +175,11 @@ def _reduced_rank(x, y):
                                  HealthCheck.function_scoped_fixture])
 @given(batch=st.lists(st.tuples(shape_pairs(), st.sampled_from(["float32", "float16", "int32"]),
                                 st.sampled_from([1, 2, 3, 48])), min_size=30, max_size=30))
-def test_many_shape_pairs_match_numpy(plan_calls, tmp_path_factory, batch):
+def test_many_shape_pairs_match_numpy(plan_calls, interp_env, tmp_path_factory, batch):
     cases = {"case%02d" % i: (x, y, dtype, {"max_programs": programs})
              for i, ((x, y), dtype, programs) in enumerate(batch)}
-    results = run_cases(plan_calls, tmp_path_factory.mktemp("many"), cases, seed=len(batch))
+    results = run_cases(plan_calls, interp_env, tmp_path_factory.mktemp("many"), cases,
+                        seed=len(batch))
     for name, (x, y, plan, z) in sorted(results.items()):
         what = "%s: %s + %s (%s)" % (name, x.shape, y.shape, x.dtype)
         if "error" in plan:  # refused, never computed wrong: only above the rank bound

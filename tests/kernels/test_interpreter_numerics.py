@@ -19,7 +19,6 @@ from tf_ge_custom.kernels.frontend import kernel_source_path
 from tf_ge_custom.op_def import ADD_CUSTOM
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
 BLOCK = ADD_CUSTOM.kernel.variant("flat").block[0]
 CORES = socs.get("Ascend910B1").vector_cores
 DTYPES = ("float32", "float16", "int32")
@@ -39,15 +38,6 @@ SIZES = {
 }
 
 
-def _interp_dir():
-    path = os.environ.get("TF_GE_CUSTOM_TRITON_INTERP") or os.path.join(
-        REPO, ".cache", "triton-interp")
-    if not os.path.isdir(os.path.join(path, "triton")):
-        pytest.fail("PyPI triton for the interpreter is not installed at %s; run "
-                    "`make triton-interp` (make test does)" % path)
-    return path
-
-
 def _inputs(rng, dtype, n):
     if dtype == "int32":
         return [rng.integers(-2 ** 30, 2 ** 30, n, dtype=np.int32) for _ in range(2)]
@@ -55,7 +45,7 @@ def _inputs(rng, dtype, n):
 
 
 @pytest.fixture(scope="module")
-def interpreted(tmp_path_factory):
+def interpreted(tmp_path_factory, interp_env):
     tmp = tmp_path_factory.mktemp("interp")
     rng = np.random.default_rng(20261129)
     arrays, plan = {}, {"block_size": BLOCK, "cases": {}}
@@ -67,12 +57,11 @@ def interpreted(tmp_path_factory):
                                    "sentinel": -7 if dtype == "int32" else float("nan")}
     np.savez(str(tmp / "cases.npz"), **arrays)
     (tmp / "plan.json").write_text(json.dumps(plan))
-    env = dict(os.environ, PYTHONPATH=_interp_dir())
     proc = subprocess.run(
         [sys.executable, os.path.join(HERE, "interpreter_runner.py"),
          kernel_source_path(ADD_CUSTOM.kernel), geometry.__file__, str(tmp / "cases.npz"),
          str(tmp / "plan.json"), str(tmp / "out.npz")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=interp_env,
         timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
