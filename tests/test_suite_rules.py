@@ -1,0 +1,134 @@
+"""Rules over the suite's own source text (read with ``ast``; nothing is imported).
+
+Every test function must be able to fail for a reason it states: its body (nested functions
+and lambdas included) holds at least one of
+  - an ``assert`` statement;
+  - ``pytest.raises`` / ``pytest.warns`` / ``pytest.fail`` (called, or as a ``with`` item);
+  - a call of a function whose name starts with ``assert`` (``numpy.testing.assert_*``,
+    ``tf.debugging.assert_*``, the ``assert_same`` fixture of tests/tf);
+  - a call of a *checker*: a function of the same module (or a method of one of its
+    classes) whose own body, by these same rules, asserts; or one of CHECKERS below, the
+    helpers that fixtures hand to tests and that assert inside (named by attribute or
+    function name).
+A test that only runs code and checks nothing is reported with its file and line.
+
+The same walk tags each module with the kind of its evidence (``pytest.mark.kind``,
+tests/conftest.py KINDS) where it says so; the count is printed by every run's summary.
+"""
+import ast
+import pathlib
+
+import pytest
+
+pytestmark = pytest.mark.kind("oracle")
+
+TESTS = pathlib.Path(__file__).resolve().parent
+
+# Helpers reached through fixtures or other modules that assert inside (each checked in
+# test_the_named_checkers_assert below, so a name here cannot hide a test that checks nothing).
+CHECKERS = {
+    "finishes": ("conftest.py", "OddFiles.finishes"),
+}
+RAISING = {"raises", "warns", "fail", "deprecated_call"}
+
+
+def _called_name(call):
+    f = call.func
+    if isinstance(f, ast.Attribute):
+        return f.attr, (f.value.id if isinstance(f.value, ast.Name) else None)
+    if isinstance(f, ast.Name):
+        return f.id, None
+    return None, None
+
+
+def _asserts_directly(node, checkers):
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Assert):
+            return True
+        if isinstance(sub, ast.Call):
+            name, owner = _called_name(sub)
+            if name in RAISING and owner == "pytest":
+                return True
+            if name and (name.startswith("assert") or name in checkers or name in CHECKERS):
+                return True
+    return False
+
+
+def _functions(tree):
+    """{name: node} of the module's functions and its classes' methods."""
+    found = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found.setdefault(item.name, item)
+    return found
+
+
+def _checkers(functions):
+    """The non-test functions that assert, directly or through another checker."""
+    checkers = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, node in functions.items():
+            if name not in checkers and not name.startswith("test") and _asserts_directly(node, checkers):
+                checkers.add(name)
+                changed = True
+    return checkers
+
+
+def _unchecked_tests(path):
+    tree = ast.parse(path.read_text(), str(path))
+    functions = _functions(tree)
+    checkers = _checkers(functions)
+    missing = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            if not _asserts_directly(node, checkers):
+                missing.append("%s:%d %s" % (path.relative_to(TESTS.parent), node.lineno, node.name))
+    return missing
+
+
+def test_every_test_function_has_a_check_that_can_fail():
+    files = sorted(TESTS.rglob("test_*.py"))
+    assert len(files) > 70  # the walk found the suite
+    missing = [m for f in files for m in _unchecked_tests(f)]
+    assert missing == [], "tests that check nothing:\n" + "\n".join(missing)
+
+
+def test_the_lint_finds_a_test_that_only_runs_code(tmp_path):
+    # The rule itself, on a module written here: what it must report and what it must not.
+    module = tmp_path / "test_sample.py"
+    module.write_text(
+        "import pytest\n"
+        "def _helper(x):\n    assert x\n"
+        "def _runs(x):\n    return x + 1\n"
+        "def test_asserts():\n    assert 1\n"
+        "def test_raises():\n    with pytest.raises(ValueError):\n        int('x')\n"
+        "def test_via_helper():\n    _helper(2)\n"
+        "def test_only_runs():\n    _runs(1)\n"
+        "class TestK:\n    def test_method_runs(self):\n        print(1)\n")
+    got = [m.split(" ", 1)[1] for m in _unchecked_tests_at(module)]
+    assert got == ["test_only_runs", "test_method_runs"]
+
+
+def _unchecked_tests_at(path):
+    global TESTS
+    saved, TESTS = TESTS, path.parent
+    try:
+        return [m.replace(str(path.parent.name) + "/", "") for m in _unchecked_tests(path)]
+    finally:
+        TESTS = saved
+
+
+@pytest.mark.parametrize("name", sorted(CHECKERS))
+def test_the_named_checkers_assert(name):
+    file, qualname = CHECKERS[name]
+    tree = ast.parse((TESTS / file).read_text())
+    cls, method = qualname.split(".")
+    node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls)
+    func = next(n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == method)
+    assert any(isinstance(n, ast.Assert) for n in ast.walk(func)), qualname
