@@ -1,5 +1,6 @@
 """The C++ tools of the offline route (ge_ops/export/): compile-checked against the real
-public GE/ACL headers, and recorded by the build (installed only with a CANN toolkit)."""
+public GE/ACL headers (the suite's ``ge_syntax_check`` fixture: the real compiler is the
+oracle), and recorded by the build (installed only with a CANN toolkit)."""
 import json
 import os
 import pathlib
@@ -11,21 +12,16 @@ import tf_ge_custom
 
 SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE = pathlib.Path(tf_ge_custom.__file__).parent
-CHECK = next((p / "shared" / "tools" / "ge-syntax-check" for p in SOURCE_ROOT.parents
-              if (p / "shared" / "tools" / "ge-syntax-check").is_file()), SOURCE_ROOT)
-CACHE = pathlib.Path(os.environ.get("GE_HEADERS_CACHE", "/tmp/ge-headers"))
 SOURCES = ["ge_ops/export/air_tool.cc", "ge_ops/export/om_runner.cc"]
 
 
-@pytest.mark.skipif(not (CHECK.is_file() and (CACHE / "ge" / "inc").is_dir()),
-                    reason="needs a CANN toolkit or the public GE headers (ge-syntax-check's cache)")
-def test_export_tool_sources_pass_the_syntax_check():
-    proc = subprocess.run(["bash", str(CHECK)] + [str(SOURCE_ROOT / s) for s in SOURCES]
-                          + ["--", "-Wextra", "-Werror"],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+@pytest.mark.kind("oracle")
+def test_export_tool_sources_pass_the_syntax_check(ge_syntax_check):
+    proc = ge_syntax_check([SOURCE_ROOT / s for s in SOURCES], ["-Wextra", "-Werror"])
     assert proc.returncode == 0, proc.stdout[-6000:]
 
 
+@pytest.mark.kind("plumbing")
 def test_build_records_the_export_tools():
     info = json.loads((PACKAGE / "build_info.json").read_text())["ge"]
     tools = info["export_tools"]
@@ -39,7 +35,8 @@ def test_build_records_the_export_tools():
         assert not (PACKAGE / "_lib" / "tf_ge_custom_om_runner").exists()
 
 
-@pytest.mark.skipif(not os.environ.get("ASCEND_HOME_PATH"), reason="needs a CANN toolkit (ASCEND_HOME_PATH)")
+@pytest.mark.kind("oracle")
+@pytest.mark.needs("cann_toolkit", "the export tools are built and linked only against one")
 def test_export_tools_start_with_every_library_resolved():
     for tool in ("tf_ge_custom_air_tool", "tf_ge_custom_om_runner"):
         proc = subprocess.run([str(PACKAGE / "_lib" / tool)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -1,6 +1,9 @@
 """The whole export, pb -> (AIR ->) OM, with TEST DOUBLES standing in for atc and the AIR tool
-(tests/export/doubles/): they pin the order of work, the command lines actually run, the
-environment the tools see, atomic outputs and refusals; not what the real tools do."""
+(tests/export/doubles/): every test here is about our process handling, and asserts what our
+code decided: the order of work, the command lines actually run, the environment the tools
+see, the staging and atomic moves of their outputs, the exit status and the refusals; never
+what the real tools do (what a double writes is its own text, used only to trace which
+staged file became which output)."""
 import glob
 import io
 import json
@@ -11,6 +14,8 @@ import time
 
 import numpy as np
 import pytest
+
+pytestmark = pytest.mark.kind("doubles")
 
 from tf_ge_custom.errors import ExportError, ExternalToolError, MissingToolchainError
 from tf_ge_custom.export import export
@@ -45,6 +50,8 @@ def test_om_through_air_by_default_when_the_air_tool_is_there(models, tmp_path, 
     assert atc["argv"][3].startswith("--output=%s" % (out / ".tf-ge-custom-staging-"))  # staged
     for record in (air, atc):  # both tools see our OPP root first
         assert record["ASCEND_CUSTOM_OPP_PATH"].split(":")[0] == fake_opp_root
+    # m.om is the file atc wrote into our staging folder when given our m.air, moved into place
+    # unchanged (the double writes which model it was given; its bytes are no OM)
     assert (out / "m.om").read_bytes() == ("om written by atc_double from %s\n" % (out / "m.air")).encode()
     assert "verification (fresh process" in report and "running: ASCEND_CUSTOM_OPP_PATH=" in report
     assert not _leftovers(out)

@@ -1,12 +1,16 @@
 """`tf-ge-custom run-om` with a TEST DOUBLE standing in for the OM runner
 (tests/export/doubles/om_runner_double.py: it adds its float32 inputs, as the exported
-AddCustom model would). These tests pin run-om's handling: the runner's environment, .npy
-in and out, the comparison with TensorFlow on the CPU and the RUN_OM line; they prove
-nothing about ACL or the NPU."""
+AddCustom model would). These tests pin run-om's process handling: the runner's command line
+and environment, the raw input bytes it stages from the .npy files, the .npy it makes of the
+runner's output (dtype and dims as the runner reported them), the comparison with
+TensorFlow on the CPU (the real oracle: run-om runs the recorded source model) and the
+RUN_OM line. They prove nothing about ACL or the NPU; the double's own sum is no evidence."""
 import os
 
 import numpy as np
 import pytest
+
+pytestmark = pytest.mark.kind("doubles")
 
 
 @pytest.fixture
@@ -29,21 +33,25 @@ def _run(cli, tmp_path, tool_env, *extra):
                 "--input", str(tmp_path / "y.npy")] + list(extra), tool_env)
 
 
-def test_run_om_writes_npy_and_compares_with_the_recorded_source(cli, exported, tool_env, read_record):
+def test_process_handling_run_om_stages_inputs_writes_npy_and_compares(cli, exported, tool_env, read_record):
     tmp_path, x, y = exported
     status, out, err = _run(cli, tmp_path, tool_env)
     assert status == 0, err
     assert out.splitlines()[-1] == "RUN_OM=PASS"
     assert "max |OM - TensorFlow on the CPU|" in out and "max |error| = 0" in out
-    np.testing.assert_array_equal(np.load(str(tmp_path / "m.outputs" / "z_0.npy")), x + y)
     record = read_record()
+    # staged: each .npy as the raw little-endian bytes the runner reads, in the model's order
+    assert record["inputs"] == [x.astype("<f4").tobytes().hex(), y.astype("<f4").tobytes().hex()]
+    # the .npy is the runner's output bytes with the dtype and dims the runner reported (2, 3)
+    z = np.load(str(tmp_path / "m.outputs" / "z_0.npy"))
+    assert (z.dtype, z.shape, z.tobytes().hex()) == (np.float32, (2, 3), record["output"])
     assert record["custom_opp_path_set"] is False  # the OM had to carry the kernel itself
     assert record["argv"][:6] == ["--model", str(tmp_path / "m.om"), "--output-dir", record["argv"][3],
                                   "--device", "0"]
     assert (tmp_path / "m.outputs" / "run-om.log").is_file()
 
 
-def test_a_wrong_result_is_run_om_fail(cli, exported, tool_env):
+def test_process_handling_a_runner_result_off_tensorflow_is_run_om_fail(cli, exported, tool_env):
     tmp_path, _, _ = exported
     tool_env["TF_GE_CUSTOM_TEST_MODE"] = "wrong"
     status, out, _ = _run(cli, tmp_path, tool_env, "--compare-with", str(tmp_path / "m.pb"))
@@ -51,16 +59,18 @@ def test_a_wrong_result_is_run_om_fail(cli, exported, tool_env):
     assert out.splitlines()[-1] == "RUN_OM=FAIL" and "max |error| = 1 " in out and "DIFFERS" in out
 
 
-def test_inputs_are_checked_against_the_record(cli, exported, tool_env):
+def test_process_handling_inputs_are_checked_against_the_record(cli, exported, tool_env, read_record):
     tmp_path, x, _ = exported
     np.save(str(tmp_path / "y.npy"), x.astype(np.int32))
     status, out, err = _run(cli, tmp_path, tool_env)
     assert status == 1 and "holds int32, but input y is float32" in err and "RUN_OM=FAIL" in out
+    assert read_record() is None  # refused before the runner was started
 
 
-def test_without_anything_to_compare_with(cli, exported, tool_env):
+def test_process_handling_without_anything_to_compare_with(cli, exported, tool_env, read_record):
     tmp_path, x, y = exported
     os.remove(str(tmp_path / "m.json"))
     status, out, _ = _run(cli, tmp_path, tool_env)
     assert status == 0 and out.splitlines()[-1].startswith("RUN_OM=UNCHECKED")
-    np.testing.assert_array_equal(np.load(str(tmp_path / "m.outputs" / "z.npy")), x + y)
+    z = np.load(str(tmp_path / "m.outputs" / "z.npy"))  # no record: named by the runner, not z_0
+    assert (z.dtype, z.shape, z.tobytes().hex()) == (np.float32, (2, 3), read_record()["output"])

@@ -14,8 +14,7 @@ import tf_ge_custom
 from tf_ge_custom._build import ge_step
 
 PACKAGE = pathlib.Path(tf_ge_custom.__file__).parent
-_, _REASON = ge_step.cann_toolkit()
-needs_cann = pytest.mark.skipif(_REASON is not None, reason="needs a CANN toolkit: %s" % _REASON)
+needs_cann = pytest.mark.needs("cann_toolkit", "the GE libraries are built only against one")
 
 
 def _ge_info():

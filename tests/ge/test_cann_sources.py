@@ -1,40 +1,35 @@
 """The CANN-facing sources compile against the real public GE/ACL headers.
 
-Runs the workplace's ge-syntax-check tool (shared/tools/ beside a checkout; g++
--fsyntax-only against the public GE, metadef and ACL headers) where it and its header cache
-exist; a machine without them skips this with the hardware reason.
+Runs the workplace's ge-syntax-check tool (../shared/tools/ beside the checkout; g++
+-fsyntax-only against the public GE, metadef and ACL headers), through the suite's
+``ge_syntax_check`` fixture: a machine without the tool skips with "needs the shared syntax
+checker", one without its header cache and without the hicann snapshots to make it with
+"needs the hicann snapshots". The oracle is the real compiler over the real public headers.
 """
 import importlib.util
-import os
 import pathlib
 import subprocess
 
 import pytest
 
+pytestmark = pytest.mark.kind("oracle")
+
 SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
-CHECK = next((p / "shared" / "tools" / "ge-syntax-check" for p in SOURCE_ROOT.parents
-              if (p / "shared" / "tools" / "ge-syntax-check").is_file()), SOURCE_ROOT)
-CACHE = pathlib.Path(os.environ.get("GE_HEADERS_CACHE", "/tmp/ge-headers"))
 CANN_SOURCES = ["ge_ops/cann/acl_runtime.cc", "ge_ops/cann/kernel_op.cc", "ge_ops/cann/custom_ops.cc",
                 "ge_ops/cann/op_proto.cc", "ge_ops/parser/tf_parser_plugin.cc"]
 
 
-@pytest.mark.skipif(not (CHECK.is_file() and (CACHE / "ge" / "inc").is_dir()),
-                    reason="needs a CANN toolkit or the public GE headers (ge-syntax-check's cache)")
-def test_cann_sources_pass_the_syntax_check(native_build):
+def test_cann_sources_pass_the_syntax_check(ge_syntax_check, native_build):
     gen = native_build.generated
-    proc = subprocess.run(
-        ["bash", str(CHECK)] + [str(SOURCE_ROOT / s) for s in CANN_SOURCES]
-        + ["--", "-I" + str(SOURCE_ROOT / "ge_ops" / "cann"), "-I" + str(SOURCE_ROOT / "ge_ops" / "core" / "include"),
-           "-I" + str(gen), "-I" + str(gen / "op_proto"), "-Wextra", "-Wno-unused-parameter", "-Werror=return-type"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    proc = ge_syntax_check(
+        [SOURCE_ROOT / s for s in CANN_SOURCES],
+        ["-I" + str(SOURCE_ROOT / "ge_ops" / "cann"), "-I" + str(SOURCE_ROOT / "ge_ops" / "core" / "include"),
+         "-I" + str(gen), "-I" + str(gen / "op_proto"), "-Wextra", "-Wno-unused-parameter", "-Werror=return-type"])
     assert proc.returncode == 0, proc.stdout[-6000:]
     assert " error" not in proc.stdout
 
 
-@pytest.mark.skipif(not (CHECK.is_file() and (CACHE / "ge" / "inc").is_dir()),
-                    reason="needs a CANN toolkit or the public GE headers (ge-syntax-check's cache)")
-def test_the_cann_sources_compile_for_a_second_op_without_an_edit(two_op_source, tmp_path):
+def test_the_cann_sources_compile_for_a_second_op_without_an_edit(ge_syntax_check, two_op_source, tmp_path):
     # docs/adding-an-op.md: a GE custom-op class, its REG_OP and its parser registration per
     # op come from the generated X-macros and include list, not from a hand-written line.
     source, module = two_op_source
@@ -47,10 +42,8 @@ def test_the_cann_sources_compile_for_a_second_op_without_an_edit(two_op_source,
     assert (gen / "op_proto" / "scaled_mul_custom.h").is_file()
     sources = ["ge_ops/cann/custom_ops.cc", "ge_ops/cann/op_proto.cc",
                "ge_ops/parser/tf_parser_plugin.cc"]
-    proc = subprocess.run(
-        ["bash", str(CHECK)] + [str(SOURCE_ROOT / s) for s in sources]
-        + ["--", "-I" + str(SOURCE_ROOT / "ge_ops" / "cann"),
-           "-I" + str(SOURCE_ROOT / "ge_ops" / "core" / "include"),
-           "-I" + str(gen), "-I" + str(gen / "op_proto"), "-Werror=return-type"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    proc = ge_syntax_check(
+        [SOURCE_ROOT / s for s in sources],
+        ["-I" + str(SOURCE_ROOT / "ge_ops" / "cann"), "-I" + str(SOURCE_ROOT / "ge_ops" / "core" / "include"),
+         "-I" + str(gen), "-I" + str(gen / "op_proto"), "-Werror=return-type"])
     assert proc.returncode == 0, proc.stdout[-6000:]

@@ -1,9 +1,21 @@
 """Feature detection of the CANN toolkit (tf_ge_custom/_build/cann_toolkit.py) on synthetic
 trees: each piece the GE library needs, taken away alone, is named with the CANN that has
-it; the version comes from the toolkit's own records; nothing else changes the decision."""
+it; the version comes from the toolkit's own records; nothing else changes the decision.
+
+The synthetic trees hold exactly the text the detector looks for, so those tests check our
+own table's plumbing (kind "plumbing"). The oracle is the last test: the detector over the
+real public headers of every hicann/ge and hicann/metadef release tag (the snapshots), each
+feature found exactly from the first release the table says has it.
+"""
+import os
+import re
+import subprocess
+
 import pytest
 
 from tf_ge_custom._build import cann_toolkit as cann
+
+pytestmark = pytest.mark.kind("plumbing")
 
 REQUIRED = [r for r in cann.REQUIREMENTS if r.required]
 # How to take each feature away: drop its file, or rewrite the header without it.
@@ -140,3 +152,67 @@ def test_the_air_tool_needs_the_tf_parser_api_but_the_ge_library_does_not(fake_t
         assert toolkit.build and not toolkit.air_tool and toolkit.missing == ()
     assert cann.inspect(fake_toolkit()).air_tool
     assert not cann.inspect(fake_toolkit(name="old", drop=("lib64/libgert.so",))).air_tool
+
+
+# Where each header the detector reads lives in the public repositories (hicann/ge and
+# hicann/metadef); acl/acl_rt.h is in neither (it ships in CANN and the torch-npu wheel).
+_PUBLIC_HEADERS = {
+    "graph/custom_op.h": ("TF_GE_CUSTOM_GE_REPO", "inc/graph_metadef/external/graph/custom_op.h"),
+    "register/register.h": ("TF_GE_CUSTOM_METADEF_REPO", "inc/external/register/register.h"),
+    "parser/tensorflow_parser.h": ("TF_GE_CUSTOM_GE_REPO", "inc/parser/external/parser/tensorflow_parser.h"),
+}
+
+
+_OLDEST_CHECKED = "8.5.0"
+
+
+def _release_key(version):
+    """Order of CANN release names: 9.1.0-beta.2.pre < 9.1.0-beta.2 < 9.1.0-beta.3 < 9.1.0-rc.1
+    < 9.1.0.pre < 9.1.0."""
+    m = re.match(r"^(\d+)\.(\d+)\.(\d+)(?:-(beta|rc)\.(\d+))?(\.pre)?$", version)
+    assert m, version
+    stage = {"beta": 0, "rc": 1, None: 2}[m.group(4)]
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3)), stage, int(m.group(5) or 0),
+            0 if m.group(6) else 1)
+
+
+def _show(repo, tag, path):
+    proc = subprocess.run(["git", "-C", repo, "show", "%s:%s" % (tag, path)], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+@pytest.mark.kind("oracle")
+def test_each_header_feature_is_found_in_exactly_the_public_releases_since_the_table_says(needs, tmp_path):
+    needs("hicann_snapshots", "reads every release tag's public headers")
+    repos = {var: os.environ[var] for var in ("TF_GE_CUSTOM_GE_REPO", "TF_GE_CUSTOM_METADEF_REPO")}
+    tags = subprocess.run(["git", "-C", repos["TF_GE_CUSTOM_GE_REPO"], "tag", "--list", "v*"],
+                          stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout.split()
+    features = [r for r in cann.REQUIREMENTS if r.kind != "library" and r.path in _PUBLIC_HEADERS and r.since]
+    assert {r.key for r in features} >= {"custom_op_header", "eager_execute_op", "portable_op",
+                                         "shape_infer_op", "compilable_op", "tf_parser_registration"}
+    compared, wrong = 0, []
+    # The ".pre" tags are pre-release tags, not releases: the table's "since" names releases
+    # (docs/cann.md notes what v9.1.0-beta.2.pre already has).
+    releases = [t for t in tags if not t.endswith(".pre")]
+    for tag in sorted(releases, key=lambda t: _release_key(t[1:])):
+        home = tmp_path / tag
+        present = set()
+        for header, (var, path) in _PUBLIC_HEADERS.items():
+            text = _show(repos[var], tag, path)
+            if text is not None:
+                (home / "include" / header).parent.mkdir(parents=True, exist_ok=True)
+                (home / "include" / header).write_bytes(text)
+                present.add(header)
+        found = cann.inspect(str(home)).features
+        for r in features:
+            if r.kind == "declaration" and r.path != "graph/custom_op.h" and r.path not in present:
+                continue  # that repository has no such tag: nothing to compare
+            compared += 1
+            # docs/cann.md: since "8.5.0" means present in 8.5.0, the oldest release checked
+            # (its betas included)
+            expected = r.since == _OLDEST_CHECKED or _release_key(tag[1:]) >= _release_key(r.since)
+            if found[r.key] != expected:
+                wrong.append("%s %s: found %s, the table says since %s" % (tag, r.key, found[r.key], r.since))
+    assert wrong == []
+    assert compared >= 60 and len(releases) >= 10

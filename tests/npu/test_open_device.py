@@ -2,8 +2,9 @@
 
 npu_device cannot run here (it needs CANN and an NPU). ``FakeNpuDevice`` is a test double:
 its option tree has exactly the fields of npu_device's NpuConfig (adapter_keys.TF2_FIELDS,
-read off npu_config.py), refuses others with ValueError as NpuBaseConfig does, and records
-the order of calls. It tests our handling only, not TF Adapter.
+generated from npu_config.py and the configs it nests), refuses others with ValueError as
+NpuBaseConfig does, and records the order of calls. These tests check our process handling
+(which fields open_device sets, in what order, what it returns and reports), not TF Adapter.
 """
 import importlib.util
 import os
@@ -11,6 +12,8 @@ import sys
 import types
 
 import pytest
+
+pytestmark = pytest.mark.kind("doubles")
 
 from tf_ge_custom import npu
 from tf_ge_custom import errors as tf_ge_custom_errors
@@ -56,7 +59,8 @@ class FakeNpuDevice(types.ModuleType):
         class Handle(object):
             def as_default(self):
                 device.log.append(("as_default",))
-                return self
+                device.default = type("DefaultDevice", (), {})()  # not the handle itself
+                return device.default
 
         return Handle()
 
@@ -73,6 +77,7 @@ def no_npu_device(monkeypatch):
     monkeypatch.setitem(sys.modules, "npu_device", None)  # import raises ImportError
 
 
+@pytest.mark.kind("oracle")
 def test_every_tf2_field_in_the_table_exists_in_npu_device():
     fields = {o.tf2 for o in npu.OPTIONS.values() if o.tf2}
     assert fields == set(adapter_keys.TF2_FIELDS)
@@ -83,7 +88,7 @@ def test_options_go_to_their_nested_fields_before_the_device_opens(fake_npu_devi
         device_id=3, precision_mode_v2="origin", enable_dump=True, dump_path=str(tmp_path),
         profiling_mode=True, profiling_options={"output": "/tmp/p"}, graph_run_mode=0,
         input_shape="x:-1,8", dynamic_dims="2;4", dynamic_node_type=0)
-    assert handle is not None
+    assert handle is fake_npu_device.default  # what open(...).as_default() returned
     log = fake_npu_device.log
     assert log[-2:] == [("open", 3), ("as_default",)]
     assert sorted(log[:-2]) == sorted([

@@ -1,8 +1,10 @@
 """session_config(): the ConfigProto, option by option, and every class of bad value.
 
-Oracles: adapter_keys.TF1_KEYS (the AttrValue field TF Adapter reads for each key, from
-npu_attrs.cc), TF Adapter's own npu_config_proto for the rest of the proto, numpy for the
-CPU run.
+Oracles: adapter_keys.TF1_KEYS (the AttrValue field TF Adapter reads for each key, generated
+from npu_attrs.cc: adapter_options.json), the values npu_device's NpuConfig lists for an
+option (the same fixture) as the valid sample where it lists any, TF Adapter's own
+npu_config_proto for the rest of the proto, numpy for the CPU run. Tests of our refusals
+(wrong type, outside the set, malformed) check our own messages: table plumbing.
 """
 import importlib.util
 import json
@@ -11,6 +13,8 @@ import warnings
 
 import numpy as np
 import pytest
+
+pytestmark = pytest.mark.kind("oracle")
 import tensorflow as tf
 from tensorflow.core.protobuf import rewriter_config_pb2
 
@@ -59,6 +63,11 @@ def sample(key, tmp_path):
     if key in special:
         return special[key]
     option = options_module.OPTIONS[key]
+    upstream = adapter_keys.TF2_OPTIONS.get(option.tf2, {}).get("choices") if option.tf2 else None
+    if isinstance(upstream, list) and [u for u in upstream if u is not None]:
+        # a value npu_device's NpuConfig lists (the public source), in the kind TF1 reads
+        value = [u for u in upstream if u is not None][-1]
+        return (int(value) if TF1_KEYS[key] == "i" else value if TF1_KEYS[key] == "b" else str(value)), {}
     if option.choices:
         return option.choices[-1], {}
     if TF1_KEYS[key] == "b":

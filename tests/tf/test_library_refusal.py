@@ -49,8 +49,19 @@ def test_check_compatible_refuses_a_library_without_build_record():
         _library.check_compatible("2.21.0", 1, {})
 
 
-def test_check_compatible_accepts_the_matching_build():
-    _library.check_compatible(tf.__version__, 1, {"tensorflow": {"version": tf.__version__, "cxx11_abi": 1}})
+def test_check_compatible_accepts_the_installed_build_in_its_tensorflow_only():
+    # The installed package's own record, against the running TensorFlow's version and C++
+    # ABI as TensorFlow reports them (tf.sysconfig): accepted, and the same record refused
+    # by a TensorFlow one release away and by the other ABI.
+    info = _library.build_info()
+    abi = int(tf.sysconfig.CXX11_ABI_FLAG)
+    assert info["tensorflow"]["version"] == tf.__version__
+    assert _library.check_compatible(tf.__version__, abi, info) is None
+    with pytest.raises(OpLibraryError, match="built for TensorFlow %s" % tf.__version__):
+        _library.check_compatible(tf.__version__ + "1", abi, info)
+    if info["tensorflow"].get("cxx11_abi") is not None:
+        with pytest.raises(OpLibraryError, match="_GLIBCXX_USE_CXX11_ABI=%d" % abi):
+            _library.check_compatible(tf.__version__, 1 - abi, info)
 
 
 @pytest.fixture

@@ -2,8 +2,10 @@
 
 It proves nothing about ACL or the NPU. It reads the raw input files as float32, writes one
 output (their element-wise sum, or that plus 1 in mode "wrong" via TF_GE_CUSTOM_TEST_MODE)
-and prints the runner's JSON lines; it records its argv and whether ASCEND_CUSTOM_OPP_PATH
-was set (to $TF_GE_CUSTOM_TEST_RECORD).
+and prints the runner's JSON lines; it records its argv, whether ASCEND_CUSTOM_OPP_PATH was
+set, the bytes of each input file it was given and of the output it wrote (hex, to
+$TF_GE_CUSTOM_TEST_RECORD), so that tests can check what run-om staged and what it made of
+the runner's output.
 """
 import json
 import os
@@ -19,8 +21,8 @@ def main(argv):
             inputs.append(value)
         else:
             options[flag] = value
-    with open(os.environ["TF_GE_CUSTOM_TEST_RECORD"], "w") as f:
-        json.dump({"argv": argv, "custom_opp_path_set": "ASCEND_CUSTOM_OPP_PATH" in os.environ}, f)
+    record = {"argv": argv, "custom_opp_path_set": "ASCEND_CUSTOM_OPP_PATH" in os.environ,
+              "inputs": [open(p, "rb").read().hex() for p in inputs]}
     values = [np.fromfile(p, dtype="<f4") for p in inputs]
     print(json.dumps({"event": "model", "inputs": len(values), "outputs": 1, "dynamic_batch": False}))
     for i, v in enumerate(values):
@@ -31,6 +33,9 @@ def main(argv):
         total = total + 1
     path = os.path.join(options["--output-dir"], "output_0.bin")
     total.tofile(path)
+    record["output"] = total.tobytes().hex()
+    with open(os.environ["TF_GE_CUSTOM_TEST_RECORD"], "w") as f:
+        json.dump(record, f)
     dims = [int(d) for d in os.environ.get("TF_GE_CUSTOM_TEST_DIMS", str(total.size)).split(",")]
     print(json.dumps({"event": "output", "index": 0, "name": "z", "dtype": "float32", "dims": dims,
                       "size": int(total.nbytes), "file": path}))
