@@ -242,7 +242,9 @@ def pytest_configure(config):
                             + ", ".join(KINDS))
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
+    # before any fixture is set up: a test that skips must not wait for a build first
     for marker in item.iter_markers("needs"):
         _skip_for(item.nodeid, *marker.args)
 

@@ -19,8 +19,9 @@ CANN_SOURCES = ["ge_ops/cann/acl_runtime.cc", "ge_ops/cann/kernel_op.cc", "ge_op
                 "ge_ops/cann/op_proto.cc", "ge_ops/parser/tf_parser_plugin.cc"]
 
 
-def test_cann_sources_pass_the_syntax_check(ge_syntax_check, native_build):
-    gen = native_build.generated
+def test_cann_sources_pass_the_syntax_check(ge_syntax_check, request):
+    # the generated headers come from the native build (minutes): only once nothing skips
+    gen = request.getfixturevalue("native_build").generated
     proc = ge_syntax_check(
         [SOURCE_ROOT / s for s in CANN_SOURCES],
         ["-I" + str(SOURCE_ROOT / "ge_ops" / "cann"), "-I" + str(SOURCE_ROOT / "ge_ops" / "core" / "include"),
