@@ -255,22 +255,23 @@ class GeInLoopBuild(object):
                      "-DGE_IN_LOOP_PREBUILT_REGISTRY=" + str(prebuilt.dir / "libge_upstream_registry.a")]
         return opts
 
-    def build(self, build_dir=None, cann_dir=None, prebuilt=None):
+    def build(self, build_dir=None, cann_dir=None, prebuilt=None, target="ge_in_loop_tests"):
+        """Configure and build ``target`` (the test program, or only the GE library
+        "tf_ge_custom_ge"); returns its path."""
         import time
         start = time.time()
         self._extract()
         build_dir = pathlib.Path(build_dir or self.dir)
         cmake = ge_step.cmake_command()
         for cmd in ([cmake, "-S", str(GE_IN_LOOP), "-B", str(build_dir)] + self.options(cann_dir, prebuilt),
-                    [cmake, "--build", str(build_dir), "--parallel", str(_jobs()),
-                     "--target", "ge_in_loop_tests"]):
+                    [cmake, "--build", str(build_dir), "--parallel", str(_jobs()), "--target", target]):
             proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                   universal_newlines=True)
             if proc.returncode != 0:
                 raise AssertionError("GE-in-the-loop build failed (%s):\n%s"
                                      % (" ".join(cmd[:3]), proc.stdout[-8000:]))
         self.seconds = time.time() - start
-        return build_dir / "ge_in_loop_tests"
+        return build_dir / ("ge_in_loop_tests" if target == "ge_in_loop_tests" else "lib%s.so" % target)
 
 
 def ge_in_loop_case_names():

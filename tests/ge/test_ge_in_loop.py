@@ -139,3 +139,55 @@ def test_every_case_passes_under_asan_and_ubsan(runs):
     assert proc.returncode == 0, (failed, proc.stderr[-6000:])
     assert sorted(records) == sorted(CASES)
     assert "runtime error" not in proc.stderr and "AddressSanitizer" not in proc.stderr
+
+
+# Deliberate defects put into a scratch copy of ge_ops/cann/: each must make the harness fail,
+# in the cases named (a mutation nothing catches would show a blind spot). (file, text, mutant)
+MUTATIONS = {
+    "inputs_read_in_the_wrong_order": (
+        "kernel_op.cc", "call.inputs[i] = Address(t->GetAddr());",
+        "call.inputs[op_->inputs.size() - 1 - i] = Address(t->GetAddr());",
+        ["Execute.FlatFloat32LaunchesOnceWithTheA2ArgumentBytesOnTheContextsStream",
+         "Execute.EveryTiledVariantGetsItsExtentsStridesAndGrid",
+         "Execute.MoreThanTwoToThe31ElementsAreChunkedWithoutAllocatingThem"]),
+    "launch_on_the_default_stream": (
+        "acl_runtime.cc", "ctx_->GetStream(), nullptr, host_args->data()",
+        "nullptr, nullptr, host_args->data()",
+        ["Execute.FlatFloat32LaunchesOnceWithTheA2ArgumentBytesOnTheContextsStream",
+         "Execute.EveryTiledVariantGetsItsExtentsStridesAndGrid"]),
+    "output_shape_of_the_first_dimension": (
+        "kernel_op.cc", "out->SetDim(k, shape.value()[k]);", "out->SetDim(k, shape.value()[0]);",
+        ["InferShape.BroadcastsAsTfMathAdd", "InferShape.GesRankLimitHolds"]),
+}
+MUTATION_TAG = "v9.2.0-beta.1" if "v9.2.0-beta.1" in TAGS else TAGS[0]
+
+
+@pytest.mark.slow
+def test_deliberate_adapter_defects_are_caught(runs, tmp_path):
+    """Each mutant GE library is built from a mutated copy of ge_ops/cann/ (with the same
+    upstream libraries) and run by the same test program; the cases named must fail, and the
+    unmutated library passes them (test_ge_in_loop)."""
+    build, exe, clean, _ = runs(MUTATION_TAG)
+    assert all(clean[c]["passed"] for m in MUTATIONS.values() for c in m[3])
+    cann = tmp_path / "cann"
+    shutil.copytree(str(SOURCE_ROOT / "ge_ops" / "cann"), str(cann))
+    caught = {}
+    for name, (filename, text, mutant, expected) in sorted(MUTATIONS.items()):
+        original = (SOURCE_ROOT / "ge_ops" / "cann" / filename).read_text()
+        assert original.count(text) == 1, "the mutation %s no longer applies to %s: update MUTATIONS" % (
+            name, filename)
+        for other in ("kernel_op.cc", "acl_runtime.cc"):  # only this mutation in the copy
+            shutil.copyfile(str(SOURCE_ROOT / "ge_ops" / "cann" / other), str(cann / other))
+        (cann / filename).write_text(original.replace(text, mutant))
+        library = build.build(build_dir=tmp_path / "mutant", cann_dir=cann, prebuilt=build,
+                              target="tf_ge_custom_ge")
+        env = harness_env(tmp_path / name)
+        (tmp_path / name).mkdir()
+        env["TF_GE_IN_LOOP_LIBRARY"] = str(library)
+        records, proc = _run(exe, env)
+        assert records, proc.stderr[-3000:]
+        caught[name] = sorted(c for c, r in records.items() if not r["passed"])
+        print("mutation %s: %d of %d cases fail: %s" % (name, len(caught[name]), len(records),
+                                                         ", ".join(caught[name])))
+    for name, (_, _, _, expected) in MUTATIONS.items():
+        assert set(expected) <= set(caught[name]), (name, caught[name])
