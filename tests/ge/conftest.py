@@ -215,7 +215,7 @@ class GeInLoopBuild(object):
                                       self.commits["metadef"][:12], stand_ins,
                                       "-sanitize" if sanitize else "")
         self.dir = GE_IN_LOOP_ROOT / self.key
-        self.seconds = None
+        self.seconds = self.cpu_seconds = None
 
     def sources(self, kind):
         return list(self.entry[kind])
@@ -244,7 +244,8 @@ class GeInLoopBuild(object):
                 "-DGE_IN_LOOP_REGISTRY_SOURCES=" + ";".join(self.sources("registry")),
                 "-DTF_GE_CUSTOM_CORE_LIB=" + str(core.dir / "libtf_ge_custom_core.a"),
                 "-DTF_GE_CUSTOM_GENERATED=" + str(core.generated),
-                "-DGE_IN_LOOP_SANITIZE=" + ("ON" if self.sanitize else "OFF")]
+                "-DGE_IN_LOOP_SANITIZE=" + ("ON" if self.sanitize else "OFF"),
+                "-DGE_IN_LOOP_ADDRESS_DESCRIPTORS=" + self.entry["address_descriptors"]]
         acl = os.environ.get("TF_GE_CUSTOM_ACL_INCLUDE")
         if acl:  # the torch-npu wheel's real ACL headers instead of the stand-in's
             opts.append("-DGE_IN_LOOP_ACL_INCLUDE=" + acl)
@@ -258,8 +259,10 @@ class GeInLoopBuild(object):
     def build(self, build_dir=None, cann_dir=None, prebuilt=None, target="ge_in_loop_tests"):
         """Configure and build ``target`` (the test program, or only the GE library
         "tf_ge_custom_ge"); returns its path."""
+        import resource
         import time
         start = time.time()
+        cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
         self._extract()
         build_dir = pathlib.Path(build_dir or self.dir)
         cmake = ge_step.cmake_command()
@@ -271,6 +274,9 @@ class GeInLoopBuild(object):
                 raise AssertionError("GE-in-the-loop build failed (%s):\n%s"
                                      % (" ".join(cmd[:3]), proc.stdout[-8000:]))
         self.seconds = time.time() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # CPU seconds of the compilers (wall time on an idle 2-core machine is about half).
+        self.cpu_seconds = (after.ru_utime - cpu.ru_utime) + (after.ru_stime - cpu.ru_stime)
         return build_dir / ("ge_in_loop_tests" if target == "ge_in_loop_tests" else "lib%s.so" % target)
 
 

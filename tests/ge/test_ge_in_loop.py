@@ -112,11 +112,19 @@ def test_every_listed_upstream_file_is_at_its_tag(hicann_snapshots, tag):
     for source in entry["runtime"] + entry["registry"]:
         repo, path = source.split(":", 1)
         assert hicann_snapshots.has_file(hicann_snapshots.repo(repo), entry[repo], path), (tag, source)
+    # The tag's own annotated_kernel_args.cc says how an InputAddr is described.
+    text = subprocess.run(["git", "-C", str(hicann_snapshots.ge), "show",
+                           entry["ge"] + ":graph_metadef/exe_graph/runtime/annotated_kernel_args.cc"],
+                          stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+    kind = "instance" if "AddrType::INPUT_INSTANCE" in text else "ir"
+    assert "AddrType::INPUT" in text
+    assert entry["address_descriptors"] == kind, (tag, kind)
 
 
 @pytest.mark.parametrize("tag", TAGS)
 def test_every_case_in_the_driver_is_registered(runs, tag):
-    _, exe, _, _ = runs(tag)
+    build, exe, _, _ = runs(tag)
+    print("GE in the loop %s: built in %.0f s (%.0f CPU s)" % (tag, build.seconds, build.cpu_seconds))
     listed = subprocess.run([str(exe), "--list"], stdout=subprocess.PIPE, universal_newlines=True,
                             check=True)
     assert sorted(listed.stdout.split()) == sorted(CASES)

@@ -7,12 +7,16 @@
 //   - the OpDesc members behind that check and GetOpDescFromOperator are then never called;
 //     each aborts naming itself if it ever is, so a change in GE's sources shows up here.
 //   - GEContext::GetOption knows no options (GRAPH_FAILED, as for an unset one).
+//   - ArgsFormatDesc::Parse / Serialize (args_format_desc_utils.cc's string forms of an
+//     argument format, which need an OpDesc) abort if called: the annotated-args code built
+//     here appends descriptors, never parses one.
 //   - OperatorFactoryImpl::RemoveCustomOpCreators (custom_op_registry.cc removing the REG_OP
 //     creators of removed custom ops) does nothing: no REG_OP prototypes exist here.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "graph/args_format_desc.h"
 #include "graph/ge_context.h"
 #include "graph/op_desc.h"
 #include "graph/operator_factory.h"
@@ -45,5 +49,10 @@ GEContext &GetContext() {
 graphStatus GEContext::GetOption(const std::string &, std::string &) { return GRAPH_FAILED; }
 
 void OperatorFactoryImpl::RemoveCustomOpCreators(const std::vector<std::string> &) {}
+
+graphStatus ArgsFormatDesc::Parse(const OpDescPtr &, const std::string &, std::vector<ArgDesc> &, const bool) {
+  NotExpected("ArgsFormatDesc::Parse");
+}
+std::string ArgsFormatDesc::Serialize(const std::vector<ArgDesc> &) { NotExpected("ArgsFormatDesc::Serialize"); }
 
 }  // namespace ge
