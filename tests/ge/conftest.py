@@ -8,7 +8,9 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -91,3 +93,214 @@ def pytest_generate_tests(metafunc):
 def native_cases():
     """(case_names, run_cases) for the test modules (importlib mode: no plain imports)."""
     return case_names, run_cases
+
+
+# ---- the hicann snapshots (git directories of hicann/ge and hicann/metadef) ----
+
+GE_REPO_VARIABLE = "TF_GE_CUSTOM_GE_REPO"
+METADEF_REPO_VARIABLE = "TF_GE_CUSTOM_METADEF_REPO"
+SNAPSHOT_SKIP_PREFIX = "needs the hicann snapshots: "
+
+
+class Snapshots(object):
+    """The two snapshots named by TF_GE_CUSTOM_GE_REPO / TF_GE_CUSTOM_METADEF_REPO (git
+    directories, e.g. bare clones). There is no default location: unset means absent."""
+
+    def __init__(self, environ=None):
+        environ = os.environ if environ is None else environ
+        self.ge = _repo_path(environ.get(GE_REPO_VARIABLE))
+        self.metadef = _repo_path(environ.get(METADEF_REPO_VARIABLE))
+
+    def repo(self, name):
+        return {"ge": self.ge, "metadef": self.metadef}[name]
+
+    def missing(self, ge_tags=(), metadef_tags=()):
+        """Why the snapshots cannot serve these tags (a skip reason), or None."""
+        problems = []
+        for variable, repo, tags in ((GE_REPO_VARIABLE, self.ge, ge_tags),
+                                     (METADEF_REPO_VARIABLE, self.metadef, metadef_tags)):
+            if repo is None:
+                problems.append("%s is unset" % variable)
+            elif self.commit_of(repo, "HEAD") is None:
+                problems.append("%s=%s is not a git directory" % (variable, repo))
+            else:
+                absent = [t for t in tags if self.commit_of(repo, t) is None]
+                if absent:
+                    problems.append("%s=%s has no %s" % (variable, repo, ", ".join(absent)))
+        if not problems:
+            return None
+        return (SNAPSHOT_SKIP_PREFIX + "; ".join(problems) + " (set %s and %s to git directories "
+                "of hicann/ge and hicann/metadef with tags %s)"
+                % (GE_REPO_VARIABLE, METADEF_REPO_VARIABLE,
+                   ", ".join(sorted(set(ge_tags) | set(metadef_tags))) or "any"))
+
+    def require(self, ge_tags=(), metadef_tags=()):
+        reason = self.missing(ge_tags, metadef_tags)
+        if reason:
+            pytest.skip(reason)
+        return self
+
+    @staticmethod
+    def commit_of(repo, tag):
+        proc = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet",
+                               tag + "^{commit}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True)
+        return proc.stdout.strip() if proc.returncode == 0 else None
+
+    @staticmethod
+    def has_file(repo, tag, path):
+        return subprocess.run(["git", "-C", str(repo), "cat-file", "-e", "%s:%s" % (tag, path)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE).returncode == 0
+
+    @staticmethod
+    def extract(repo, tag, paths, into):
+        """``paths`` of ``repo`` at ``tag`` unpacked under ``into`` (git archive | tar)."""
+        into = pathlib.Path(into)
+        into.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", tag] + list(paths),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+        return into
+
+
+def _repo_path(value):
+    return pathlib.Path(value) if value else None
+
+
+@pytest.fixture(scope="session")
+def hicann_snapshots():
+    """The Snapshots of this run (call .require(...) to skip without them)."""
+    return Snapshots()
+
+
+# ---- GE in the loop (ge_ops/ge_in_loop/, docs/ge-library.md "GE in the loop") ----
+
+GE_IN_LOOP = SOURCE_ROOT / "ge_ops" / "ge_in_loop"
+GE_IN_LOOP_ROOT = BUILD_ROOT / "ge-in-loop"
+# What the upstream folders each build needs besides its sources: headers, and the private
+# headers beside the sources.
+UPSTREAM_HEADER_FOLDERS = {"metadef": ["inc", "pkg_inc"], "ge": ["inc"]}
+
+
+def ge_in_loop_files():
+    return json.loads((GE_IN_LOOP / "upstream_files.json").read_text())["tags"]
+
+
+def _tree_hash(*roots):
+    import hashlib
+    digest = hashlib.sha256()
+    for root in roots:
+        paths = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        for path in paths:
+            digest.update(str(path.relative_to(GE_IN_LOOP)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+class GeInLoopBuild(object):
+    """One build of ge_ops/ge_in_loop/ for one tag: the upstream files extracted from the
+    snapshots and compiled into static libraries kept under build/ge-in-loop/<key>/, the key
+    being (tag, both commits, the stand-ins' hash, sanitized or not); the adapter and the
+    driver are rebuilt there by CMake when they change."""
+
+    def __init__(self, snapshots, tag, sanitize, core_build):
+        entry = ge_in_loop_files()[tag]
+        self.tag, self.entry, self.sanitize = tag, entry, sanitize
+        self.snapshots, self.core_build = snapshots, core_build
+        self.commits = {"ge": snapshots.commit_of(snapshots.ge, entry["ge"]),
+                        "metadef": snapshots.commit_of(snapshots.metadef, entry["metadef"])}
+        stand_ins = _tree_hash(GE_IN_LOOP / "stand_ins", GE_IN_LOOP / "CMakeLists.txt",
+                               GE_IN_LOOP / "upstream_files.json")
+        self.upstream = GE_IN_LOOP_ROOT / ("src-%s-%s" % (self.commits["ge"][:12], self.commits["metadef"][:12]))
+        self.key = "%s-%s-%s-%s%s" % (tag.replace("/", "_"), self.commits["ge"][:12],
+                                      self.commits["metadef"][:12], stand_ins,
+                                      "-sanitize" if sanitize else "")
+        self.dir = GE_IN_LOOP_ROOT / self.key
+        self.seconds = self.cpu_seconds = None
+
+    def sources(self, kind):
+        return list(self.entry[kind])
+
+    def _extract(self):
+        done = self.upstream / ".extracted"
+        wanted = "\n".join(self.sources("runtime") + self.sources("registry"))
+        if done.is_file() and done.read_text() == wanted:
+            return
+        if self.upstream.exists():
+            shutil.rmtree(str(self.upstream))
+        for repo in ("metadef", "ge"):
+            files = [s.split(":", 1)[1] for s in self.sources("runtime") + self.sources("registry")
+                     if s.startswith(repo + ":")]
+            # Each source's own folder too: private headers sit beside the sources.
+            folders = sorted(set(os.path.dirname(f) for f in files))
+            Snapshots.extract(self.snapshots.repo(repo), self.entry[repo],
+                              UPSTREAM_HEADER_FOLDERS[repo] + folders, self.upstream / repo)
+        done.write_text(wanted)
+
+    def options(self, cann_dir=None, prebuilt=None):
+        core = self.core_build
+        opts = ["-DCMAKE_BUILD_TYPE=Release", "-DPython3_EXECUTABLE=" + sys.executable,
+                "-DGE_IN_LOOP_UPSTREAM=" + str(self.upstream),
+                "-DGE_IN_LOOP_RUNTIME_SOURCES=" + ";".join(self.sources("runtime")),
+                "-DGE_IN_LOOP_REGISTRY_SOURCES=" + ";".join(self.sources("registry")),
+                "-DTF_GE_CUSTOM_CORE_LIB=" + str(core.dir / "libtf_ge_custom_core.a"),
+                "-DTF_GE_CUSTOM_GENERATED=" + str(core.generated),
+                "-DGE_IN_LOOP_SANITIZE=" + ("ON" if self.sanitize else "OFF"),
+                "-DGE_IN_LOOP_ADDRESS_DESCRIPTORS=" + self.entry["address_descriptors"]]
+        acl = os.environ.get("TF_GE_CUSTOM_ACL_INCLUDE")
+        if acl:  # the torch-npu wheel's real ACL headers instead of the stand-in's
+            opts.append("-DGE_IN_LOOP_ACL_INCLUDE=" + acl)
+        if cann_dir is not None:
+            opts.append("-DTF_GE_CUSTOM_CANN_DIR=" + str(cann_dir))
+        if prebuilt is not None:
+            opts += ["-DGE_IN_LOOP_PREBUILT_RUNTIME=" + str(prebuilt.dir / "libge_upstream_runtime.a"),
+                     "-DGE_IN_LOOP_PREBUILT_REGISTRY=" + str(prebuilt.dir / "libge_upstream_registry.a")]
+        return opts
+
+    def build(self, build_dir=None, cann_dir=None, prebuilt=None, target="ge_in_loop_tests"):
+        """Configure and build ``target`` (the test program, or only the GE library
+        "tf_ge_custom_ge"); returns its path."""
+        import resource
+        import time
+        start = time.time()
+        cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self._extract()
+        build_dir = pathlib.Path(build_dir or self.dir)
+        cmake = ge_step.cmake_command()
+        for cmd in ([cmake, "-S", str(GE_IN_LOOP), "-B", str(build_dir)] + self.options(cann_dir, prebuilt),
+                    [cmake, "--build", str(build_dir), "--parallel", str(_jobs()), "--target", target]):
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  universal_newlines=True)
+            if proc.returncode != 0:
+                raise AssertionError("GE-in-the-loop build failed (%s):\n%s"
+                                     % (" ".join(cmd[:3]), proc.stdout[-8000:]))
+        self.seconds = time.time() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # CPU seconds of the compilers (wall time on an idle 2-core machine is about half).
+        self.cpu_seconds = (after.ru_utime - cpu.ru_utime) + (after.ru_stime - cpu.ru_stime)
+        return build_dir / ("ge_in_loop_tests" if target == "ge_in_loop_tests" else "lib%s.so" % target)
+
+
+def ge_in_loop_case_names():
+    """Every TEST(Suite, Name) of the harness's driver, read from its source text."""
+    names = []
+    for path in sorted((GE_IN_LOOP / "driver").glob("*.cc")):
+        names += ["%s.%s" % m for m in _TEST_RE.findall(path.read_text())]
+    return names
+
+
+@pytest.fixture(scope="session")
+def ge_in_loop(hicann_snapshots, request):
+    """build(tag, sanitize=False) -> (GeInLoopBuild, path of the test program), built once per
+    session and key; skips without the snapshots."""
+    built = {}
+
+    def build(tag, sanitize=False):
+        entry = ge_in_loop_files()[tag]
+        hicann_snapshots.require([entry["ge"]], [entry["metadef"]])
+        if (tag, sanitize) not in built:
+            core = request.getfixturevalue("sanitized_build" if sanitize else "native_build")
+            b = GeInLoopBuild(hicann_snapshots, tag, sanitize, core)
+            built[(tag, sanitize)] = (b, b.build())
+        return built[(tag, sanitize)]
+
+    return build

@@ -20,9 +20,10 @@ what the tags contain (read off the sources, docs/cann.md):
 
 The sources are never committed. The test uses git snapshots of both repositories
 (``TF_GE_CUSTOM_GE_REPO``, ``TF_GE_CUSTOM_METADEF_REPO``: git directories, e.g. bare
-clones) and the extracted torch-npu wheel's ``include`` folder
-(``TF_GE_CUSTOM_ACL_INCLUDE``), or a cache of trees laid out before
-(``TF_GE_CUSTOM_CANN_TREES``); without them (CI) it is skipped.
+clones; there is no default location) and the extracted torch-npu wheel's ``include`` folder
+(``TF_GE_CUSTOM_ACL_INCLUDE``, or ``$GE_HEADERS_CACHE/wheel/x/torch_npu/include`` as the
+shared syntax checker lays it out), or a cache of trees laid out before
+(``TF_GE_CUSTOM_CANN_TREES``); without them it is skipped, naming what is missing.
 """
 import json
 import os
@@ -35,13 +36,21 @@ import zipfile
 import pytest
 
 SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
-GE_REPO = pathlib.Path(os.environ.get("TF_GE_CUSTOM_GE_REPO", "/work/.mirror/hicann+ge/repo"))
-METADEF_REPO = pathlib.Path(os.environ.get("TF_GE_CUSTOM_METADEF_REPO",
-                                           "/work/.mirror/hicann+metadef/repo"))
-ACL_INCLUDE = pathlib.Path(os.environ.get(
-    "TF_GE_CUSTOM_ACL_INCLUDE",
-    os.path.join(os.environ.get("GE_HEADERS_CACHE", "/tmp/ge-headers"), "wheel", "x",
-                 "torch_npu", "include")))
+# Configuration only (tests/ge/conftest.py, Snapshots): unset means absent.
+GE_REPO = pathlib.Path(os.environ["TF_GE_CUSTOM_GE_REPO"]) if os.environ.get("TF_GE_CUSTOM_GE_REPO") else None
+METADEF_REPO = (pathlib.Path(os.environ["TF_GE_CUSTOM_METADEF_REPO"])
+                if os.environ.get("TF_GE_CUSTOM_METADEF_REPO") else None)
+
+
+def _acl_include():
+    if os.environ.get("TF_GE_CUSTOM_ACL_INCLUDE"):
+        return pathlib.Path(os.environ["TF_GE_CUSTOM_ACL_INCLUDE"])
+    if os.environ.get("GE_HEADERS_CACHE"):
+        return pathlib.Path(os.environ["GE_HEADERS_CACHE"]) / "wheel" / "x" / "torch_npu" / "include"
+    return None
+
+
+ACL_INCLUDE = _acl_include()
 TREES = pathlib.Path(os.environ.get("TF_GE_CUSTOM_CANN_TREES",
                                     str(SOURCE_ROOT / "build" / "cann-matrix")))
 ARCH = {"x86_64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}.get(
@@ -129,15 +138,17 @@ def _git(repo, *args):
                           stderr=subprocess.PIPE, check=True).stdout
 
 
-def _snapshots_ready():
-    try:
-        for repo, tags in ((GE_REPO, [r.ge_tag for r in RELEASES]),
-                           (METADEF_REPO, [r.metadef_tag for r in RELEASES])):
-            for tag in tags:
-                _git(repo, "rev-parse", "--verify", tag + "^{commit}")
-    except (OSError, subprocess.CalledProcessError):
-        return False
-    return (ACL_INCLUDE / "acl" / "acl_rt.h").is_file()
+def _missing_sources(snapshots):
+    """Why the trees cannot be laid out (a skip reason), or None."""
+    reason = snapshots.missing([r.ge_tag for r in RELEASES], [r.metadef_tag for r in RELEASES])
+    if reason:
+        return reason + ", or trees laid out before (TF_GE_CUSTOM_CANN_TREES)"
+    if ACL_INCLUDE is None or not (ACL_INCLUDE / "acl" / "acl_rt.h").is_file():
+        return ("needs a CANN toolkit: its ACL headers, here those of the torch-npu wheel "
+                "(TF_GE_CUSTOM_ACL_INCLUDE=<wheel>/torch_npu/include, or GE_HEADERS_CACHE as "
+                "ge-syntax-check lays it out; now %s), or trees laid out before "
+                "(TF_GE_CUSTOM_CANN_TREES)" % (ACL_INCLUDE or "unset"))
+    return None
 
 
 def _trees_ready():
@@ -273,15 +284,12 @@ def pip_wheel(source, out, home, **env_extra):
 
 
 @pytest.fixture(scope="module")
-def matrix(tmp_path_factory):
+def matrix(tmp_path_factory, hicann_snapshots):
     """{release version: Built}, plus the shared source copy, for the whole module."""
     if not _trees_ready():
-        if not _snapshots_ready():
-            pytest.skip("needs a CANN toolkit's headers: git snapshots of hicann/ge and "
-                        "hicann/metadef with tags %s (TF_GE_CUSTOM_GE_REPO, "
-                        "TF_GE_CUSTOM_METADEF_REPO) and the torch-npu wheel's include folder "
-                        "(TF_GE_CUSTOM_ACL_INCLUDE), or trees laid out before "
-                        "(TF_GE_CUSTOM_CANN_TREES)" % ", ".join(r.ge_tag for r in RELEASES))
+        reason = _missing_sources(hicann_snapshots)
+        if reason:
+            pytest.skip(reason)
         scratch = tmp_path_factory.mktemp("cann-sources")
         for release in RELEASES:
             lay_out(release, scratch)

@@ -1,0 +1,505 @@
+// The harness of GE in the loop, for every case file of this folder: the process (an OPP
+// root with the GE library loaded as GE loads it), the op from GE's factory or the library's
+// pull registry, and GE's contexts built with metadef's public builders, as GE's own faker
+// lays them out. See ge_in_loop_tests.cc for what runs and against which oracle.
+#ifndef TF_GE_CUSTOM_GE_IN_LOOP_HARNESS_H_
+#define TF_GE_CUSTOM_GE_IN_LOOP_HARNESS_H_
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "annotated_args_handler.h"  // GE's, private: beside its source (CMakeLists.txt)
+#include "base/context_builder/op_infer_datatype_context_builder.h"
+#include "base/context_builder/op_infer_shape_context_builder.h"
+#include "base/context_builder/op_kernel_run_context_builder.h"
+#include "exe_graph/runtime/annotated_args_context.h"
+#include "exe_graph/runtime/gert_mem_allocator.h"
+#include "graph/args_format_desc.h"
+#include "graph/custom_op.h"
+#include "graph/custom_op_factory.h"
+#include "graph/custom_op_pull_registry.h"
+#include "platform/platform_info.h"
+#include "acl/acl_rt.h"
+#include "recording_acl.h"
+#include "test_support.h"
+#include "testing.h"
+
+namespace harness {
+
+using test_support::KernelSpec;
+
+inline const char kOpType[] = "AddCustom";
+inline const char kSoc[] = "Ascend910B1";
+// A second packaged SoC whose float32 flat kernel wants a workspace and locks, so that
+// Execute reaches MallocWorkSpace and aclrtMemsetAsync.
+inline const char kWorkspaceSoc[] = "Ascend910_9391";
+// A SoC without packaged kernels: Compile builds them (through the builder double).
+inline const char kCompiledSoc[] = "Ascend910_9392";
+
+#if defined(__aarch64__)
+inline const char kArch[] = "aarch64";
+#else
+inline const char kArch[] = "x86_64";
+#endif
+
+// ---- the process: an OPP root with kernels, the GE library loaded from it ----
+
+inline std::vector<KernelSpec> AllKernels() {
+  std::vector<KernelSpec> all;
+  for (const char *dtype : {"float32", "float16", "bfloat16", "int32"}) {
+    for (const auto &k : test_support::AllVariants(dtype)) all.push_back(k);
+  }
+  return all;
+}
+
+inline void CopyFile(const std::string &from, const std::string &to) {
+  std::ifstream in(from, std::ios::binary);
+  std::ofstream out(to, std::ios::binary);
+  out << in.rdbuf();
+  if (!in || !out) {
+    std::fprintf(stderr, "cannot copy %s to %s\n", from.c_str(), to.c_str());
+    std::abort();
+  }
+}
+
+// <root>/kernels/<soc>/ as the package lays it out (test_support's manifest and fake npubins).
+inline std::string WriteKernels(const test_support::TempDir &dir, const std::string &root, const std::string &soc,
+                         const std::vector<KernelSpec> &kernels) {
+  const std::string manifest = test_support::ManifestJson(soc, kernels);
+  dir.Write(root + "/kernels/" + soc + "/manifest.json", manifest);
+  for (const auto &k : kernels) {
+    dir.Write(root + "/kernels/" + soc + "/" + test_support::BinaryName(k.variant, k.dtype),
+              test_support::FakeBinary(soc, k.dtype, k.variant));
+  }
+  return manifest;
+}
+
+// An installed package as the adapter expects to sit in: <tmp>/tf_ge_custom/opp/ is the OPP
+// root (kernels, and the GE library under op_graph/lib/linux/<arch>/); every other entry of
+// the package links to the real one named by TF_GE_IN_LOOP_PACKAGE, so that Compile's
+// builder (run through the builder double) imports the real tf_ge_custom.
+struct Process {
+  test_support::TempDir dir;
+  std::string package, opp, library_path;
+  void *library = nullptr;
+  bool have_package = false;
+
+  Process() {
+    package = dir.path() + "/tf_ge_custom";
+    opp = package + "/opp";
+    WriteKernels(dir, "tf_ge_custom/opp", kSoc, AllKernels());
+    KernelSpec ws;
+    ws.workspace_size = 96;
+    ws.lock_num = 3;
+    ws.lock_init_val = -1;
+    ws.max_elements_per_launch = 4096 * 8;
+    WriteKernels(dir, "tf_ge_custom/opp", kWorkspaceSoc, {ws});
+    const char *real = std::getenv("TF_GE_IN_LOOP_PACKAGE");
+    if (real != nullptr && *real) {
+      have_package = true;
+      for (const auto &entry : std::filesystem::directory_iterator(real)) {
+        const std::string name = entry.path().filename().string();
+        if (name == "opp" || name == "__pycache__") continue;
+        std::filesystem::create_symlink(entry.path(), package + "/" + name);
+      }
+    } else {
+      dir.Write("tf_ge_custom/kernels/.keep", std::string());
+    }
+    const std::string lib_dir = "tf_ge_custom/opp/op_graph/lib/linux/" + std::string(kArch);
+    dir.Write(lib_dir + "/.keep", std::string());
+    const char *built = std::getenv("TF_GE_IN_LOOP_LIBRARY");
+    library_path = dir.path() + "/" + lib_dir + "/libtf_ge_custom_ge.so";
+    CopyFile(built != nullptr && *built ? built : GE_IN_LOOP_LIBRARY, library_path);
+    // As GE opens a custom-op library: its static registrations run now.
+    library = dlopen(library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+      std::fprintf(stderr, "dlopen %s: %s\n", library_path.c_str(), dlerror());
+      std::abort();
+    }
+  }
+};
+
+inline Process &P() {
+  static Process *process = new Process();  // never destroyed: the library stays loaded
+  return *process;
+}
+
+// The op as GE's online path gets it: from the custom-op factory the library registered with.
+inline ge::BaseCustomOp *FactoryOp() {
+  P();
+  return ge::CustomOpFactory::CreateOrGetCustomOp(ge::AscendString(kOpType));
+}
+
+// A fresh instance, as the OM loader makes one: from the library's own pull registry.
+inline std::unique_ptr<ge::BaseCustomOp> PulledOp() {
+  auto count = reinterpret_cast<size_t (*)()>(dlsym(P().library, "GetRegisteredCustomOpCreatorNum"));
+  auto get = reinterpret_cast<int32_t (*)(ge::CustomOpTypeToCreator *, size_t, size_t)>(
+      dlsym(P().library, "GetRegisteredCustomOpCreators"));
+  if (count == nullptr || get == nullptr) return nullptr;
+  std::vector<ge::CustomOpTypeToCreator> creators(count());
+  if (get(creators.data(), creators.size(), sizeof(ge::CustomOpTypeToCreator)) != 0) return nullptr;
+  for (const auto &c : creators) {
+    if (std::string(c.op_type) == kOpType) return std::unique_ptr<ge::BaseCustomOp>(c.creator());
+  }
+  return nullptr;
+}
+
+template <typename T>
+inline T *As(ge::BaseCustomOp *op) {
+  return dynamic_cast<T *>(op);
+}
+
+// ---- what GE's runtime would hand in ----
+
+// GE's device allocator interface (pkg_inc/exe_graph/runtime/gert_mem_allocator.h), a test
+// double: hands out distinct fake device addresses and records the sizes; never allocates
+// device (or host) memory for them, so outputs of more than 2^31 elements cost nothing.
+class FakeDeviceAllocator : public gert::GertAllocator {
+ public:
+  struct Block : gert::GertMemBlock {
+    explicit Block(void *a) : addr(a) {}
+    void Free(int64_t) override {}
+    void *GetAddr() override { return addr; }
+    void *addr;
+  };
+  std::vector<size_t> l1_sizes, block_sizes;
+  std::vector<std::unique_ptr<Block>> blocks;
+  uint64_t next = 0x0000500000000000ull;
+  bool fail = false;
+
+  gert::GertMemBlock *Malloc(size_t size) override {
+    if (fail) return nullptr;
+    block_sizes.push_back(size);
+    blocks.emplace_back(new Block(Take(size)));
+    return blocks.back().get();
+  }
+  gert::GertTensorData MallocTensorData(size_t) override { return gert::GertTensorData(); }
+  gert::TensorData MallocTensorDataFromL1(size_t size) override {
+    if (fail) return gert::TensorData();
+    l1_sizes.push_back(size);
+    return gert::TensorData(Take(size), nullptr, size, gert::kOnDeviceHbm);
+  }
+  void Free(gert::GertMemBlock *) override {}
+  ge::graphStatus FreeAt(int64_t, gert::GertMemBlock *) override { return ge::GRAPH_SUCCESS; }
+  ge::graphStatus ShareFromTensorData(const gert::TensorData &, gert::GertTensorData &) override {
+    return ge::GRAPH_SUCCESS;
+  }
+  int64_t GetStreamNum() override { return 1; }
+  ge::graphStatus SetL1Allocator(ge::Allocator *) override { return ge::GRAPH_SUCCESS; }
+
+  uint64_t last = 0;
+
+ private:
+  void *Take(size_t size) {
+    last = next;
+    next += (static_cast<uint64_t>(size) + 0xFFFFFull) & ~0xFFFFFull;
+    next += 0x100000ull;
+    return reinterpret_cast<void *>(static_cast<uintptr_t>(last));
+  }
+};
+
+inline void *Addr(uint64_t a) { return reinterpret_cast<void *>(static_cast<uintptr_t>(a)); }
+inline uint64_t U64(const void *p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); }
+
+inline const uint64_t kX = 0x0000100000000000ull, kY = 0x0000200000000000ull;
+
+inline gert::StorageShape Storage(const std::vector<int64_t> &dims) {
+  gert::StorageShape s;
+  for (int64_t d : dims) {
+    s.MutableOriginShape().AppendDim(d);
+    s.MutableStorageShape().AppendDim(d);
+  }
+  return s;
+}
+
+inline std::vector<int64_t> DimsOf(const gert::Shape &s) {
+  std::vector<int64_t> d;
+  for (size_t i = 0; i < s.GetDimNum(); ++i) d.push_back(s.GetDim(i));
+  return d;
+}
+
+// One eager Execute call of AddCustom built with metadef's OpKernelContextBuilder.
+struct EagerCall {
+  gert::Tensor x, y, z;
+  FakeDeviceAllocator allocator;
+  std::vector<gert::GertMemBlock *> workspace;
+  gert::ContextHolder<gert::KernelContext> holder;
+  void *stream;  // a distinct fake stream per call
+
+  EagerCall(const std::vector<int64_t> &xs, const std::vector<int64_t> &ys, ge::DataType dx = ge::DT_FLOAT,
+            ge::DataType dy = ge::DT_FLOAT, const std::string &node = "add_node")
+      : x(Storage(xs), {ge::FORMAT_ND, ge::FORMAT_ND, {}}, gert::kOnDeviceHbm, dx, Addr(kX)),
+        y(Storage(ys), {ge::FORMAT_ND, ge::FORMAT_ND, {}}, gert::kOnDeviceHbm, dy, Addr(kY)) {
+    static uint64_t streams = 0;
+    stream = Addr(0x5717EA0000ull + 0x40 * ++streams);
+    z.SetDataType(dx);
+    gert::OpKernelContextBuilder b;
+    holder = b.OpType(kOpType)
+                 .OpName(node.c_str())
+                 .IONum(2, 1)
+                 .InputTensorDesc(0, dx, ge::FORMAT_ND, ge::FORMAT_ND)
+                 .InputTensorDesc(1, dy, ge::FORMAT_ND, ge::FORMAT_ND)
+                 .OutputTensorDesc(0, dx, ge::FORMAT_ND, ge::FORMAT_ND)
+                 .Inputs({&x, &y, static_cast<gert::GertAllocator *>(&allocator), stream, nullptr, nullptr})
+                 .Outputs({&z, &workspace})
+                 .Build();
+  }
+  gert::EagerOpExecutionContext *ctx() { return reinterpret_cast<gert::EagerOpExecutionContext *>(holder.GetContext()); }
+};
+
+// What the adapter writes to stderr while f runs (its refusals are one line each there).
+template <typename F>
+inline std::string CaptureStderr(F f) {
+  std::fflush(stderr);
+  char path[] = "/tmp/ge_in_loop_stderr_XXXXXX";
+  const int fd = mkstemp(path);
+  const int saved = dup(2);
+  dup2(fd, 2);
+  f();
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  close(fd);
+  unlink(path);
+  return ss.str();
+}
+
+inline bool Contains(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
+
+// Little-endian bytes of v in size bytes.
+inline void Le(std::vector<uint8_t> *out, uint64_t v, size_t size) {
+  for (size_t i = 0; i < size; ++i) out->push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+
+// InferShape of x, y through metadef's OpInferShapeContextBuilder; returns the status and
+// sets *out to the output shape GE's context holds.
+inline ge::graphStatus InferShape(ge::BaseCustomOp *op, const std::vector<int64_t> &xs, const std::vector<int64_t> &ys,
+                           std::vector<int64_t> *out, const std::string &node = "infer_node") {
+  gert::Tensor x(Storage(xs), {ge::FORMAT_ND, ge::FORMAT_ND, {}}, ge::DT_FLOAT);
+  gert::Tensor y(Storage(ys), {ge::FORMAT_ND, ge::FORMAT_ND, {}}, ge::DT_FLOAT);
+  gert::OpInferShapeContextBuilder b;
+  auto holder = b.OpType(kOpType)
+                    .OpName(node.c_str())
+                    .IONum(2, 1)
+                    .OutputTensorDesc(0, ge::DT_FLOAT, ge::FORMAT_ND, ge::FORMAT_ND)
+                    .InputTensors({&x, &y})
+                    .Build();
+  gert::InferShapeContext *ctx = holder.GetContext();
+  if (ctx == nullptr) return ge::GRAPH_PARAM_INVALID;
+  gert::Shape *o = ctx->GetOutputShape(0);
+  if (o != nullptr) {
+    o->SetDimNum(3);  // garbage the adapter must overwrite
+    for (size_t i = 0; i < 3; ++i) o->SetDim(i, 77);
+  }
+  const ge::graphStatus st = As<ge::ShapeInferOp>(op)->InferShape(ctx);
+  if (out != nullptr && o != nullptr) *out = DimsOf(*o);
+  return st;
+}
+
+// InferDataType through metadef's OpInferDataTypeContextBuilder; *out: the output dtype set.
+inline ge::graphStatus InferDataType(ge::BaseCustomOp *op, ge::DataType dx, ge::DataType dy, ge::DataType *out,
+                              const std::string &node = "dtype_node") {
+  gert::OpInferDataTypeContextBuilder b;
+  auto holder = b.OpType(kOpType)
+                    .OpName(node.c_str())
+                    .IONum(2, 1)
+                    .InputTensorDesc(0, dx, ge::FORMAT_ND, ge::FORMAT_ND)
+                    .InputTensorDesc(1, dy, ge::FORMAT_ND, ge::FORMAT_ND)
+                    .OutputTensorDesc(0, ge::FORMAT_ND, ge::FORMAT_ND)
+                    .Build();
+  gert::InferDataTypeContext *ctx = holder.GetContext();
+  if (ctx == nullptr) return ge::GRAPH_PARAM_INVALID;
+  (void)ctx->SetOutputDataType(0, ge::DT_UNDEFINED);
+  const ge::graphStatus st = As<ge::ShapeInferOp>(op)->InferDataType(ctx);
+  if (out != nullptr) *out = ctx->GetOutputDataType(0);
+  return st;
+}
+
+// The platform GE's OpCompileContext::GetPlatformInfos hands out (the platform stand-in).
+inline void InstallPlatform(const std::string &optional_soc, const std::string &res_soc, uint32_t result = 0) {
+  fe::PlatFormInfos platform;
+  fe::OptionalInfos optional;
+  if (!res_soc.empty()) platform.SetPlatformRes("version", "SoC_version", res_soc);
+  platform.SetPlatformRes("version", "NpuArch", "2201");
+  optional.SetSocVersion(optional_soc);
+  fe::PlatformInfoManager::GeInstance().SetStandInPlatform(platform, optional, result);
+}
+
+// Compile of x, y (dtypes; no shapes at compile time) through an OpCompileContext laid out by
+// OpKernelContextBuilder (inputs [x, y], outputs [z]).
+inline ge::graphStatus Compile(ge::BaseCustomOp *op, ge::DataType dx, ge::DataType dy, const std::string &node = "compile_node") {
+  gert::Tensor x({}, {ge::FORMAT_ND, ge::FORMAT_ND, {}}, dx), y({}, {ge::FORMAT_ND, ge::FORMAT_ND, {}}, dy), z;
+  gert::OpKernelContextBuilder b;
+  auto holder = b.OpType(kOpType)
+                    .OpName(node.c_str())
+                    .IONum(2, 1)
+                    .InputTensorDesc(0, dx, ge::FORMAT_ND, ge::FORMAT_ND)
+                    .InputTensorDesc(1, dy, ge::FORMAT_ND, ge::FORMAT_ND)
+                    .OutputTensorDesc(0, dx, ge::FORMAT_ND, ge::FORMAT_ND)
+                    .Inputs({&x, &y})
+                    .Outputs({&z})
+                    .Build();
+  return As<ge::CompilableOp>(op)->Compile(reinterpret_cast<gert::OpCompileContext *>(holder.GetContext()));
+}
+
+inline uint64_t ReadLe(const std::vector<uint8_t> &b, size_t at, size_t size) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < size && at + i < b.size(); ++i) v |= static_cast<uint64_t>(b[at + i]) << (8 * i);
+  return v;
+}
+
+// The 104-byte tiled layout with ffts (test_support.cc's slot table): pointers, 5 extents,
+// a's then b's 3 outer strides, the grid.
+inline std::vector<uint8_t> TiledArgs(uint64_t a, uint64_t b, uint64_t z, const std::vector<uint64_t> &dims,
+                               const std::vector<uint64_t> &strides, uint32_t grid_x) {
+  std::vector<uint8_t> e;
+  Le(&e, 0x00000000FF001000ull, 8);
+  Le(&e, 0, 8);
+  Le(&e, 0, 8);
+  Le(&e, a, 8);
+  Le(&e, b, 8);
+  Le(&e, z, 8);
+  for (uint64_t d : dims) Le(&e, d, 4);
+  for (uint64_t st : strides) Le(&e, st, 4);
+  Le(&e, grid_x, 4);
+  Le(&e, 1, 4);
+  Le(&e, 1, 4);
+  return e;
+}
+
+// The 64-byte flat layout with ffts (flat and scalar kernels).
+inline std::vector<uint8_t> FlatArgs(uint64_t a, uint64_t b, uint64_t z, uint64_t n, uint32_t grid_x, uint64_t lock = 0,
+                              uint64_t workspace = 0) {
+  std::vector<uint8_t> e;
+  Le(&e, 0x00000000FF001000ull, 8);
+  Le(&e, lock, 8);
+  Le(&e, workspace, 8);
+  Le(&e, a, 8);
+  Le(&e, b, 8);
+  Le(&e, z, 8);
+  Le(&e, n, 4);
+  Le(&e, grid_x, 4);
+  Le(&e, 1, 4);
+  Le(&e, 1, 4);
+  return e;
+}
+
+inline int32_t FreshDevice() {
+  static int32_t next = 100;  // each case loads on a device of its own (the core loads once per device)
+  return next++;
+}
+
+inline recording_acl::Settings OnFreshDevice(const std::string &soc = kSoc) {
+  recording_acl::Settings s;
+  s.device = FreshDevice();
+  s.soc = soc;
+  return s;
+}
+
+
+// ---- DeclareLaunchArgs: GE's annotated-args context (static graphs) ----
+
+// One launch as GE's AnnotatedArgsHandler recorded it (what GE would put into the model).
+struct RecordedDeclaration {
+  std::string kernel_name;
+  std::vector<uint8_t> kernel_bin, args;
+  std::vector<ge::ArgDesc> descs;
+  uint32_t block_dim = 0, stream_id = 0;
+};
+
+// A DeclareLaunchArgs call of AddCustom, laid out as GE's AnnotatedArgsContext reads it
+// (hicann/ge graph_metadef/exe_graph/runtime/annotated_args_context.cc): inputs [x, y,
+// workspace allocator], outputs [z (the output GE planned), workspace blocks, args handler],
+// with GE's own AnnotatedArgsHandler collecting what AddLaunch is given. x, y and z carry
+// logical addresses kX, kY, kZ; the allocator's stream id is the context's GetStreamId.
+struct AnnotatedCall {
+  static constexpr uint64_t kZ = 0x0000300000000000ull;
+  gert::Tensor x, y, z;
+  FakeDeviceAllocator allocator;
+  std::vector<gert::GertMemBlock *> workspace;
+  gert::AnnotatedArgsHandler handler;
+  gert::ContextHolder<gert::KernelContext> holder;
+
+  AnnotatedCall(const std::vector<int64_t> &xs, const std::vector<int64_t> &ys, const std::vector<int64_t> &zs,
+                ge::DataType dtype = ge::DT_FLOAT, int64_t stream_id = 3, const std::string &node = "declare_node")
+      : x(Storage(xs), {ge::FORMAT_ND, ge::FORMAT_ND, {}}, gert::kOnDeviceHbm, dtype, Addr(kX)),
+        y(Storage(ys), {ge::FORMAT_ND, ge::FORMAT_ND, {}}, gert::kOnDeviceHbm, dtype, Addr(kY)),
+        z(Storage(zs), {ge::FORMAT_ND, ge::FORMAT_ND, {}}, gert::kOnDeviceHbm, dtype, Addr(kZ)) {
+    allocator.SetStreamId(stream_id);
+    gert::OpKernelContextBuilder b;
+    holder = b.OpType(kOpType)
+                 .OpName(node.c_str())
+                 .IONum(2, 1)
+                 .InputTensorDesc(0, dtype, ge::FORMAT_ND, ge::FORMAT_ND)
+                 .InputTensorDesc(1, dtype, ge::FORMAT_ND, ge::FORMAT_ND)
+                 .OutputTensorDesc(0, dtype, ge::FORMAT_ND, ge::FORMAT_ND)
+                 .Inputs({&x, &y, static_cast<gert::GertAllocator *>(&allocator)})
+                 .Outputs({&z, &workspace, static_cast<gert::ArgsHandler *>(&handler)})
+                 .Build();
+  }
+  gert::AnnotatedArgsContext &ctx() { return *reinterpret_cast<gert::AnnotatedArgsContext *>(holder.GetContext()); }
+
+  // What GE's handler holds, in AddLaunch order.
+  std::vector<RecordedDeclaration> Declared() const {
+    std::vector<RecordedDeclaration> out;
+    for (size_t i = 0; i < handler.GetLaunchCount(); ++i) {
+      const gert::AnnotatedArgsHandler::LaunchRecord *r = handler.GetLaunch(i);
+      RecordedDeclaration d;
+      d.kernel_name = r->GetKernelName();
+      d.kernel_bin.assign(r->GetKernelBinData(), r->GetKernelBinData() + r->GetKernelBinSize());
+      d.args.assign(r->GetArgsData(), r->GetArgsData() + r->GetArgsSize());
+      d.descs.assign(r->GetArgDescs(), r->GetArgDescs() + r->GetArgDescCount());
+      d.block_dim = r->GetBlockDim();
+      d.stream_id = r->GetStreamId();
+      out.push_back(std::move(d));
+    }
+    return out;
+  }
+};
+
+// How this tag's GE describes an InputAddr / OutputAddr: "I"/"O" (v9.2.0-beta.1: the IR index)
+// or "i"/"o" (newer: the flattened instance index), from upstream_files.json.
+inline std::string InputDesc(int index) {
+  return (std::string(GE_IN_LOOP_ADDRESS_DESCRIPTORS) == "ir" ? "I" : "i") + std::to_string(index);
+}
+inline std::string OutputDesc(int index) {
+  return (std::string(GE_IN_LOOP_ADDRESS_DESCRIPTORS) == "ir" ? "O" : "o") + std::to_string(index);
+}
+
+// "i0 i1 o0 w0 c" for the descriptors, so that a test can state a declaration's shape in one
+// string: i/o an input/output instance (INPUT_INSTANCE/OUTPUT_INSTANCE), I/O an IR input/
+// output (INPUT/OUTPUT), w a workspace, each with its index; c a custom value.
+inline std::string DescString(const std::vector<ge::ArgDesc> &descs) {
+  std::string out;
+  for (const ge::ArgDesc &d : descs) {
+    if (!out.empty()) out += " ";
+    switch (d.addr_type) {
+      case ge::AddrType::INPUT: out += "I" + std::to_string(d.ir_idx); break;
+      case ge::AddrType::OUTPUT: out += "O" + std::to_string(d.ir_idx); break;
+      case ge::AddrType::INPUT_INSTANCE: out += "i" + std::to_string(d.ir_idx); break;
+      case ge::AddrType::OUTPUT_INSTANCE: out += "o" + std::to_string(d.ir_idx); break;
+      case ge::AddrType::WORKSPACE: out += "w" + std::to_string(d.ir_idx); break;
+      case ge::AddrType::CUSTOM_VALUE: out += "c"; break;
+      default: out += "?" + std::to_string(static_cast<int>(d.addr_type)); break;
+    }
+  }
+  return out;
+}
+
+}  // namespace harness
+
+#endif  // TF_GE_CUSTOM_GE_IN_LOOP_HARNESS_H_

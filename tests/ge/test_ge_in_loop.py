@@ -1,0 +1,201 @@
+"""GE in the loop: the CANN-facing sources (ge_ops/cann/, unchanged) run against GE's own
+open-source context code, one pytest item per harness case and tag.
+
+For each tag of ge_ops/ge_in_loop/upstream_files.json, the upstream files listed there are
+extracted from the hicann/ge and hicann/metadef snapshots (TF_GE_CUSTOM_GE_REPO,
+TF_GE_CUSTOM_METADEF_REPO) with ``git archive`` and built with the stand-ins of
+ge_ops/ge_in_loop/stand_ins/ (securec, logging, error reports, the platform component, a few
+libgraph symbols, a recording ACL: each named as a stand-in, docs/ge-library.md "GE in the
+loop" lists what each leaves unproven) into the harness's test program, which loads the GE
+library as GE does and drives every CANN-facing entry point through metadef's context
+builders. Without the snapshots every test here skips, naming the variables.
+"""
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+
+import pytest
+
+SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
+HARNESS = SOURCE_ROOT / "ge_ops" / "ge_in_loop"
+_TEST_RE = re.compile(r"^TEST\((\w+),\s*(\w+)\)", re.M)
+
+
+def _tags():
+    import json
+    return sorted(json.loads((HARNESS / "upstream_files.json").read_text())["tags"])
+
+
+def _case_names():
+    names = []
+    for path in sorted((HARNESS / "driver").glob("*.cc")):
+        names += ["%s.%s" % m for m in _TEST_RE.findall(path.read_text())]
+    return names
+
+
+TAGS = _tags()
+CASES = _case_names()
+# The sanitized build covers one tag (the newest GE), to stay inside CI's time budget.
+SANITIZED_TAG = "HEAD" if "HEAD" in TAGS else TAGS[-1]
+SANITIZER_OPTIONS = {"ASAN_OPTIONS": "abort_on_error=1:detect_leaks=1",
+                     "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"}
+DOUBLE = SOURCE_ROOT / "tests" / "ge" / "doubles" / "kernel_compiler_double"
+
+
+def harness_env(scratch, sanitize=False):
+    """The harness's environment: no toolkit, no hivmc; Compile's builder is the TEST DOUBLE
+    tests/ge/doubles/kernel_compiler_double (real builder entry point and cache protocol,
+    made-up build step) with a cache of its own; the package the builder imports is the
+    installed one."""
+    import sys
+    import tf_ge_custom
+    scratch = pathlib.Path(scratch)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("TF_GE_CUSTOM_", "BISHENG", "ASAN_", "UBSAN_")) and k != "ASCEND_HOME_PATH"}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", os.defpath).split(os.pathsep)
+                                  if p and not os.path.isfile(os.path.join(p, "hivmc")))
+    env.update(TF_GE_CUSTOM_CACHE_DIR=str(scratch / "cache"), TF_GE_CUSTOM_PYTHON=str(DOUBLE),
+               TF_GE_CUSTOM_DOUBLE_PYTHON=sys.executable, TF_GE_CUSTOM_DOUBLE_MODE="build",
+               TF_GE_CUSTOM_DOUBLE_COUNT=str(scratch / "builds.txt"),
+               TF_GE_IN_LOOP_PACKAGE=os.path.dirname(os.path.abspath(tf_ge_custom.__file__)),
+               TMPDIR=str(scratch))
+    if sanitize:
+        env.update(SANITIZER_OPTIONS)
+    return env
+
+
+def _run(exe, env, extra=()):
+    proc = subprocess.run([str(exe)] + list(extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, env=env, timeout=600)
+    import json
+    records = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("{"):
+            record = json.loads(line)
+            records[record["name"]] = record
+    return records, proc
+
+
+@pytest.fixture(scope="module")
+def runs(ge_in_loop, tmp_path_factory):
+    cache = {}
+
+    def run(tag, sanitize=False):
+        if (tag, sanitize) not in cache:
+            build, exe = ge_in_loop(tag, sanitize)
+            scratch = tmp_path_factory.mktemp("ge-in-loop")
+            cache[(tag, sanitize)] = (build, exe) + _run(exe, harness_env(scratch, sanitize))
+        return cache[(tag, sanitize)]
+
+    return run
+
+
+def test_without_the_snapshots_the_harness_skips_naming_the_variables(hicann_snapshots):
+    snapshots = type(hicann_snapshots)(environ={})
+    reason = snapshots.missing(["v9.2.0-beta.1"], ["v9.2.0-beta.1"])
+    assert reason.startswith("needs the hicann snapshots: ")
+    assert "TF_GE_CUSTOM_GE_REPO is unset" in reason and "TF_GE_CUSTOM_METADEF_REPO is unset" in reason
+    bogus = type(hicann_snapshots)(environ={"TF_GE_CUSTOM_GE_REPO": "/nonexistent/ge",
+                                            "TF_GE_CUSTOM_METADEF_REPO": "/nonexistent/md"})
+    reason = bogus.missing(["HEAD"], ["HEAD"])
+    assert reason.startswith("needs the hicann snapshots: ")
+    assert "TF_GE_CUSTOM_GE_REPO=/nonexistent/ge is not a git directory" in reason
+
+
+@pytest.mark.parametrize("tag", TAGS)
+def test_every_listed_upstream_file_is_at_its_tag(hicann_snapshots, tag):
+    import json
+    entry = json.loads((HARNESS / "upstream_files.json").read_text())["tags"][tag]
+    hicann_snapshots.require([entry["ge"]], [entry["metadef"]])
+    for source in entry["runtime"] + entry["registry"]:
+        repo, path = source.split(":", 1)
+        assert hicann_snapshots.has_file(hicann_snapshots.repo(repo), entry[repo], path), (tag, source)
+    # The tag's own annotated_kernel_args.cc says how an InputAddr is described.
+    text = subprocess.run(["git", "-C", str(hicann_snapshots.ge), "show",
+                           entry["ge"] + ":graph_metadef/exe_graph/runtime/annotated_kernel_args.cc"],
+                          stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+    kind = "instance" if "AddrType::INPUT_INSTANCE" in text else "ir"
+    assert "AddrType::INPUT" in text
+    assert entry["address_descriptors"] == kind, (tag, kind)
+
+
+@pytest.mark.parametrize("tag", TAGS)
+def test_every_case_in_the_driver_is_registered(runs, tag):
+    build, exe, _, _ = runs(tag)
+    print("GE in the loop %s: built in %.0f s (%.0f CPU s)" % (tag, build.seconds, build.cpu_seconds))
+    listed = subprocess.run([str(exe), "--list"], stdout=subprocess.PIPE, universal_newlines=True,
+                            check=True)
+    assert sorted(listed.stdout.split()) == sorted(CASES)
+
+
+@pytest.mark.parametrize("tag", TAGS)
+@pytest.mark.parametrize("case", CASES)
+def test_ge_in_loop(runs, tag, case):
+    _, _, records, proc = runs(tag)
+    assert case in records, "the harness ended before %s:\n%s" % (case, proc.stderr[-4000:])
+    assert records[case]["passed"], "\n".join(records[case]["failures"])
+
+
+@pytest.mark.slow
+def test_every_case_passes_under_asan_and_ubsan(runs):
+    """ASan + UBSan over the adapter, the core and GE's context code (UBSan's vptr check off:
+    GE's polymorphic classes need libgraph's typeinfo, ge_ops/ge_in_loop/CMakeLists.txt)."""
+    _, _, records, proc = runs(SANITIZED_TAG, sanitize=True)
+    failed = {name: r["failures"] for name, r in records.items() if not r["passed"]}
+    assert proc.returncode == 0, (failed, proc.stderr[-6000:])
+    assert sorted(records) == sorted(CASES)
+    assert "runtime error" not in proc.stderr and "AddressSanitizer" not in proc.stderr
+
+
+# Deliberate defects put into a scratch copy of ge_ops/cann/: each must make the harness fail,
+# in the cases named (a mutation nothing catches would show a blind spot). (file, text, mutant)
+MUTATIONS = {
+    "inputs_read_in_the_wrong_order": (
+        "kernel_op.cc", "call.inputs[i] = Address(t->GetAddr());",
+        "call.inputs[op_->inputs.size() - 1 - i] = Address(t->GetAddr());",
+        ["Execute.FlatFloat32LaunchesOnceWithTheA2ArgumentBytesOnTheContextsStream",
+         "Execute.EveryTiledVariantGetsItsExtentsStridesAndGrid",
+         "Execute.MoreThanTwoToThe31ElementsAreChunkedWithoutAllocatingThem"]),
+    "launch_on_the_default_stream": (
+        "acl_runtime.cc", "ctx_->GetStream(), nullptr, host_args->data()",
+        "nullptr, nullptr, host_args->data()",
+        ["Execute.FlatFloat32LaunchesOnceWithTheA2ArgumentBytesOnTheContextsStream",
+         "Execute.EveryTiledVariantGetsItsExtentsStridesAndGrid"]),
+    "output_shape_of_the_first_dimension": (
+        "kernel_op.cc", "out->SetDim(k, shape.value()[k]);", "out->SetDim(k, shape.value()[0]);",
+        ["InferShape.BroadcastsAsTfMathAdd", "InferShape.GesRankLimitHolds"]),
+}
+MUTATION_TAG = "v9.2.0-beta.1" if "v9.2.0-beta.1" in TAGS else TAGS[0]
+
+
+@pytest.mark.slow
+def test_deliberate_adapter_defects_are_caught(runs, tmp_path):
+    """Each mutant GE library is built from a mutated copy of ge_ops/cann/ (with the same
+    upstream libraries) and run by the same test program; the cases named must fail, and the
+    unmutated library passes them (test_ge_in_loop)."""
+    build, exe, clean, _ = runs(MUTATION_TAG)
+    assert all(clean[c]["passed"] for m in MUTATIONS.values() for c in m[3])
+    cann = tmp_path / "cann"
+    shutil.copytree(str(SOURCE_ROOT / "ge_ops" / "cann"), str(cann))
+    caught = {}
+    for name, (filename, text, mutant, expected) in sorted(MUTATIONS.items()):
+        original = (SOURCE_ROOT / "ge_ops" / "cann" / filename).read_text()
+        assert original.count(text) == 1, "the mutation %s no longer applies to %s: update MUTATIONS" % (
+            name, filename)
+        for other in ("kernel_op.cc", "acl_runtime.cc"):  # only this mutation in the copy
+            shutil.copyfile(str(SOURCE_ROOT / "ge_ops" / "cann" / other), str(cann / other))
+        (cann / filename).write_text(original.replace(text, mutant))
+        library = build.build(build_dir=tmp_path / "mutant", cann_dir=cann, prebuilt=build,
+                              target="tf_ge_custom_ge")
+        env = harness_env(tmp_path / name)
+        (tmp_path / name).mkdir()
+        env["TF_GE_IN_LOOP_LIBRARY"] = str(library)
+        records, proc = _run(exe, env)
+        assert records, proc.stderr[-3000:]
+        caught[name] = sorted(c for c, r in records.items() if not r["passed"])
+        print("mutation %s: %d of %d cases fail: %s" % (name, len(caught[name]), len(records),
+                                                         ", ".join(caught[name])))
+    for name, (_, _, _, expected) in MUTATIONS.items():
+        assert set(expected) <= set(caught[name]), (name, caught[name])
