@@ -78,7 +78,7 @@ const char *kKey = "0123456789abcdef-triton_ascend_3.2.0-bishengir_1.2.0-cann_8.
 
 }  // namespace
 
-TEST(KernelCompiler, PythonFromTheOverrideThenTheRecordThenBesideThePackage) {
+TEST(KernelCompiler, PythonFromTheOverrideThenBesideThePackageThenTheRecord) {
   FakeInstall inst;
   inst.Executable(inst.other);
   inst.Executable(inst.beside);
@@ -89,17 +89,23 @@ TEST(KernelCompiler, PythonFromTheOverrideThenTheRecordThenBesideThePackage) {
   CHECK_EQ(from_env.value().python_from, std::string("TF_GE_CUSTOM_PYTHON"));
   CHECK_EQ(from_env.value().package_parent, inst.parent);
   CHECK_EQ(from_env.value().timeout_s, kDefaultCompileTimeoutSeconds);
+  CHECK_TRUE(from_env.value().others.empty());  // an explicit Python is the only one
 
-  auto from_record = FindBuilder(inst.opp_root, Env({}));
-  REQUIRE_OK(from_record);
-  CHECK_EQ(from_record.value().python, inst.other);
-  CHECK_EQ(from_record.value().python_from, std::string("the build record"));
+  // Finding 2: the Python whose site-packages hold the package comes before the recorded one
+  // (a wheel built on another host records that host's Python).
+  auto found = FindBuilder(inst.opp_root, Env({}));
+  REQUIRE_OK(found);
+  CHECK_EQ(found.value().python, inst.beside);
+  CHECK_EQ(found.value().python_from, std::string("beside the package"));
+  REQUIRE_EQ(found.value().others.size(), size_t{1});
+  CHECK_EQ(found.value().others[0].python, inst.other);
+  CHECK_EQ(found.value().others[0].python_from, std::string("the build record"));
 
   inst.Record(inst.dir.path() + "/gone/python3");  // a wheel built on another machine
   auto from_prefix = FindBuilder(inst.opp_root, Env({}));
   REQUIRE_OK(from_prefix);
   CHECK_EQ(from_prefix.value().python, inst.beside);
-  CHECK_EQ(from_prefix.value().python_from, std::string("beside the package"));
+  CHECK_TRUE(from_prefix.value().others.empty());
 }
 
 TEST(KernelCompiler, NoPythonIsARefusalNamingEachPlaceLookedAt) {
@@ -153,7 +159,8 @@ TEST(KernelCompiler, CommandLinesRunTheBuilderModuleOfThisPackage) {
   CHECK_EQ(describe[4], std::string("--describe"));
   // The bootstrap: the package's own folder first on sys.path, no TensorFlow, the module.
   const std::string &boot = describe[2];
-  CHECK_TRUE(boot.find("sys.path[0] = sys.argv.pop(1)") != std::string::npos);
+  CHECK_TRUE(boot.find("p = sys.argv.pop(1)") != std::string::npos);
+  CHECK_TRUE(boot.find("if p: sys.path[0] = p") != std::string::npos);
   CHECK_TRUE(boot.find("builtins.__TF_GE_CUSTOM_NO_TENSORFLOW__ = True") != std::string::npos);
   CHECK_TRUE(boot.find(std::string("'") + kBuilderModule + "'") != std::string::npos);
 
