@@ -18,6 +18,11 @@
 #endif
 #endif
 
+// The syntax check sets this to prove the error-manager branch is the one compiled.
+#if defined(TF_GE_CUSTOM_REQUIRE_GE_ERROR_MANAGER) && !defined(TF_GE_CUSTOM_HAVE_GE_ERROR_MANAGER)
+#error "common/util/error_manager/error_manager.h is not on the include path"
+#endif
+
 namespace tf_ge_custom {
 namespace cann {
 namespace {

@@ -15,7 +15,8 @@ SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 CHECK = next((p / "shared" / "tools" / "ge-syntax-check" for p in SOURCE_ROOT.parents
               if (p / "shared" / "tools" / "ge-syntax-check").is_file()), SOURCE_ROOT)
 CACHE = pathlib.Path(os.environ.get("GE_HEADERS_CACHE", "/tmp/ge-headers"))
-CANN_SOURCES = ["ge_ops/cann/acl_runtime.cc", "ge_ops/cann/kernel_op.cc", "ge_ops/cann/custom_ops.cc",
+CANN_SOURCES = ["ge_ops/cann/acl_runtime.cc", "ge_ops/cann/kernel_op.cc", "ge_ops/cann/ge_report.cc",
+                "ge_ops/cann/custom_ops.cc",
                 "ge_ops/cann/op_proto.cc", "ge_ops/parser/tf_parser_plugin.cc"]
 
 

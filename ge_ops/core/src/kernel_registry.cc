@@ -332,13 +332,18 @@ void KernelRegistry::Fill(const std::string &soc, const KernelEntry &entry,
   out->bytes = std::move(bytes);
 }
 
-Status KernelRegistry::AddCompiled(const std::string &soc, const std::string &manifest_path) {
+Status KernelRegistry::AddCompiled(const std::string &board, const std::string &manifest_path) {
   std::vector<uint8_t> text;
   TF_GE_CUSTOM_RETURN_IF_ERROR(ReadFileBytes(manifest_path, 16u << 20, &text).WithPrefix("kernel manifest"));
-  ManifestCheck check;
-  check.expected_soc = soc;
-  auto parsed = ParseManifest(std::string(text.begin(), text.end()), check);
+  auto parsed = ParseManifest(std::string(text.begin(), text.end()), ManifestCheck());
   if (!parsed.ok()) return parsed.status().WithPrefix(manifest_path);
+  // A board name's cache entry (Ascend910B4-1) holds the kernels of the SoC the builder built
+  // for it (Ascend910B4, kernels/socs.py): only with a recorded architecture, and served as such.
+  const std::string soc = parsed.value().soc;
+  if (soc != board && parsed.value().architecture.empty()) {
+    return Status::Error(Code::kBadManifest, manifest_path + ": soc is \"" + soc + "\" but it is the cache entry of "
+                                                 "SoC \"" + board + "\" and records no architecture");
+  }
   SocKernels k;
   k.manifest_text.assign(text.begin(), text.end());
   k.manifest = std::move(parsed).value();
@@ -378,6 +383,7 @@ Status KernelRegistry::AddCompiled(const std::string &soc, const std::string &ma
   const Status adds = AddsAKernelSetLocked(soc, k);
   if (!adds.ok()) return adds.WithPrefix(manifest_path + " is not added");
   compiled_[soc].push_back(std::move(k));
+  if (soc != board) served_by_[board] = soc;
   return Status::Ok();
 }
 

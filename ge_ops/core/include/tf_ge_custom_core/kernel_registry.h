@@ -63,6 +63,9 @@ class KernelRegistry {
   // changes to the files cannot reach Execute. Refuses another SoC's manifest, a manifest
   // lacking a variant of an (op, dtype) it carries (kMissingDType: not a usable kernel set),
   // and one whose kernel sets this registry has whole already (kInternal).
+  // A board name's entry (Ascend910B4-1) may hold the manifest of the SoC built for it
+  // (Ascend910B4) when that records an architecture: added under that SoC and served to the
+  // board (Serve).
   Status AddCompiled(const std::string &soc, const std::string &manifest_path);
 
   // Compile picked (soc, op, dtype) for a graph (HasKernelSet must hold): marks the kernel
