@@ -92,6 +92,10 @@ def run(args):
     for soc, path in result.manifests.items():
         sys.stdout.write("%s: %s%s\n" % (soc, path, " (IR only, no npubins)"
                                          if result.ir_only else ""))
+    for name in soc_names:
+        if name in socs.ALIASES:  # a board name: say whose kernels it takes
+            sys.stdout.write("%s: a board name, served by the %s kernels (architecture %s)\n"
+                             % (name, socs.resolve(name), socs.get(name).architecture))
     return 0
 
 

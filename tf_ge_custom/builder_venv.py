@@ -135,7 +135,7 @@ def site_packages(python):
     return out.stdout.strip()
 
 
-def setup(venv, python, system_site_packages=False, install=True, out=None):
+def setup(venv, python, system_site_packages=False, install=True, out=None, extra_site=None):
     """Make (or remake) the builder venv; returns the describe result of its Python. Raises
     :class:`tf_ge_custom.errors.BuilderSetupError` for any step that fails."""
     from .errors import BuilderSetupError
@@ -157,7 +157,13 @@ def setup(venv, python, system_site_packages=False, install=True, out=None):
         out.write("installing %s\n" % " ".join(REQUIREMENTS))
         if subprocess.run(pip).returncode != 0:
             raise BuilderSetupError("`%s` failed: see pip's output above" % " ".join(pip))
-    copied = copy_builder(site_packages(vpython))
+    site = site_packages(vpython)
+    if extra_site:
+        # after the venv's own site-packages, so its copy of the package comes first
+        with open(os.path.join(site, "tf_ge_custom_builder_extra.pth"), "w") as f:
+            f.write(os.path.abspath(extra_site) + "\n")
+        out.write("using the packages of %s\n" % extra_site)
+    copied = copy_builder(site)
     out.write("copied the package's builder into %s\n" % copied)
     result = describe(vpython)
     if not result.get("ok"):
@@ -179,7 +185,10 @@ def add_arguments(parser):
                              "installed there)")
     parser.add_argument("--no-install", action="store_true",
                         help="install nothing with pip (the Python's own packages must hold "
-                             "triton-ascend: with --system-site-packages)")
+                             "triton-ascend: with --system-site-packages or --with-site-packages)")
+    parser.add_argument("--with-site-packages", metavar="DIR",
+                        help="use the packages of DIR (e.g. another venv's site-packages holding "
+                             "triton-ascend for that Python version) instead of installing them")
 
 
 def run(args):
@@ -195,7 +204,11 @@ def run(args):
                          "--python /path/to/python3.X\n" % PROG)
         return 2
     try:
-        result = setup(os.path.abspath(venv), python, args.system_site_packages, not args.no_install)
+        if args.with_site_packages and not os.path.isdir(args.with_site_packages):
+            raise BuilderSetupError("--with-site-packages %s is not a folder" % args.with_site_packages)
+        result = setup(os.path.abspath(venv), python, args.system_site_packages,
+                       not (args.no_install or args.with_site_packages),
+                       extra_site=args.with_site_packages)
     except BuilderSetupError as e:
         sys.stderr.write("%s: error: %s\n" % (PROG, e))
         return 1
