@@ -1004,8 +1004,8 @@ def check_board_kernels(ctx):
                         for s in sets) or "none"
     data = {"sets": [s._asdict() for s in sets]}
     if not board:
-        return Check("kernel sets", OK if sets else INFO, "kernel sets the GE library sees: %s" % listing,
-                     data=data)
+        return Check("kernel sets", OK, "kernel sets the GE library sees: %s%s" % (
+            listing, "" if sets else " (a graph build compiles what it needs: see 'kernel builder')"), data=data)
     served = kernel_sources.serving(board, sets)
     data["board"] = board
     data["served_by"] = served.kernel_set.soc if served.kernel_set else None

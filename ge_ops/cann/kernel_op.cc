@@ -113,7 +113,7 @@ class ContextOutputs : public core::OutputAllocator {
 KernelOp::KernelOp(const char *op_type) : op_type_(op_type), op_(core::FindOp(op_type)) {}
 
 ge::graphStatus KernelOp::Fail(const char *node, const core::Status &status, const std::string &soc) const {
-  // stderr and GE's error manager (what GE returns to TF Adapter and writes to plog).
+  // The standard error stream and GE's error manager (what GE returns to TF Adapter, and plog).
   ReportFailure(Failure{op_type_, node != nullptr ? node : "", soc, status.message()});
   return ge::GRAPH_FAILED;
 }

@@ -89,7 +89,7 @@ def test_the_package_under_test_carries_no_npubins():
 def test_describe_runs_the_real_builder_without_tensorflow(driver, tmp_path):
     env = _clean_env(tmp_path)
     command = _run(driver, env, "--opp-root", OPP_ROOT, "--print-describe-command", "1")
-    assert command["python_from"] == "the build record"
+    assert command["python_from"] == "beside the package"  # finding 2: before the build record
     started = time.time()
     proc = subprocess.run(command["argv"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, env=env, cwd=str(tmp_path), timeout=300)
@@ -131,7 +131,9 @@ def test_the_real_builder_runs_to_hivm_ir_and_fails_naming_hivmc(driver, tmp_pat
     assert "\n" not in error
     assert error.startswith("cannot compile the AddCustom kernels for SoC Ascend910B1, dtype float32: "
                             "hivmc is missing (hivmc comes with the CANN toolkit")
-    assert "builder: %s, from beside the package" % sys.executable in error
+    # finding 2: the Python beside the package (bin/python3.X of this venv), not the record's
+    assert "builder: %s/python" % os.path.dirname(sys.executable) in error
+    assert ", from beside the package)" in error
     key_dir = tmp_path / "cache" / "Ascend910B1" / _key(env)
     log = key_dir / ("float32.%s.log" % error.split("float32.")[1].split(".log")[0])
     assert str(log) in error
