@@ -21,6 +21,7 @@ from tf_ge_custom.kernels import socs
 DOUBLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "doubles")
 COMMAND = os.path.join(os.path.dirname(sys.executable), "tf-ge-custom")
 OP = op_def.ADD_CUSTOM
+pytestmark = pytest.mark.slow  # a bundle build / a venv: tens of seconds
 
 
 def _env(tmp, **extra):

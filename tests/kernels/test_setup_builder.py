@@ -17,6 +17,7 @@ COMMAND = os.path.join(os.path.dirname(sys.executable), "tf-ge-custom")
 PY37 = os.path.expanduser("~/.pyenv/versions/3.7.16/bin/python3.7")
 SITE = sysconfig.get_paths()["purelib"]  # this venv's: the package and triton-ascend
 BASE = os.path.join(sys.base_prefix, "bin", "python3")  # a Python 3.11 without triton
+pytestmark = pytest.mark.slow  # a bundle build / a venv: tens of seconds
 
 
 def _env(tmp, **extra):
