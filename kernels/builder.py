@@ -77,17 +77,21 @@ class BuildResult(NamedTuple):
 
 
 def parse_socs(value):
-    """``"Ascend910B1,Ascend910_9392"`` (or a list) -> validated SoC names, in order."""
+    """``"Ascend910B1,Ascend910_9392"`` (or a list) -> validated SoC names to build, in order.
+
+    A board name (``socs.ALIASES``, e.g. ``Ascend910B4-1``) stands for the buildable SoC whose
+    kernels serve it (Ascend910B4): that SoC is built, once."""
     names = [s.strip() for s in (value.split(",") if isinstance(value, str) else value)]
     names = [n for n in names if n]
     if not names:
-        raise ValueError("no SoC given; supported: %s" % ", ".join(socs.SOCS))
+        raise ValueError("no SoC given; supported: %s" % ", ".join(socs.board_names()))
+    resolved = []
     for name in names:
         try:
-            socs.get(name)
-        except KeyError as e:  # says why a known variant cannot be built, and what can
+            resolved.append(socs.resolve(name))
+        except KeyError as e:  # lists what can be built, and the board names served
             raise ValueError(e.args[0])
-    return list(dict.fromkeys(names))
+    return list(dict.fromkeys(resolved))
 
 
 def op_list(ops=None):
@@ -283,7 +287,8 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
                                           sum(sizes) if built else None,
                                           time.time() - started))
             document = kernel_manifest.manifest_document(soc, vector_cores, toolchain_record,
-                                                         source_sha, entries)
+                                                         source_sha, entries,
+                                                         architecture=socs.get(soc).architecture)
             staged[soc] = (soc_dir, document, tuple(entries))
         if not ir_only and hivmc is None:
             raise ToolchainError(

@@ -178,7 +178,9 @@ def load_entry(path, soc, dtype, op=op_def.ADD_CUSTOM):
     raise :class:`ManifestError`; it must carry the npubin of every kernel variant of ``op``
     for ``dtype`` (the GE library refuses a call whose shapes need a missing one)."""
     manifest_path = os.path.join(path, kernel_manifest.MANIFEST_NAME)
-    manifest = kernel_manifest.load_manifest(manifest_path, check_files=True, expected_soc=soc)
+    # A board name's entry (<cache>/Ascend910B4-1/...) holds the kernels of the SoC serving it.
+    manifest = kernel_manifest.load_manifest(manifest_path, check_files=True,
+                                             expected_soc=_served(soc))
     missing = manifest.missing_variants(op, dtype)
     without = [v.name for v in op.kernel.variants
                if v.name not in missing and not manifest.kernel(op.type_name, v.name, dtype).binary]
@@ -187,6 +189,16 @@ def load_entry(path, soc, dtype, op=op_def.ADD_CUSTOM):
                             "variant(s) %s; an entry holds every variant"
                             % (op.type_name, dtype, ", ".join(missing + without)), manifest_path)
     return manifest
+
+
+def _served(soc):
+    """The buildable SoC whose kernels board ``soc`` takes (itself when buildable)."""
+    from . import socs
+
+    try:
+        return socs.resolve(soc)
+    except KeyError:
+        return soc
 
 
 def _valid(path, soc, dtype, op):
@@ -252,7 +264,7 @@ def ensure(soc, dtype, cache=None, key=None, env=None, op=op_def.ADD_CUSTOM, bui
     """
     from . import builder  # imports nothing heavy until it builds
 
-    builder.parse_socs([soc])
+    built_soc = builder.parse_socs([soc])[0]  # a board name builds the SoC serving it
     builder.parse_dtypes([dtype], op)
     env = dict(os.environ if env is None else env)
     cache = cache or cache_dir(env).path
@@ -283,8 +295,8 @@ def ensure(soc, dtype, cache=None, key=None, env=None, op=op_def.ADD_CUSTOM, bui
             shutil.rmtree(aside, ignore_errors=True)
         staging = tempfile.mkdtemp(prefix="%s%s-" % (TMP_PREFIX, dtype), dir=folder)
         try:
-            build([soc], [dtype], staging, ops=op, env=env, progress=progress)
-            built = os.path.join(staging, soc)
+            build([built_soc], [dtype], staging, ops=op, env=env, progress=progress)
+            built = os.path.join(staging, built_soc)
             _check_built(built, soc, dtype, op, ident)
             os.chmod(built, 0o755)
             os.rename(built, target)

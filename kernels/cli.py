@@ -3,10 +3,19 @@
     tf-ge-custom build-kernels --soc Ascend910B1,Ascend910_9392 --dtype all --out DIR
     tf-ge-custom build-kernels --ir-only          # any host: IR + argument layout only
     tf-ge-custom build-kernels --soc Ascend910B1 --cache   # pre-warm the per-user cache
+    tf-ge-custom build-kernels --bundle DIR        # every SoC x dtype of an architecture
+
+A board name the runtime reports (``Ascend910B4-1``, ``Ascend910_9361``: kernels/socs.py)
+builds the SoC whose kernels serve it. ``--bundle DIR`` writes a kernel bundle: every variant
+and dtype of the SoCs given (default: the first SoC of each architecture), plus
+``bundle.json``; since an npubin targets an architecture, built once on a CANN host it serves
+every board of that architecture (``TF_GE_CUSTOM_KERNELS=DIR``, or
+``TF_GE_CUSTOM_KERNELS_DIR=DIR pip install``), docs/kernels.md.
 
 The Python API is :func:`tf_ge_custom.kernels.builder.build_kernels`. Nothing heavy is
 imported until the command runs.
 """
+import os
 import sys
 
 DEFAULT_OUT = "tf-ge-custom-kernels"
@@ -45,17 +54,30 @@ def add_arguments(parser):
     parser.add_argument("--force", action="store_true",
                         help="replace an existing <out>/<SoC>/ even when it holds files "
                              "build-kernels did not write (they are deleted)")
+    parser.add_argument("--bundle", metavar="DIR", default=None,
+                        help="write a kernel bundle into DIR: every variant and dtype of --soc "
+                             "(default: the first SoC of each architecture), serving every board "
+                             "of its architecture, and bundle.json; install it with "
+                             "TF_GE_CUSTOM_KERNELS=DIR (or TF_GE_CUSTOM_KERNELS_DIR=DIR pip install)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
 def run(args):
     from tf_ge_custom.errors import KernelBuildError
 
+    if sys.version_info < (3, 9):  # triton-ascend has no build for it: the builder venv runs it
+        return _run_in_builder_venv()
     from . import builder, socs
 
     soc_names = list(socs.SOCS) if args.soc == ["all"] else args.soc
     if args.cache:
+        if args.bundle:
+            sys.stderr.write("tf-ge-custom build-kernels: error: --bundle cannot be combined "
+                             "with --cache\n")
+            return 2
         return _run_cache(args, soc_names)
+    if args.bundle:
+        return _run_bundle(args, soc_names)
     try:
         result = builder.build_kernels(
             soc_names, args.dtype, args.out or DEFAULT_OUT, ir_only=args.ir_only,
@@ -70,6 +92,10 @@ def run(args):
     for soc, path in result.manifests.items():
         sys.stdout.write("%s: %s%s\n" % (soc, path, " (IR only, no npubins)"
                                          if result.ir_only else ""))
+    for name in soc_names:
+        if name in socs.ALIASES:  # a board name: say whose kernels it takes
+            sys.stdout.write("%s: a board name, served by the %s kernels (architecture %s)\n"
+                             % (name, socs.resolve(name), socs.get(name).architecture))
     return 0
 
 
@@ -117,3 +143,106 @@ def _run_cache(args, soc_names):
             sys.stdout.write("%s %s: %s (%s)\n" % (soc, dtype, done.path, "built" if done.built
                                                    else "already in the cache"))
     return 0
+
+
+BUNDLE_FORMAT = "tf-ge-custom-kernel-bundle"
+BUNDLE_FILE = "bundle.json"
+
+
+def bundle_socs(soc_names, dtypes, all_given):
+    """(the SoCs a bundle builds, their architectures). An npubin targets an architecture
+    (docs/kernels.md), so one SoC's kernel set serves every board of its architecture: the
+    bundle builds the SoCs named (a board name builds the SoC serving it), by default the first
+    SoC of each architecture. Raises ValueError for an unknown name or a dtype subset (a
+    bundle holds every dtype)."""
+    from . import builder, socs
+
+    if dtypes != ["all"]:
+        raise ValueError("a bundle holds every dtype: leave --dtype out (got %s)" % ",".join(dtypes))
+    if all_given:
+        firsts = {}
+        for s in socs.SOCS.values():
+            firsts.setdefault(s.architecture, s.name)
+        names = list(firsts.values())
+    else:
+        names = builder.parse_socs(soc_names)
+    return names, list(dict.fromkeys(socs.get(s).architecture for s in names))
+
+
+def _run_bundle(args, soc_names):
+    import json
+
+    from tf_ge_custom import atomic_files
+    from tf_ge_custom._version import __version__
+    from tf_ge_custom.errors import KernelBuildError
+
+    from . import builder, socs
+
+    conflicts = [flag for flag, used in (("--out", args.out is not None),
+                                         ("--max-programs", args.max_programs is not None))
+                 if used]
+    if conflicts:
+        sys.stderr.write("tf-ge-custom build-kernels: error: --bundle cannot be combined with %s "
+                         "(a bundle is every SoC of an architecture, each capped at launch by "
+                         "the device's own vector cores)\n" % ", ".join(conflicts))
+        return 2
+    try:
+        names, archs = bundle_socs(soc_names, args.dtype, args.soc == ["all"])
+        result = builder.build_kernels(
+            names, "all", args.bundle, ir_only=args.ir_only, force=args.force,
+            progress=None if args.quiet else builder.print_progress)
+    except ValueError as e:
+        sys.stderr.write("tf-ge-custom build-kernels: error: %s\n" % e)
+        return 2
+    except KernelBuildError as e:
+        sys.stderr.write("tf-ge-custom build-kernels: error: %s\n" % e)
+        return 1
+    # every board of those architectures takes one of these sets (exact name, else architecture)
+    boards = {b: (b if b in names else names[0]) for b in socs.board_names()
+              if socs.get(b).architecture in archs}
+    document = {
+        "format": BUNDLE_FORMAT, "version": 1, "tf_ge_custom": __version__,
+        "architectures": archs, "socs": sorted(result.manifests), "boards": boards,
+        "ir_only": result.ir_only,
+    }
+    atomic_files.write_text(os.path.join(args.bundle, BUNDLE_FILE),
+                            json.dumps(document, indent=2, sort_keys=True) + "\n")
+    sys.stdout.write("kernel bundle %s: the kernels of %s (architecture %s)%s; they serve every "
+                     "board of that architecture: %s\n" % (
+                         args.bundle, ", ".join(sorted(result.manifests)), ", ".join(archs),
+                         " (IR only, no npubins)" if result.ir_only else "", ", ".join(sorted(boards))))
+    if not result.ir_only:
+        sys.stdout.write("install on each host of that architecture: export "
+                         "TF_GE_CUSTOM_KERNELS=%s (or TF_GE_CUSTOM_KERNELS_DIR=%s pip install "
+                         "--no-deps --force-reinstall tf-ge-custom)\n"
+                         % (os.path.abspath(args.bundle), os.path.abspath(args.bundle)))
+    return 0
+
+
+def _run_in_builder_venv(argv=None):
+    """On Python < 3.9 (TF Adapter's hosts): run this command in the venv ``tf-ge-custom
+    setup-builder`` made, which the GE library's Compile uses too."""
+    import subprocess
+
+    from tf_ge_custom import builder_venv
+
+    venv = builder_venv.default_venv()
+    python = builder_venv.venv_python(venv) if venv else None
+    if not python or not os.path.isfile(python):
+        sys.stderr.write(
+            "tf-ge-custom build-kernels: error: this is Python %d.%d, and triton-ascend has no "
+            "build for Python < 3.9 (pip on 3.7 finds none): run `tf-ge-custom setup-builder` "
+            "once (it makes a Python >= 3.9 venv with triton-ascend and this package's builder at "
+            "%s); build-kernels and the graph build's compile then run there (docs/kernels.md)\n"
+            % (sys.version_info[:2] + (venv or "$TF_GE_CUSTOM_BUILDER",)))
+        return 1
+    if argv is None:
+        argv = sys.argv[sys.argv.index("build-kernels") + 1:] if "build-kernels" in sys.argv else []
+    code = ("import builtins, sys\n"
+            "builtins.__TF_GE_CUSTOM_NO_TENSORFLOW__ = True\n"
+            "del sys.path[0]\n"
+            "from tf_ge_custom import cli\n"
+            "sys.exit(cli.main(['build-kernels'] + sys.argv[1:]))\n")
+    sys.stderr.write("build-kernels runs in the builder venv (%s)\n" % python)
+    sys.stderr.flush()
+    return subprocess.call([python, "-c", code] + list(argv))

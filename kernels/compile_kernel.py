@@ -64,6 +64,21 @@ def _parser():
     return parser
 
 
+def _triton_error():
+    """Why ``import triton`` fails in this Python, or "" when it imports. triton-ascend has no
+    build for Python < 3.9, so on TF Adapter's 3.7 hosts this says what to do."""
+    try:
+        import triton  # noqa: F401
+    except Exception as e:  # ImportError, or anything its import raises
+        text = "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
+        if sys.version_info < (3, 9):
+            text += ("; this is Python %d.%d, for which triton-ascend has no build: run "
+                     "`tf-ge-custom setup-builder` (a Python >= 3.9 builder venv)"
+                     % sys.version_info[:2])
+        return text
+    return ""
+
+
 def describe(env=None):
     """The ``--describe`` result: cache folder, key, its inputs, what a compile would miss."""
     import tf_ge_custom
@@ -73,6 +88,9 @@ def describe(env=None):
     location = cache.cache_dir(env)
     ident = cache.identity(env)
     return {"ok": True, "cache_dir": location.path, "cache_dir_from": location.source,
+            # the GE library takes this Python only when it imports triton (kernel_compiler.cc)
+            "python_version": "%d.%d.%d" % sys.version_info[:3],
+            "triton_error": _triton_error(),
             "key": ident.key, "kernel_source_sha256": ident.kernel_source_sha256,
             "toolchain": ident.toolchain, "missing": list(ident.missing),
             "python": sys.executable,

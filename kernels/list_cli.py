@@ -157,6 +157,15 @@ def run(args):
         return 2
     try:
         found = kernel_manifest.find_manifests_in(kernels_dir)
+        sources = {soc: "package" if not (args.wheel or args.dir) else None for soc in found}
+        if not (args.wheel or args.dir):
+            # the kernel bundles of $TF_GE_CUSTOM_KERNELS, as the GE library reads them
+            from .kernel_sources import kernel_sets
+
+            for s in kernel_sets(kernels_dir):
+                if s.soc not in found:
+                    found[s.soc] = s.manifest_path
+                    sources[s.soc] = "bundle %s" % s.folder
         valid, failures = {}, 0
         if not found:
             sys.stdout.write("%s: no precompiled kernels\n" % label)
@@ -168,12 +177,18 @@ def run(args):
                 failures += 1
                 continue
             tc = m.toolchain
-            sys.stdout.write("%-15s %-32s %s (triton-ascend %s, bishengir %s, CANN %s)\n" % (
+            sys.stdout.write("%-15s %-32s %s (triton-ascend %s, bishengir %s, CANN %s)%s\n" % (
                 soc, " ".join(m.dtypes()),
                 "IR only, no npubins" if m.ir_only else "npubins verified",
-                tc["triton_ascend"], tc["bishengir"], tc["cann"] or "none"))
+                tc["triton_ascend"], tc["bishengir"], tc["cann"] or "none",
+                _where(m, sources.get(soc))))
         if args.soc:
-            problem = _missing(valid.get(args.soc), args.soc, args.dtype)
+            board = args.soc
+            served = _served_by(board, found, sources)
+            if served is not None:
+                sys.stdout.write("%s\n" % served[1])
+                board = served[0]
+            problem = _missing(valid.get(board), board, args.dtype)
             if problem:
                 sys.stderr.write("%s: %s in %s\n" % (PROG, problem, label))
                 return 1
@@ -181,6 +196,37 @@ def run(args):
     finally:
         if temp:
             shutil.rmtree(temp, ignore_errors=True)
+
+
+def _where(manifest, source):
+    """`` [dav-2201; from the package]``: the architecture and where the set came from."""
+    parts = []
+    if manifest.architecture:
+        parts.append(manifest.architecture)
+    if source:
+        parts.append("from the %s" % source)
+    return " [%s]" % "; ".join(parts) if parts else ""
+
+
+def _served_by(board, found, sources):
+    """For a board without a kernel set of its own name (an alias such as Ascend910B4-1):
+    (the SoC whose set serves it, a line saying so), or None."""
+    from . import socs
+    from .kernel_sources import KernelSet, describe, serving
+
+    if board in found:
+        return None
+    try:
+        socs.get(board)
+    except KeyError:
+        return None
+    sets = [KernelSet(soc, path, "bundle" if (sources.get(soc) or "").startswith("bundle") else
+                      "package", (sources.get(soc) or "")[len("bundle "):])
+            for soc, path in found.items()]
+    result = serving(board, sets)
+    if result.kernel_set is None:
+        return None
+    return result.kernel_set.soc, describe(result)
 
 
 def _run_cache(args):

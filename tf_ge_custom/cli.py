@@ -23,6 +23,8 @@ COMMANDS = (
      "export a TensorFlow model to a frozen graph (.pb), AIR or OM (offline inference)"),
     ("run-om", "tf_ge_custom.export.run_om_cli",
      "run an OM through ACL on the NPU and compare it with TensorFlow on the CPU"),
+    ("setup-builder", "tf_ge_custom.builder_venv",
+     "make the Python >= 3.9 venv the kernel builder runs in on a Python 3.7 host"),
     ("selftest", "tf_ge_custom.selftest.cli",
      "run every stage this host can run (CPU, NPU, kernels, OM): one PASS / FAIL / SKIP line each"),
 )

@@ -944,6 +944,81 @@ def check_npubin_toolchain(ctx):
     return Check(name, OK, "npubins for %s, the installed toolkit's version" % made, data=data)
 
 
+_DESCRIBED = {}  # (python, package parent) -> the builder's --describe result, once per process
+
+
+def _describe_builder(python, package_parent, environ):
+    from . import builder_venv
+
+    key = (python, package_parent, environ.get("TF_GE_CUSTOM_CACHE_DIR"))
+    if key not in _DESCRIBED:
+        _DESCRIBED[key] = builder_venv.describe(python, package_parent, environ=dict(environ))
+    return _DESCRIBED[key]
+
+
+def check_kernel_builder(ctx):
+    """Which Python the GE library's Compile would run the kernel builder with (the rule of
+    ge_ops/core kernel_compiler.cc): TF_GE_CUSTOM_PYTHON, else this package's own Python, else
+    the setup-builder venv; each only when its --describe imports tf_ge_custom and triton."""
+    from . import builder_venv
+
+    name = "kernel builder"
+    describe = getattr(ctx, "builder_describe", None) or _describe_builder
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(ctx.root)))
+    explicit = ctx.environ.get("TF_GE_CUSTOM_PYTHON")
+    if explicit:
+        candidates = [(explicit, "TF_GE_CUSTOM_PYTHON", package_parent)]
+    else:
+        candidates = [(sys.executable, "this package's Python", package_parent)]
+        venv = builder_venv.default_venv(ctx.environ)
+        if venv and os.path.isfile(builder_venv.venv_python(venv)):
+            candidates.append((builder_venv.venv_python(venv), "the setup-builder venv", ""))
+    refusals, old = [], sys.version_info < builder_venv.MIN_PYTHON
+    for python, origin, parent in candidates:
+        result = describe(python, parent, ctx.environ)
+        if result.get("ok"):
+            return Check(name, OK, "%s (%s, Python %s) imports tf_ge_custom and triton: a graph build "
+                         "compiles missing kernels with it" % (python, origin, result.get("python_version")),
+                         data={"python": python, "from": origin})
+        refusals.append("%s (%s): %s" % (python, origin, result.get("error")))
+    if old:
+        fix = Instruction("run `tf-ge-custom setup-builder` once: triton-ascend has no build for "
+                          "Python %d.%d, so the builder needs a Python >= 3.9 venv (docs/kernels.md)"
+                          % sys.version_info[:2])
+    else:
+        fix = Instruction("pip install triton-ascend==3.2.0 pybind11 ascendnpu-ir==1.2.0 into %s, or run "
+                          "`tf-ge-custom setup-builder`" % sys.executable)
+    return Check(name, WARN, "no Python here can run the kernel builder, so a graph build can use only "
+                 "packaged, bundled or cached kernels: %s" % "; ".join(refusals), fix,
+                 {"candidates": [c[0] for c in candidates]})
+
+
+def check_board_kernels(ctx):
+    """Every kernel set the GE library sees (the package's, the bundles of TF_GE_CUSTOM_KERNELS)
+    with where it came from; with --soc, which one a graph build for that board takes."""
+    from .kernels import kernel_sources
+
+    board = getattr(ctx, "board", None)
+    sets = kernel_sources.kernel_sets(os.path.join(ctx.root, opp.KERNELS_DIR), ctx.environ)
+    listing = ", ".join("%s (%s%s)" % (s.soc, s.source, "" if s.source == "package" else " " + s.folder)
+                        for s in sets) or "none"
+    data = {"sets": [s._asdict() for s in sets]}
+    if not board:
+        return Check("kernel sets", OK, "kernel sets the GE library sees: %s%s" % (
+            listing, "" if sets else " (a graph build compiles what it needs: see 'kernel builder')"), data=data)
+    served = kernel_sources.serving(board, sets)
+    data["board"] = board
+    data["served_by"] = served.kernel_set.soc if served.kernel_set else None
+    name = "kernels for %s" % board
+    if served.kernel_set is None:
+        return Check(name, WARN, "%s (kernel sets: %s)" % (kernel_sources.describe(served), listing),
+                     Instruction("build a bundle of its architecture on a CANN host (tf-ge-custom "
+                                 "build-kernels --bundle DIR --soc %s) and set TF_GE_CUSTOM_KERNELS=DIR "
+                                 "here, or let the graph build compile them (see 'kernel builder')" % board),
+                     data)
+    return Check(name, OK, kernel_sources.describe(served), data=data)
+
+
 CHECKS = (
     check_tensorflow, check_op_library, check_opp_root,
     check_custom_opp_path, check_shell_environment, check_opp_path, check_home_path,
@@ -951,6 +1026,7 @@ CHECKS = (
     check_npu_bridge, check_npu_device, check_cann, check_ge_library, check_npu_placement,
     check_kernels, check_kernel_cache,
     check_online_compile, check_custom_opp_search_order, check_npubin_toolchain,
+    check_board_kernels, check_kernel_builder,
 )
 
 
@@ -1025,10 +1101,21 @@ def add_arguments(parser):
     parser.description = ("Check the installation and the Ascend stack. Exit status 1 when a "
                           "check FAILs, else 0 (WARN included).")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--soc", help="also say which kernel set a graph build for this board "
+                                      "takes (a SoC or a board name such as Ascend910B4-1)")
 
 
 def run(args):
     ctx = Context()
+    if getattr(args, "soc", None):
+        from .kernels import socs
+
+        try:
+            socs.resolve(args.soc)
+        except KeyError as e:
+            sys.stderr.write("tf-ge-custom doctor: error: --soc: %s\n" % e.args[0])
+            return 2
+        ctx.board = args.soc
     results = run_checks(ctx)
     if args.json:
         sys.stdout.write(json.dumps(report(results, ctx.root), indent=2) + "\n")

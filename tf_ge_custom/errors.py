@@ -86,6 +86,11 @@ class KernelBuildError(TfGeCustomError, RuntimeError):
     """Building the NPU kernels failed: a compiler stage failed or emitted something unexpected."""
 
 
+class BuilderSetupError(TfGeCustomError, RuntimeError):
+    """``tf-ge-custom setup-builder`` could not make a builder venv that passes the GE
+    library's check (a Python >= 3.9 importing tf_ge_custom and triton)."""
+
+
 class KernelCacheError(TfGeCustomError, RuntimeError):
     """The per-user kernel cache cannot be used: no folder for it, a folder that cannot be
     written, or an entry asked for under another toolchain's key (docs/kernels.md)."""

@@ -44,8 +44,10 @@ _INT64 = (-2 ** 63, 2 ** 63 - 1)  # both readers hold integers as int64
 _SOC_RE = re.compile(r"^[A-Za-z0-9_]+$")
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 
-_TOP_KEYS = ("format", "version", "soc", "vector_core_count", "toolchain",
+_TOP_KEYS = ("format", "version", "soc", "architecture", "vector_core_count", "toolchain",
              "kernel_source_sha256", "kernels")
+# "dav-<NpuArch>" (kernels/socs.py): optional, since manifests written before it lack it.
+_ARCH_RE = re.compile(r"^dav-[0-9a-z]+$")
 _TOOLCHAIN_KEYS = ("triton_ascend", "bishengir", "cann")
 _KERNEL_KEYS = ("op", "variant", "dtype", "entry", "binary", "binary_size", "sha256", "mix_mode",
                 "magic", "block", "grid", "max_elements_per_launch", "workspace_size",
@@ -128,17 +130,25 @@ class KernelEntry(NamedTuple):
         }
 
 
-def manifest_document(soc, vector_core_count, toolchain, kernel_source_sha256, kernels):
-    """The manifest JSON object for ``kernels`` (a sequence of :class:`KernelEntry`)."""
-    return {
+def manifest_document(soc, vector_core_count, toolchain, kernel_source_sha256, kernels,
+                      architecture=None):
+    """The manifest JSON object for ``kernels`` (a sequence of :class:`KernelEntry`);
+    ``architecture`` (``"dav-2201"``) lets a board of that architecture take these kernels
+    when none are built for its own SoC name (docs/kernels.md)."""
+    document = {
         "format": FORMAT,
         "version": VERSION,
         "soc": soc,
+    }
+    if architecture is not None:
+        document["architecture"] = architecture
+    document.update({
         "vector_core_count": vector_core_count,
         "toolchain": dict(toolchain),
         "kernel_source_sha256": kernel_source_sha256,
         "kernels": [k.to_json() for k in kernels],
-    }
+    })
+    return document
 
 
 def param_slot_key(param):
@@ -171,6 +181,11 @@ class KernelManifest(object):
     @property
     def vector_core_count(self):
         return self.document["vector_core_count"]
+
+    @property
+    def architecture(self):
+        """``"dav-2201"``, or None for a manifest that does not record it."""
+        return self.document.get("architecture")
 
     @property
     def toolchain(self):
@@ -426,6 +441,9 @@ def _check_schema(doc, path):
     soc = top.get("soc", "str")
     if not _SOC_RE.match(soc):
         top.fail("'soc' must match [A-Za-z0-9_]+ (as --soc_version spells it), found %r" % soc)
+    arch = top.get("architecture", "str", optional=True)
+    if arch is not None and not _ARCH_RE.match(arch):
+        top.fail("'architecture' must be dav-<NpuArch> (e.g. dav-2201), found %r" % arch)
     top.int_at_least("vector_core_count", 1)
     tc = _Schema(top.get("toolchain", "dict"), "toolchain", path, _TOOLCHAIN_KEYS)
     tc.get("triton_ascend", "str")

@@ -72,8 +72,29 @@ core::Status AclRuntime::Launch(const core::LoadedKernel &kernel, uint32_t block
   const aclError ret = aclrtLaunchKernelWithHostArgs(static_cast<aclrtFuncHandle>(kernel.function), block_dim,
                                                      ctx_->GetStream(), nullptr, host_args->data(), host_args->size(),
                                                      nullptr, 0);
+  last_launch_error_ = ret;
   if (ret != ACL_SUCCESS) return AclError("aclrtLaunchKernelWithHostArgs", ret);
   return core::Status::Ok();
+}
+
+core::Result<int64_t> AclRuntime::VectorCoreCount(int32_t device) {
+  int64_t cores = 0;
+  const aclError ret = aclrtGetDeviceInfo(static_cast<uint32_t>(device), ACL_DEV_ATTR_VECTOR_CORE_NUM, &cores);
+  if (ret != ACL_SUCCESS) return AclError("aclrtGetDeviceInfo(ACL_DEV_ATTR_VECTOR_CORE_NUM)", ret);
+  return cores;
+}
+
+core::Result<uint64_t> AclRuntime::ContextId() {
+  aclrtContext context = nullptr;
+  const aclError ret = aclrtGetCurrentContext(&context);
+  if (ret != ACL_SUCCESS) return AclError("aclrtGetCurrentContext", ret);
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(context));
+}
+
+bool AclRuntime::IsInvalidHandle(const core::Status &launch_failure) {
+  return !launch_failure.ok() && (last_launch_error_ == ACL_ERROR_RT_INVALID_HANDLE ||
+                                  last_launch_error_ == ACL_ERROR_INVALID_RESOURCE_HANDLE ||
+                                  last_launch_error_ == ACL_ERROR_RT_CONTEXT_NULL);
 }
 
 core::Status AclRuntime::LoadKernel(int32_t device, const core::KernelBinary &kernel, core::LoadedKernel *out) {

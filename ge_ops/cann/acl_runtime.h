@@ -3,6 +3,7 @@
 #ifndef TF_GE_CUSTOM_CANN_ACL_RUNTIME_H_
 #define TF_GE_CUSTOM_CANN_ACL_RUNTIME_H_
 
+#include "acl/acl_rt.h"
 #include "exe_graph/runtime/eager_op_execution_context.h"
 #include "tf_ge_custom_core/executor.h"
 
@@ -20,9 +21,17 @@ class AclRuntime final : public core::DeviceRuntime {
   core::Status FillBytes(uint64_t address, uint64_t bytes, uint8_t value) override;
   core::Status Launch(const core::LoadedKernel &kernel, uint32_t block_dim, std::vector<uint8_t> *host_args) override;
   core::Status LoadKernel(int32_t device, const core::KernelBinary &kernel, core::LoadedKernel *out) override;
+  // aclrtGetDeviceInfo(ACL_DEV_ATTR_VECTOR_CORE_NUM): the cap on programs per launch.
+  core::Result<int64_t> VectorCoreCount(int32_t device) override;
+  // aclrtGetCurrentContext: the kernel cache's key (a reset device or a new aclInit loads again).
+  core::Result<uint64_t> ContextId() override;
+  // The last launch failed with ACL_ERROR_RT_INVALID_HANDLE, ACL_ERROR_INVALID_RESOURCE_HANDLE
+  // or ACL_ERROR_RT_CONTEXT_NULL.
+  bool IsInvalidHandle(const core::Status &launch_failure) override;
 
  private:
   gert::EagerOpExecutionContext *ctx_;
+  aclError last_launch_error_ = ACL_SUCCESS;
 };
 
 }  // namespace cann

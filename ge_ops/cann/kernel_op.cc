@@ -8,6 +8,7 @@
 
 #include "acl_runtime.h"
 #include "ge_ops.inc"
+#include "ge_report.h"
 #include "tf_ge_custom_core/executor.h"
 #include "tf_ge_custom_core/kernel_cache.h"
 #include "tf_ge_custom_core/kernel_compiler.h"
@@ -111,11 +112,9 @@ class ContextOutputs : public core::OutputAllocator {
 
 KernelOp::KernelOp(const char *op_type) : op_type_(op_type), op_(core::FindOp(op_type)) {}
 
-ge::graphStatus KernelOp::Fail(const char *node, const core::Status &status) const {
-  // One line per failure, written at once so lines of concurrent nodes do not interleave.
-  const std::string line = std::string("[tf-ge-custom] ") + op_type_ + (node != nullptr ? std::string(" node ") + node : "") +
-                           ": " + status.message() + "\n";
-  std::fputs(line.c_str(), stderr);
+ge::graphStatus KernelOp::Fail(const char *node, const core::Status &status, const std::string &soc) const {
+  // The standard error stream and GE's error manager (what GE returns to TF Adapter, and plog).
+  ReportFailure(Failure{op_type_, node != nullptr ? node : "", soc, status.message()});
   return ge::GRAPH_FAILED;
 }
 
@@ -126,7 +125,7 @@ core::Result<std::shared_ptr<core::KernelRegistry>> KernelOp::Registry() {
     if (!library.ok()) return library.status();
     auto root = core::OppRootFromLibraryPath(library.value());
     if (!root.ok()) return root.status();
-    registry_ = core::KernelRegistry::FromOppRoot(root.value());
+    registry_ = core::KernelRegistry::FromOppRoot(root.value(), core::KernelBundleDirs(std::getenv(core::kKernelsEnv)));
     opp_root_ = root.value();
   }
   return registry_;
@@ -138,6 +137,9 @@ std::shared_ptr<core::KernelSupply> KernelOp::Supply() {
     // The builder is found and asked where the cache is on first need, not here.
     auto compiler = std::make_shared<core::BuilderProcess>(
         opp_root_, [](const char *name) { return std::getenv(name); }, std::make_shared<core::PosixProcessRunner>());
+    // The builder's output lines reach GE's log while it runs (a compile can take minutes).
+    const std::string op_type = op_type_;
+    compiler->SetProgress([op_type](const std::string &line) { ReportProgress(op_type, "kernel builder: " + line); });
     supply_ = std::make_shared<core::KernelSupply>(compiler);
   }
   return supply_;
@@ -169,9 +171,11 @@ ge::graphStatus KernelOp::Compile(gert::OpCompileContext *ctx) {
       inputs.push_back({DTypeName(t->GetDataType()), {}});
     }
     auto registry = Registry();
-    if (!registry.ok()) return Fail(node, registry.status());
-    auto origin = core::PrepareKernel(*Supply(), *registry.value(), *op_, soc, npu_arch, inputs);
-    if (!origin.ok()) return Fail(node, origin.status());
+    if (!registry.ok()) return Fail(node, registry.status(), soc);
+    std::string chosen;
+    auto origin = core::PrepareKernel(*Supply(), *registry.value(), *op_, soc, npu_arch, inputs, &chosen);
+    if (!origin.ok()) return Fail(node, origin.status(), soc);
+    if (!chosen.empty()) ReportProgress(op_type_, "node " + std::string(node != nullptr ? node : "?") + ": " + chosen);
     return ge::GRAPH_SUCCESS;
   } catch (const std::exception &e) {
     return Fail(node, core::Status::Error(core::Code::kInternal, e.what()));

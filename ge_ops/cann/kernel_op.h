@@ -47,7 +47,8 @@ class KernelOp : public ge::EagerExecuteOp, public ge::ShapeInferOp, public ge::
   core::Result<std::shared_ptr<core::KernelRegistry>> Registry();
   // The package's builder, run as a child process when a kernel must be compiled.
   std::shared_ptr<core::KernelSupply> Supply();
-  ge::graphStatus Fail(const char *node, const core::Status &status) const;
+  // The refusal to stderr and to GE's error manager, with the op type, node and SoC (ge_report.h).
+  ge::graphStatus Fail(const char *node, const core::Status &status, const std::string &soc = "") const;
 
   const char *op_type_;
   const core::OpDefinition *op_;

@@ -4,6 +4,7 @@
 // never installed.
 //
 //   tf_ge_custom_compile_driver --opp-root R --soc S --dtype D [--threads N] [--save-bundle F]
+//                               [--npu-arch A] [--repeat N]
 //   tf_ge_custom_compile_driver --from-bundle F --soc S --dtype D
 //   tf_ge_custom_compile_driver --opp-root R --describe-only 1       (BuilderProcess::Locate)
 //   tf_ge_custom_compile_driver --opp-root R --print-describe-command 1
@@ -13,7 +14,11 @@
 // then optionally Serialize into F. The second is an OM's Deserialize + Execute's lookup:
 // nothing but F. Prints one JSON line: {"ok", "origin", "sha256" (variant -> sha256 of the
 // npubin Find answers for it, every variant of the op), "binary_size" (their sum),
-// "compiles", "error"}; exit status 0 when ok.
+// "compiles", "error", "note" (which kernel set was taken, from where), "progress" (the
+// builder's output lines as the GE library hands them to GE's log), "attempts" (one entry per
+// --repeat: a graph build's result)}; exit status 0 when ok. The kernel bundles of
+// TF_GE_CUSTOM_KERNELS are read as the GE library reads them. --npu-arch is GE's NpuArch.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -46,7 +51,8 @@ int Fail(const std::string &error) { return Report({{"ok", false}, {"error", err
 
 int main(int argc, char **argv) {
   std::string opp_root, soc, dtype, save_bundle, from_bundle, op_name = "AddCustom";
-  int threads = 1;
+  int threads = 1, repeat = 1;
+  std::string npu_arch;
   bool describe_only = false, print_describe_command = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
@@ -55,6 +61,8 @@ int main(int argc, char **argv) {
     else if (flag == "--dtype") dtype = value;
     else if (flag == "--op") op_name = value;
     else if (flag == "--threads") threads = std::atoi(value.c_str());
+    else if (flag == "--repeat") repeat = std::atoi(value.c_str());
+    else if (flag == "--npu-arch") npu_arch = value;
     else if (flag == "--save-bundle") save_bundle = value;
     else if (flag == "--from-bundle") from_bundle = value;
     else if (flag == "--describe-only") describe_only = value == "1";
@@ -80,6 +88,7 @@ int main(int argc, char **argv) {
   }
   std::shared_ptr<KernelRegistry> registry;
   std::shared_ptr<KernelSupply> supply;
+  std::shared_ptr<std::vector<std::string>> progress = std::make_shared<std::vector<std::string>>();
   if (!from_bundle.empty()) {
     std::vector<uint8_t> bytes;
     const Status read = ReadFileBytes(from_bundle, 1ull << 30, &bytes);
@@ -89,20 +98,32 @@ int main(int argc, char **argv) {
     registry = restored.value();
     supply = std::make_shared<KernelSupply>(nullptr);  // an OM compiles nothing
   } else {
-    registry = KernelRegistry::FromOppRoot(opp_root);
+    registry = KernelRegistry::FromOppRoot(opp_root, KernelBundleDirs(std::getenv(kKernelsEnv)));
     auto compiler = std::make_shared<BuilderProcess>(opp_root, env, std::make_shared<PosixProcessRunner>());
+    compiler->SetProgress([progress](const std::string &line) { progress->push_back(line); });
     supply = std::make_shared<KernelSupply>(compiler);
   }
   std::vector<Result<KernelOrigin>> results(threads, Status::Error(Code::kInternal, "not run"));
-  std::vector<std::thread> workers;
-  for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&, t] {
-      results[t] = PrepareKernel(*supply, *registry, *op, soc, "", {{dtype, {1}}, {dtype, {1}}});
-    });
+  std::string note;
+  nlohmann::json attempts = nlohmann::json::array();
+  for (int attempt = 0; attempt < std::max(1, repeat); ++attempt) {  // one graph build each
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        results[t] = PrepareKernel(*supply, *registry, *op, soc, npu_arch, {{dtype, {1}}, {dtype, {1}}},
+                                   t == 0 ? &note : nullptr);
+      });
+    }
+    for (auto &w : workers) w.join();
+    attempts.push_back(results[0].ok() ? std::string(KernelOriginName(results[0].value()))
+                                       : results[0].status().message());
   }
-  for (auto &w : workers) w.join();
   for (const auto &r : results) {
-    if (!r.ok()) return Report({{"ok", false}, {"error", r.status().message()}, {"compiles", supply->compile_count()}}, false);
+    if (!r.ok()) {
+      return Report({{"ok", false}, {"error", r.status().message()}, {"compiles", supply->compile_count()},
+                     {"progress", *progress}, {"attempts", attempts}},
+                    false);
+    }
   }
   // What Execute could load: the kernel of every variant (it picks one per call by the shapes).
   nlohmann::json shas = nlohmann::json::object();
@@ -125,6 +146,9 @@ int main(int argc, char **argv) {
                  {"origin", KernelOriginName(results[0].value())},
                  {"sha256", shas},
                  {"binary_size", binary_size},
-                 {"compiles", supply->compile_count()}},
+                 {"compiles", supply->compile_count()},
+                 {"note", note},
+                 {"progress", *progress},
+                 {"attempts", attempts}},
                 true);
 }

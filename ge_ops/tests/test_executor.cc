@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "test_support.h"
@@ -422,4 +423,121 @@ TEST(Executor, AFailedOutputAllocationNamesTheOutputDtypeAndCount) {
   CHECK_TRUE(OutputAllocation(0) == OutputSize::kOneElement);
   CHECK_TRUE(OutputAllocation(1) == OutputSize::kAsShaped);
   CHECK_TRUE(OutputAllocation(int64_t{1} << 40) == OutputSize::kAsShaped);
+}
+
+// --- Device lifecycle (finding 4) and the program cap (finding 1), through the recording
+// runtime: a reset device, a re-initialised runtime, a handle kept across a reset.
+
+namespace {
+
+// The recording runtime with ACL's lifecycle: handles belong to the context they were loaded
+// in and die with aclrtResetDevice; a launch of a dead handle fails as ACL does (107017,
+// ACL_ERROR_RT_INVALID_HANDLE).
+class LifecycleRuntime : public RecordingRuntime {
+ public:
+  uint64_t context = 0xC0;
+  int64_t cores = 0;         // 0: the runtime does not say
+  bool loads_dead = false;   // every load gives a handle that is already invalid
+  std::vector<uint64_t> loaded_in;
+  std::set<void *> alive;
+  int failed_launches = 0;
+
+  void ResetDevice() { alive.clear(); }  // aclrtResetDevice: every handle of the device dies
+  Result<int64_t> VectorCoreCount(int32_t) override {
+    if (cores == 0) return Status::Error(Code::kUnsupported, "no count");
+    return cores;
+  }
+  Result<uint64_t> ContextId() override { return context; }
+  bool IsInvalidHandle(const Status &s) override { return s.message().find("returned 107017") != std::string::npos; }
+  Status LoadKernel(int32_t, const KernelBinary &, LoadedKernel *out) override {
+    ++loads;
+    loaded_in.push_back(context);
+    out->function = reinterpret_cast<void *>(static_cast<uintptr_t>(0x100000 * (context & 0xFF) + loads.load()));
+    if (!loads_dead) alive.insert(out->function);
+    return Status::Ok();
+  }
+  Status Launch(const LoadedKernel &k, uint32_t block_dim, std::vector<uint8_t> *args) override {
+    if (alive.count(k.function) == 0) {
+      ++failed_launches;
+      return Status::ApiError("aclrtLaunchKernelWithHostArgs", "returned 107017");
+    }
+    return RecordingRuntime::Launch(k, block_dim, args);
+  }
+};
+
+struct LifecycleFixture {
+  test_support::TempDir opp;
+  std::shared_ptr<KernelRegistry> registry;
+  KernelCache cache;
+  LifecycleRuntime runtime;
+  explicit LifecycleFixture(bool every_variant = false) {
+    test_support::WriteOppKernels(opp, "Ascend910B1",
+                                  every_variant ? test_support::AllVariants("float32") : std::vector<KernelSpec>{Spec("float32")});
+    registry = KernelRegistry::FromOppRoot(opp.path());
+  }
+  Status Run(int64_t n = 5000) { return LaunchKernels(Call("float32", n), *registry, cache, runtime); }
+};
+
+}  // namespace
+
+TEST(DeviceLifecycle, ANewContextAfterAResetLoadsAgain) {
+  LifecycleFixture f;
+  REQUIRE_OK(f.Run());
+  REQUIRE_OK(f.Run());
+  CHECK_EQ(f.runtime.loads.load(), 1);  // load once ...
+  f.runtime.ResetDevice();              // aclrtResetDevice, then aclrtSetDevice: a new context
+  f.runtime.context = 0xC1;
+  REQUIRE_OK(f.Run());                  // ... and again in the new context, before any launch
+  CHECK_EQ(f.runtime.loads.load(), 2);
+  CHECK_EQ(f.runtime.failed_launches, 0);
+  CHECK_EQ(f.runtime.loaded_in, (std::vector<uint64_t>{0xC0, 0xC1}));
+  CHECK_EQ(f.runtime.launches.size(), size_t{3});
+}
+
+TEST(DeviceLifecycle, AStaleHandleUnderAReusedContextIsReloadedOnceAndRetried) {
+  LifecycleFixture f;
+  REQUIRE_OK(f.Run());
+  f.runtime.ResetDevice();  // aclFinalize + aclInit: the new context got the old address
+  REQUIRE_OK(f.Run());
+  CHECK_EQ(f.runtime.failed_launches, 1);
+  CHECK_EQ(f.runtime.loads.load(), 2);
+  CHECK_EQ(f.runtime.launches.size(), size_t{2});
+  REQUIRE_OK(f.Run());  // the reloaded handle is kept
+  CHECK_EQ(f.runtime.loads.load(), 2);
+}
+
+TEST(DeviceLifecycle, AHandleStillInvalidAfterOneReloadIsTheError) {
+  LifecycleFixture f;
+  f.runtime.loads_dead = true;
+  const Status st = f.Run();
+  REQUIRE_TRUE(!st.ok());
+  CHECK_EQ(f.runtime.loads.load(), 2);  // once, then one reload: no loop
+  CHECK_EQ(f.runtime.failed_launches, 2);
+  CHECK_TRUE(st.message().find("returned 107017") != std::string::npos);
+  CHECK_TRUE(st.message().find("after reloading the kernel once") != std::string::npos);
+  CHECK_TRUE(st.message().find("SoC Ascend910B1") != std::string::npos);
+}
+
+TEST(DeviceLifecycle, ProgramsPerLaunchAreCappedByTheDevicesOwnVectorCores) {
+  // 100 blocks of work; the manifest says 40 programs (Spec's max_programs).
+  for (const auto &c : std::vector<std::pair<int64_t, uint32_t>>{{0, 40}, {48, 48}, {24, 24}}) {
+    LifecycleFixture f;
+    f.runtime.cores = c.first;
+    REQUIRE_OK(f.Run(4096 * 100));
+    REQUIRE_EQ(f.runtime.launches.size(), size_t{1});
+    CHECK_EQ(f.runtime.launches[0].block_dim, c.second);
+    CHECK_EQ(ReadLe(f.runtime.launches[0].args, 52, 4), uint64_t{c.second});  // gridX
+  }
+}
+
+TEST(DeviceLifecycle, ABoardServedByAnotherSocsKernelsNeedsTheDeviceCount) {
+  LifecycleFixture f(/*every_variant=*/true);
+  REQUIRE_OK(f.registry->Serve("Ascend910B4-1", "Ascend910B1", "AddCustom", "float32"));
+  f.runtime.soc = "Ascend910B4-1";
+  const Status refused = f.Run(4096 * 100);
+  REQUIRE_TRUE(!refused.ok());
+  CHECK_TRUE(refused.message().find("the kernels of SoC Ascend910B1 serve SoC Ascend910B4-1") != std::string::npos);
+  f.runtime.cores = 40;
+  REQUIRE_OK(f.Run(4096 * 100));
+  CHECK_EQ(f.runtime.launches.back().block_dim, 40u);  // the board's 40, not B1's manifest
 }

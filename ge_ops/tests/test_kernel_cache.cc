@@ -77,3 +77,18 @@ TEST(KernelCache, SameHandleEveryTimeAndRetryAfterFailure) {
   REQUIRE_OK(cache.GetOrLoad(0, changed, loader));
   CHECK_EQ((loader.loads_[{0, "int32"}]), 3);
 }
+
+TEST(KernelCache, EachContextLoadsItsOwnAndForgetDropsOneHandle) {
+  KernelCache cache;
+  CountingLoader loader;
+  const KernelBinary k = Kernel("float32");
+  REQUIRE_OK(cache.GetOrLoad(0, 0xC0, k, loader));
+  REQUIRE_OK(cache.GetOrLoad(0, 0xC0, k, loader));
+  REQUIRE_OK(cache.GetOrLoad(0, 0xC1, k, loader));  // a re-created context: loads again
+  CHECK_EQ((loader.loads_[{0, "float32"}]), 2);
+  cache.Forget(0, 0xC0, k);
+  REQUIRE_OK(cache.GetOrLoad(0, 0xC1, k, loader));  // untouched
+  CHECK_EQ((loader.loads_[{0, "float32"}]), 2);
+  REQUIRE_OK(cache.GetOrLoad(0, 0xC0, k, loader));  // forgotten: loaded again
+  CHECK_EQ((loader.loads_[{0, "float32"}]), 3);
+}

@@ -78,7 +78,7 @@ const char *kKey = "0123456789abcdef-triton_ascend_3.2.0-bishengir_1.2.0-cann_8.
 
 }  // namespace
 
-TEST(KernelCompiler, PythonFromTheOverrideThenTheRecordThenBesideThePackage) {
+TEST(KernelCompiler, PythonFromTheOverrideThenBesideThePackageThenTheRecord) {
   FakeInstall inst;
   inst.Executable(inst.other);
   inst.Executable(inst.beside);
@@ -89,17 +89,23 @@ TEST(KernelCompiler, PythonFromTheOverrideThenTheRecordThenBesideThePackage) {
   CHECK_EQ(from_env.value().python_from, std::string("TF_GE_CUSTOM_PYTHON"));
   CHECK_EQ(from_env.value().package_parent, inst.parent);
   CHECK_EQ(from_env.value().timeout_s, kDefaultCompileTimeoutSeconds);
+  CHECK_TRUE(from_env.value().others.empty());  // an explicit Python is the only one
 
-  auto from_record = FindBuilder(inst.opp_root, Env({}));
-  REQUIRE_OK(from_record);
-  CHECK_EQ(from_record.value().python, inst.other);
-  CHECK_EQ(from_record.value().python_from, std::string("the build record"));
+  // Finding 2: the Python whose site-packages hold the package comes before the recorded one
+  // (a wheel built on another host records that host's Python).
+  auto found = FindBuilder(inst.opp_root, Env({}));
+  REQUIRE_OK(found);
+  CHECK_EQ(found.value().python, inst.beside);
+  CHECK_EQ(found.value().python_from, std::string("beside the package"));
+  REQUIRE_EQ(found.value().others.size(), size_t{1});
+  CHECK_EQ(found.value().others[0].python, inst.other);
+  CHECK_EQ(found.value().others[0].python_from, std::string("the build record"));
 
   inst.Record(inst.dir.path() + "/gone/python3");  // a wheel built on another machine
   auto from_prefix = FindBuilder(inst.opp_root, Env({}));
   REQUIRE_OK(from_prefix);
   CHECK_EQ(from_prefix.value().python, inst.beside);
-  CHECK_EQ(from_prefix.value().python_from, std::string("beside the package"));
+  CHECK_TRUE(from_prefix.value().others.empty());
 }
 
 TEST(KernelCompiler, NoPythonIsARefusalNamingEachPlaceLookedAt) {
@@ -153,7 +159,8 @@ TEST(KernelCompiler, CommandLinesRunTheBuilderModuleOfThisPackage) {
   CHECK_EQ(describe[4], std::string("--describe"));
   // The bootstrap: the package's own folder first on sys.path, no TensorFlow, the module.
   const std::string &boot = describe[2];
-  CHECK_TRUE(boot.find("sys.path[0] = sys.argv.pop(1)") != std::string::npos);
+  CHECK_TRUE(boot.find("p = sys.argv.pop(1)") != std::string::npos);
+  CHECK_TRUE(boot.find("if p: sys.path[0] = p") != std::string::npos);
   CHECK_TRUE(boot.find("builtins.__TF_GE_CUSTOM_NO_TENSORFLOW__ = True") != std::string::npos);
   CHECK_TRUE(boot.find(std::string("'") + kBuilderModule + "'") != std::string::npos);
 
@@ -306,4 +313,142 @@ TEST(KernelCompiler, AnUnwritableCacheIsSaidBeforeAnythingRuns) {
   CHECK_EQ(st.code(), Code::kIo);
   CHECK_TRUE(st.message().find("TF_GE_CUSTOM_CACHE_DIR") != std::string::npos);
   CHECK_EQ(runner->specs.size(), size_t{0});
+}
+
+// --- Finding 2 and 6: the builder's interpreter is checked; 3.7 hosts get the builder venv ---
+
+namespace {
+
+std::string DescribeWith(const std::string &fields) {
+  return "TF_GE_CUSTOM_COMPILE {\"cache_dir\": \"/cache\", \"key\": \"" + std::string(kKey) + "\", \"ok\": true" +
+         fields + "}\n";
+}
+
+ProcessOutcome TimedOut() {
+  ProcessOutcome o;
+  o.timed_out = true;
+  o.exit_code = -1;
+  return o;
+}
+
+}  // namespace
+
+TEST(KernelCompiler, APythonThatCannotImportTritonIsPassedOverForTheNextCandidate) {
+  FakeInstall inst;
+  inst.Executable(inst.beside);
+  inst.Executable(inst.other);
+  inst.Record(inst.other);
+  auto runner = std::make_shared<ScriptedRunner>();
+  runner->outcomes = {Exited(0, DescribeWith(", \"python_version\": \"3.11.7\", \"triton_error\": "
+                                             "\"ModuleNotFoundError: No module named 'triton'\"")),
+                      Exited(0, DescribeWith(", \"python_version\": \"3.11.7\", \"triton_error\": \"\""))};
+  BuilderProcess compiler(inst.opp_root, Env({}), runner);
+  REQUIRE_OK(compiler.Locate());
+  REQUIRE_EQ(runner->specs.size(), size_t{2});
+  CHECK_EQ(runner->specs[0].argv[0], inst.beside);
+  CHECK_EQ(runner->specs[1].argv[0], inst.other);
+  // The compile runs with the Python that passed.
+  TempDir cache;
+  runner->outcomes = {Exited(0, "TF_GE_CUSTOM_COMPILE {\"ok\": true, \"entry\": \"" + cache.path() + "/Ascend910B1/" +
+                                    kKey + "/float32\"}\n")};
+  REQUIRE_OK(compiler.Compile(CacheTarget{cache.path(), kKey}, "AddCustom", "Ascend910B1", "float32"));
+  CHECK_EQ(runner->specs.back().argv[0], inst.other);
+}
+
+TEST(KernelCompiler, WhenNoCandidatePassesTheRefusalNamesEachAndOnPython37TheBuilderVenv) {
+  FakeInstall inst;
+  inst.Executable(inst.beside);
+  inst.Executable(inst.other);
+  inst.Record(inst.other);
+  const std::string venv = inst.dir.path() + "/builder";
+  auto runner = std::make_shared<ScriptedRunner>();
+  const std::string no_triton = ", \"python_version\": \"3.7.16\", \"triton_error\": \"ModuleNotFoundError: No "
+                                "module named 'triton'\"";
+  runner->outcomes = {Exited(0, DescribeWith(no_triton)), Exited(0, DescribeWith(no_triton))};
+  BuilderProcess compiler(inst.opp_root, Env({{kBuilderVenvEnv, venv}}), runner);
+  auto r = compiler.Locate();
+  REQUIRE_TRUE(!r.ok());
+  const std::string &m = r.status().message();
+  CHECK_TRUE(m.find(inst.beside + " (from beside the package): it cannot import triton") != std::string::npos);
+  CHECK_TRUE(m.find(inst.other + " (from the build record): it cannot import triton") != std::string::npos);
+  CHECK_TRUE(m.find("triton-ascend has no build for Python < 3.9") != std::string::npos);
+  CHECK_TRUE(m.find("run `tf-ge-custom setup-builder` once") != std::string::npos);
+  CHECK_TRUE(m.find(venv + "/bin/python") != std::string::npos);
+  CHECK_EQ(compiler.Locate().status().message(), m);  // definite: remembered
+  CHECK_EQ(runner->specs.size(), size_t{2});
+}
+
+TEST(KernelCompiler, TheSetupBuilderVenvIsACandidateAndRunsItsOwnCopy) {
+  FakeInstall inst;
+  inst.Executable(inst.beside);
+  const std::string venv_python = inst.dir.path() + "/data/tf-ge-custom/builder/bin/python";
+  inst.Executable(venv_python);
+  auto found = FindBuilder(inst.opp_root, Env({{"XDG_DATA_HOME", inst.dir.path() + "/data"}}));
+  REQUIRE_OK(found);
+  REQUIRE_EQ(found.value().others.size(), size_t{1});
+  CHECK_EQ(found.value().others[0].python, venv_python);
+  CHECK_EQ(found.value().others[0].python_from, std::string(kFromBuilderVenv));
+  const BuilderSettings s = WithCandidate(found.value(), found.value().others[0], found.value().package_parent);
+  CHECK_EQ(DescribeCommand(s)[3], std::string(""));  // its own copy, not the 3.7 site-packages
+  CHECK_EQ(BuilderVenvPython(Env({{"HOME", "/home/u"}})), std::string("/home/u/.local/share/tf-ge-custom/builder/bin/python"));
+  CHECK_EQ(BuilderVenvPython(Env({{kBuilderVenvEnv, "/opt/b"}, {"HOME", "/home/u"}})), std::string("/opt/b/bin/python"));
+}
+
+// --- Finding 3: a timeout or crash is retried, a bounded number of times ---------------------
+
+TEST(KernelCompiler, ADescribeThatTimedOutIsTriedAgainAtMostThreeTimes) {
+  FakeInstall inst;
+  inst.Executable(inst.beside);
+  auto runner = std::make_shared<ScriptedRunner>();
+  runner->outcomes = {TimedOut(), TimedOut(), TimedOut(), TimedOut()};
+  BuilderProcess compiler(inst.opp_root, Env({}), runner);
+  for (int i = 0; i < kMaxCompileTries; ++i) {
+    auto r = compiler.Locate();
+    REQUIRE_TRUE(!r.ok());
+    CHECK_TRUE(r.status().code() == Code::kRuntime);
+  }
+  auto last = compiler.Locate();
+  CHECK_TRUE(last.status().message().find("gave up after 3 tries") != std::string::npos);
+  CHECK_EQ(runner->specs.size(), size_t{3});
+  // ... and one that comes back after a timeout is kept.
+  auto second = std::make_shared<ScriptedRunner>();
+  second->outcomes = {TimedOut(), Exited(0, DescribeLine("/cache", kKey))};
+  BuilderProcess again(inst.opp_root, Env({}), second);
+  REQUIRE_TRUE(!again.Locate().ok());
+  REQUIRE_OK(again.Locate());
+  REQUIRE_OK(again.Locate());
+  CHECK_EQ(second->specs.size(), size_t{2});
+}
+
+TEST(KernelCompiler, AMissingToolIsDefiniteATimeoutIsNot) {
+  FakeInstall inst;
+  inst.Executable(inst.beside);
+  TempDir cache;
+  const CacheTarget t{cache.path(), kKey};
+  auto runner = std::make_shared<ScriptedRunner>();
+  runner->outcomes = {Exited(1, "TF_GE_CUSTOM_COMPILE {\"ok\": false, \"kind\": \"toolchain\", \"missing\": [\"hivmc\"], "
+                                "\"error\": \"hivmc is missing\"}\n"),
+                      TimedOut()};
+  BuilderProcess compiler(inst.opp_root, Env({}), runner);
+  CHECK_TRUE(compiler.Compile(t, "AddCustom", "Ascend910B1", "float32").code() == Code::kUnsupported);
+  CHECK_TRUE(compiler.Compile(t, "AddCustom", "Ascend910B1", "float32").code() == Code::kRuntime);
+}
+
+TEST(KernelCompiler, TheBuildersLinesReachTheProgressSinkWithoutTheResultLine) {
+  FakeInstall inst;
+  inst.Executable(inst.beside);
+  TempDir cache;
+  auto runner = std::make_shared<ScriptedRunner>();
+  runner->outcomes = {Exited(1, "x")};
+  std::vector<std::string> seen;
+  BuilderProcess compiler(inst.opp_root, Env({}), runner);
+  compiler.SetProgress([&](const std::string &line) { seen.push_back(line); });
+  const Status ignored = compiler.Compile(CacheTarget{cache.path(), kKey}, "AddCustom", "Ascend910B4", "int32");
+  (void)ignored;
+  REQUIRE_EQ(runner->specs.size(), size_t{1});
+  REQUIRE_TRUE(static_cast<bool>(runner->specs[0].on_line));
+  runner->specs[0].on_line("[1/1] Ascend910B4 int32 11 variants: TTIR, linalg");
+  runner->specs[0].on_line("TF_GE_CUSTOM_COMPILE {\"ok\": true}");
+  REQUIRE_EQ(seen.size(), size_t{1});
+  CHECK_EQ(seen[0], std::string("Ascend910B4 int32: [1/1] Ascend910B4 int32 11 variants: TTIR, linalg"));
 }

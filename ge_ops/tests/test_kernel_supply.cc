@@ -76,7 +76,7 @@ class FakeCompiler : public KernelCompiler {
                  const std::string &dtype) override {
     ++compiles;
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-    if (!fail_with.empty()) return Status::Error(Code::kRuntime, fail_with);
+    if (!fail_with.empty()) return Status::Error(fail_code, fail_with);
     if (target.cache_dir != cache_.path() || target.key != kKey || op != "AddCustom") {
       return Status::Error(Code::kInternal, "unexpected target");
     }
@@ -86,6 +86,7 @@ class FakeCompiler : public KernelCompiler {
   std::atomic<int> locates{0}, compiles{0};
   int delay_ms = 0;
   std::string fail_with;
+  Code fail_code = Code::kUnsupported;  // a definite refusal (BuilderProcess: a missing tool)
 
  private:
   const TempDir &cache_;
@@ -417,4 +418,128 @@ TEST(CompileCache, TheLayoutNeverLeavesTheCache) {
   CHECK_EQ(CacheEntryDir(CacheTarget{"/c", ""}, "Ascend910B1", "float32").status().code(), Code::kInternal);
   CHECK_EQ(CacheEntryDir(CacheTarget{"/c", "a b"}, "Ascend910B1", "float32").status().code(), Code::kInternal);
   CHECK_FALSE(IsCacheName(std::string(201, 'a')));
+}
+
+// --- Finding 1: a board takes a kernel set of its architecture ------------------------
+
+namespace {
+
+// The package holds Ascend910B4's kernels (architecture dav-2201) and nothing else.
+struct ArchSetup {
+  TempDir opp, bundle, cache;
+  std::shared_ptr<FakeCompiler> compiler = std::make_shared<FakeCompiler>(cache);
+  KernelSupply supply{compiler};
+  std::shared_ptr<KernelRegistry> registry;
+  explicit ArchSetup(bool record_architecture = true, bool in_bundle = false) {
+    const TempDir &root = in_bundle ? bundle : opp;
+    const std::string manifest = test_support::WriteOppKernels(root, "Ascend910B4", PackageSet("float32"));
+    if (record_architecture) {
+      root.Write("kernels/Ascend910B4/manifest.json", test_support::WithArchitecture(manifest, "dav-2201"));
+    }
+    opp.Write("kernels/README.txt", "x");
+    registry = KernelRegistry::FromOppRoot(opp.path(), {bundle.path() + "/kernels"});
+  }
+};
+
+}  // namespace
+
+TEST(KernelSupply, ABoardWithoutItsOwnKernelsTakesASetOfItsArchitecture) {
+  ArchSetup s;
+  std::string note;
+  auto r = PrepareKernel(s.supply, *s.registry, *FindOp("AddCustom"), "Ascend910B4-1", "2201",
+                         {{"float32", {}}, {"float32", {}}}, &note);
+  REQUIRE_OK(r);
+  CHECK_TRUE(r.value() == KernelOrigin::kSameArchitecture);
+  CHECK_EQ(s.compiler->compiles.load(), 0);  // nothing compiled
+  // The log line names the board, the set taken, the architecture and where it came from.
+  CHECK_TRUE(note.find("SoC Ascend910B4-1") != std::string::npos);
+  CHECK_TRUE(note.find("the Ascend910B4 kernels of the same architecture dav-2201") != std::string::npos);
+  CHECK_TRUE(note.find("the package (" + s.opp.path() + "/kernels)") != std::string::npos);
+  // Execute asks for the board's own name: it gets the B4 bytes of every variant.
+  for (const auto &v : FindOp("AddCustom")->variants) {
+    auto found = s.registry->Find("Ascend910B4-1", "AddCustom", v.name, "float32");
+    REQUIRE_OK(found);
+    CHECK_EQ(found.value().soc, std::string("Ascend910B4"));
+    CHECK_EQ(Sha(found.value()), Sha(test_support::FakeBinary("Ascend910B4", "float32", v.name)));
+  }
+}
+
+TEST(KernelSupply, AnExactSocMatchComesBeforeTheArchitecture) {
+  ArchSetup s;
+  const std::string manifest = test_support::WriteOppKernels(s.opp, "Ascend910B1", PackageSet("float32"));
+  s.opp.Write("kernels/Ascend910B1/manifest.json", test_support::WithArchitecture(manifest, "dav-2201"));
+  s.registry = KernelRegistry::FromOppRoot(s.opp.path());
+  auto r = s.supply.Ensure(*s.registry, "Ascend910B4", "AddCustom", "float32", "dav-2201");
+  REQUIRE_OK(r);
+  CHECK_TRUE(r.value() == KernelOrigin::kPackage);
+  CHECK_EQ(s.registry->Find("Ascend910B4", "AddCustom", "flat", "float32").value().soc, std::string("Ascend910B4"));
+  // ... and the per-user cache's exact entry before another SoC's set.
+  WriteEntry(s.cache, "Ascend910B4-1", "float32");
+  auto cached = s.supply.Ensure(*s.registry, "Ascend910B4-1", "AddCustom", "float32", "dav-2201");
+  REQUIRE_OK(cached);
+  CHECK_TRUE(cached.value() == KernelOrigin::kCache);
+}
+
+TEST(KernelSupply, AnotherArchitectureOrNoneRecordedIsNoMatch) {
+  {
+    ArchSetup s;
+    auto r = s.supply.Ensure(*s.registry, "Ascend950PR_9599", "AddCustom", "float32", "dav-3510");
+    REQUIRE_OK(r);  // the fake compiler builds it
+    CHECK_TRUE(r.value() == KernelOrigin::kCompiled);
+  }
+  {
+    ArchSetup s(/*record_architecture=*/false);  // a manifest written before the field
+    auto r = s.supply.Ensure(*s.registry, "Ascend910B4-1", "AddCustom", "float32", "dav-2201");
+    REQUIRE_OK(r);
+    CHECK_TRUE(r.value() == KernelOrigin::kCompiled);
+  }
+  {
+    ArchSetup s;
+    s.compiler->fail_with = "hivmc is missing";
+    auto r = s.supply.Ensure(*s.registry, "Ascend910B4-1", "AddCustom", "int32", "dav-2201");  // no int32 set
+    REQUIRE_TRUE(!r.ok());
+  }
+}
+
+TEST(KernelSupply, ABundleServesLikeThePackageAndSaysWhereItCameFrom) {
+  ArchSetup s(/*record_architecture=*/true, /*in_bundle=*/true);
+  std::string note;
+  auto exact = s.supply.Ensure(*s.registry, "Ascend910B4", "AddCustom", "float32", "dav-2201", &note);
+  REQUIRE_OK(exact);
+  CHECK_TRUE(exact.value() == KernelOrigin::kPackage);
+  CHECK_TRUE(note.find("the kernel bundle " + s.bundle.path() + "/kernels") != std::string::npos);
+  auto board = s.supply.Ensure(*s.registry, "Ascend910_9361", "AddCustom", "float32", "dav-2201", &note);
+  REQUIRE_OK(board);
+  CHECK_TRUE(board.value() == KernelOrigin::kSameArchitecture);
+  CHECK_EQ(KernelBundleDirs("/a::/b").size(), size_t{2});
+  CHECK_TRUE(KernelBundleDirs(nullptr).empty());
+}
+
+// --- Finding 3: only a definite refusal is remembered ------------------------------------
+
+TEST(KernelSupply, ATimeoutOrCrashIsTriedAgainAtTheNextGraphBuildABoundedNumberOfTimes) {
+  Setup s;
+  s.compiler->fail_code = Code::kRuntime;  // what BuilderProcess says for a timeout or a crash
+  s.compiler->fail_with = "the compile took longer than 900 s and was stopped";
+  for (int i = 0; i < kMaxCompileTries; ++i) {
+    auto r = s.supply.Ensure(*s.registry, "Ascend910B4", "AddCustom", "float32");
+    REQUIRE_TRUE(!r.ok());
+    CHECK_EQ(r.status().message(), s.compiler->fail_with);
+  }
+  CHECK_EQ(s.compiler->compiles.load(), kMaxCompileTries);
+  auto last = s.supply.Ensure(*s.registry, "Ascend910B4", "AddCustom", "float32");
+  REQUIRE_TRUE(!last.ok());
+  CHECK_TRUE(last.status().message().find("gave up after 3 tries in this process") != std::string::npos);
+  CHECK_EQ(s.compiler->compiles.load(), kMaxCompileTries);  // bounded
+  // A later success after a transient failure is kept.
+  Setup t;
+  t.compiler->fail_code = Code::kRuntime;
+  t.compiler->fail_with = "killed by signal 9";
+  REQUIRE_TRUE(!t.supply.Ensure(*t.registry, "Ascend910B4", "AddCustom", "float32").ok());
+  t.compiler->fail_with.clear();
+  auto ok = t.supply.Ensure(*t.registry, "Ascend910B4", "AddCustom", "float32");
+  REQUIRE_OK(ok);
+  CHECK_TRUE(ok.value() == KernelOrigin::kCompiled);
+  CHECK_TRUE(IsDefiniteRefusal(Status::Error(Code::kUnsupported, "hivmc is missing")));
+  CHECK_FALSE(IsDefiniteRefusal(Status::Error(Code::kRuntime, "timed out")));
 }

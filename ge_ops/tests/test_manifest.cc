@@ -291,3 +291,23 @@ TEST(SharedFixtures, EachGetsTheVerdictRecordedForBothReaders) {
   }
   CHECK_TRUE(valid >= 4 && refused >= 4);
 }
+
+TEST(Manifest, TheArchitectureIsReadWhenRecordedAndCheckedWhenPresent) {
+  const std::string plain = test_support::ManifestJson("Ascend910B4", {test_support::KernelSpec()});
+  auto old = ParseManifest(plain, ManifestCheck());
+  REQUIRE_OK(old);
+  CHECK_EQ(old.value().architecture, std::string(""));  // written before the field: exact SoC only
+  auto recorded = ParseManifest(test_support::WithArchitecture(plain, "dav-2201"), ManifestCheck());
+  REQUIRE_OK(recorded);
+  CHECK_EQ(recorded.value().architecture, std::string("dav-2201"));
+  for (const std::string bad : {"2201", "dav-", "DAV-2201", "dav-22/01"}) {
+    auto r = ParseManifest(test_support::WithArchitecture(plain, bad), ManifestCheck());
+    REQUIRE_TRUE(!r.ok());
+    CHECK_TRUE(r.status().code() == Code::kBadManifest);
+    CHECK_TRUE(r.status().message().find("architecture") != std::string::npos);
+  }
+  CHECK_EQ(NormalizeArchitecture("2201"), std::string("dav-2201"));     // GE's NpuArch
+  CHECK_EQ(NormalizeArchitecture("dav-2201"), std::string("dav-2201"));  // already spelled so
+  CHECK_EQ(NormalizeArchitecture(""), std::string(""));
+  CHECK_EQ(NormalizeArchitecture("22 01"), std::string(""));
+}

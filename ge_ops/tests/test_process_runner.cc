@@ -1,7 +1,11 @@
 // The real process runner against /bin/sh: exit status and output, the environment, a
-// timeout that ends the whole process group, a child left holding the pipe, long output,
-// a program that cannot start, and the tail of a log as error messages quote it.
+// timeout that ends the program and everything it started, a child left holding the pipe,
+// long output, a program that cannot start, the tail of a log as error messages quote it;
+// and, as real processes, the child's hygiene: no inherited descriptor, death with a killed
+// parent, an interrupt of the parent's group reaching it, output lines while it runs.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -50,7 +54,111 @@ bool GoneWithin(pid_t pid, int ms) {
   return !Running(pid);
 }
 
+// The pid a child wrote into path, waiting up to ms for it; 0 when none came.
+pid_t WaitForPid(const std::string &path, int ms) {
+  for (int waited = 0; waited < ms; waited += 20) {
+    const std::string text = ReadAll(path);
+    if (!text.empty() && text.back() == '\n') return static_cast<pid_t>(std::stol(text));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return 0;
+}
+
+// waitpid with a limit: true when pid ended within ms (its status in *status).
+bool WaitWithin(pid_t pid, int ms, int *status) {
+  for (int waited = 0; waited < ms; waited += 20) {
+    if (waitpid(pid, status, WNOHANG) == pid) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return waitpid(pid, status, WNOHANG) == pid;
+}
+
+void WriteFile(const std::string &path, const std::string &text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+}
+
 }  // namespace
+
+TEST(ProcessRunner, NoDescriptorButTheStandardThreeReachesTheChild) {
+  // Finding 3: GE's, the driver's and the log's descriptors stay out of the builder. These
+  // two are inheritable on purpose (no O_CLOEXEC), as a library's descriptors may be.
+  const int leaked = open("/dev/null", O_RDONLY);
+  int pipe_fds[2] = {-1, -1};
+  REQUIRE_TRUE(leaked >= 0 && pipe(pipe_fds) == 0);
+  PosixProcessRunner runner;
+  auto r = runner.Run(Shell("ls /proc/$$/fd"));  // the shell's descriptors, as ls (its child) sees them
+  close(leaked);
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+  REQUIRE_OK(r);
+  CHECK_TRUE(r.value().ok());
+  CHECK_EQ(r.value().output_tail, std::string("0\n1\n2\n"));
+}
+
+TEST(ProcessRunner, AParentKilledMidRunLeavesNoChild) {
+  test_support::TempDir dir;
+  const std::string pidfile = dir.path() + "/child.pid";
+  const pid_t parent = fork();
+  REQUIRE_TRUE(parent >= 0);
+  if (parent == 0) {  // the "GE process": runs a long child, then is killed
+    PosixProcessRunner runner;
+    auto ignored = runner.Run(Shell("echo $$ > " + pidfile + "; exec sleep 30", 60000));
+    _exit(ignored.ok() ? 0 : 1);
+  }
+  const pid_t child = WaitForPid(pidfile, 5000);
+  REQUIRE_TRUE(child > 0);
+  CHECK_TRUE(Running(child));
+  kill(parent, SIGKILL);
+  int status = 0;
+  CHECK_TRUE(WaitWithin(parent, 5000, &status));
+  const bool gone = GoneWithin(child, 3000);
+  CHECK_TRUE(gone);
+  if (!gone) kill(child, SIGKILL);
+}
+
+TEST(ProcessRunner, AnInterruptOfTheParentsGroupReachesTheChild) {
+  test_support::TempDir dir;
+  const std::string pidfile = dir.path() + "/child.pid";
+  const std::string outcome = dir.path() + "/outcome";
+  const pid_t parent = fork();
+  REQUIRE_TRUE(parent >= 0);
+  if (parent == 0) {
+    setpgid(0, 0);              // a group of its own, as a terminal's foreground job has
+    signal(SIGINT, SIG_IGN);    // the parent survives the interrupt (TF's Python defers it)
+    PosixProcessRunner runner;
+    auto r = runner.Run(Shell("echo $$ > " + pidfile + "; exec sleep 30", 8000));
+    WriteFile(outcome, r.ok() ? r.value().Describe() : r.status().message());
+    _exit(0);
+  }
+  setpgid(parent, parent);  // either side may run first
+  const pid_t child = WaitForPid(pidfile, 5000);
+  REQUIRE_TRUE(child > 0);
+  kill(-parent, SIGINT);  // Ctrl-C: the terminal signals the foreground group
+  int status = 0;
+  const bool ended = WaitWithin(parent, 12000, &status);
+  if (!ended) kill(parent, SIGKILL);
+  REQUIRE_TRUE(ended);
+  CHECK_EQ(ReadAll(outcome).substr(0, 18), std::string("killed by signal 2"));
+}
+
+TEST(ProcessRunner, OutputLinesReachTheSinkWhileTheProgramRuns) {
+  PosixProcessRunner runner;
+  ProcessSpec spec = Shell("echo one; sleep 0.5; echo two 1>&2; sleep 0.5; printf three");
+  std::vector<std::pair<std::string, double>> lines;
+  const auto started = std::chrono::steady_clock::now();
+  spec.on_line = [&](const std::string &line) {
+    lines.emplace_back(line, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  };
+  auto r = runner.Run(spec);
+  REQUIRE_OK(r);
+  REQUIRE_EQ(lines.size(), size_t{3});
+  CHECK_EQ(lines[0].first, std::string("one"));
+  CHECK_EQ(lines[1].first, std::string("two"));
+  CHECK_EQ(lines[2].first, std::string("three"));  // the last, unterminated line too
+  CHECK_TRUE(lines[0].second < 0.45);               // before the program went on
+  CHECK_TRUE(lines[2].second - lines[0].second >= 0.9);
+}
 
 TEST(ProcessRunner, ExitStatusAndBothStreamsReachTheTailAndTheLog) {
   test_support::TempDir dir;
@@ -172,7 +280,7 @@ TEST(ProcessRunner, AProgramThatCannotStartIsARefusalNamingIt) {
   auto r = runner.Run(spec);
   REQUIRE_TRUE(!r.ok());
   CHECK_EQ(r.status().code(), Code::kRuntime);
-  CHECK_EQ(r.status().api(), std::string("posix_spawn"));
+  CHECK_EQ(r.status().api(), std::string("execve"));
   CHECK_TRUE(r.status().message().find("/nonexistent/tf-ge-custom-python") != std::string::npos);
 }
 

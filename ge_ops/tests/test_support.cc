@@ -145,6 +145,14 @@ void TempDir::Write(const std::string &relative, const std::string &content) con
   Write(relative, std::vector<uint8_t>(content.begin(), content.end()));
 }
 
+std::string WithArchitecture(const std::string &manifest_json, const std::string &architecture) {
+  const std::string after = "\"version\": 2,\n";
+  const size_t at = manifest_json.find(after);
+  if (at == std::string::npos) return manifest_json;
+  return manifest_json.substr(0, at + after.size()) + "\"architecture\": \"" + architecture + "\",\n" +
+         manifest_json.substr(at + after.size());
+}
+
 std::string WriteOppKernels(const TempDir &root, const std::string &soc, const std::vector<KernelSpec> &kernels) {
   const std::string manifest = ManifestJson(soc, kernels);
   root.Write("kernels/" + soc + "/manifest.json", manifest);

@@ -36,6 +36,8 @@ struct KernelSpec {
 // A valid version-1 manifest for AddCustom on soc with the given kernels, one key per line
 // in a fixed order, so tests can edit it with Replace().
 std::string ManifestJson(const std::string &soc, const std::vector<KernelSpec> &kernels);
+// The same manifest recording an architecture ("dav-2201"), as the builder writes it now.
+std::string WithArchitecture(const std::string &manifest_json, const std::string &architecture);
 
 // The bytes of a fake npubin, distinct per (soc, variant, dtype).
 std::vector<uint8_t> FakeBinary(const std::string &soc, const std::string &dtype, const std::string &variant = "flat");

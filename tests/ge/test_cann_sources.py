@@ -15,7 +15,8 @@ import pytest
 pytestmark = pytest.mark.kind("oracle")
 
 SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
-CANN_SOURCES = ["ge_ops/cann/acl_runtime.cc", "ge_ops/cann/kernel_op.cc", "ge_ops/cann/custom_ops.cc",
+CANN_SOURCES = ["ge_ops/cann/acl_runtime.cc", "ge_ops/cann/kernel_op.cc", "ge_ops/cann/ge_report.cc",
+                "ge_ops/cann/custom_ops.cc",
                 "ge_ops/cann/op_proto.cc", "ge_ops/parser/tf_parser_plugin.cc"]
 
 

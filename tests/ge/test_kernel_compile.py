@@ -89,7 +89,7 @@ def test_the_package_under_test_carries_no_npubins():
 def test_describe_runs_the_real_builder_without_tensorflow(driver, tmp_path):
     env = _clean_env(tmp_path)
     command = _run(driver, env, "--opp-root", OPP_ROOT, "--print-describe-command", "1")
-    assert command["python_from"] == "the build record"
+    assert command["python_from"] == "beside the package"  # finding 2: before the build record
     started = time.time()
     proc = subprocess.run(command["argv"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, env=env, cwd=str(tmp_path), timeout=300)
@@ -131,7 +131,9 @@ def test_the_real_builder_runs_to_hivm_ir_and_fails_naming_hivmc(driver, tmp_pat
     assert "\n" not in error
     assert error.startswith("cannot compile the AddCustom kernels for SoC Ascend910B1, dtype float32: "
                             "hivmc is missing (hivmc comes with the CANN toolkit")
-    assert "builder: %s, from the build record" % sys.executable in error
+    # finding 2: the Python beside the package (bin/python3.X of this venv), not the record's
+    assert "builder: %s/python" % os.path.dirname(sys.executable) in error
+    assert ", from beside the package)" in error
     key_dir = tmp_path / "cache" / "Ascend910B1" / _key(env)
     log = key_dir / ("float32.%s.log" % error.split("float32.")[1].split(".log")[0])
     assert str(log) in error
@@ -330,3 +332,60 @@ def test_an_unwritable_cache_is_said(driver, tmp_path):
     assert "%s exists and is not a folder; set TF_GE_CUSTOM_CACHE_DIR to a writable folder" % blocker \
         in result["error"]
     assert _builds(tmp_path) == []
+
+
+# --- Finding 3: a timeout or crash is retried at the next graph build; lines reach GE's log --
+
+def test_a_crash_is_tried_again_at_the_next_graph_build_a_bounded_number_of_times(driver, tmp_path):
+    """Four graph builds in one process (--repeat 4), a builder that crashes each time: the first
+    three each run it, the fourth gives up without running it (before: one run, remembered)."""
+    env = _double_env(tmp_path, mode="crash")
+    result = _compile(driver, env, "Ascend910_9391", "float16", "--repeat", "4")
+    attempts = result["attempts"]
+    assert len(attempts) == 4 and result["compiles"] == 3
+    assert all("killed by signal 9" in a for a in attempts)
+    assert "gave up after 3 tries in this process" in attempts[3]
+    assert "gave up" not in attempts[2]
+
+
+def test_a_definite_refusal_is_remembered_for_the_process(driver, tmp_path):
+    result = _compile(driver, _double_env(tmp_path, mode="fail"), "Ascend910B4", "int32", "--repeat", "3")
+    assert result["compiles"] == 1 and len(set(result["attempts"])) == 1
+    assert "hivmc is missing" in result["attempts"][0]
+
+
+def test_the_builders_lines_reach_the_log_sink_while_it_runs(driver, tmp_path):
+    """The GE library hands each output line of the compile to GE's log as it arrives (here the
+    driver's sink collects them): the double's progress lines, each prefixed with SoC and dtype."""
+    result = _compile(driver, _double_env(tmp_path, mode="fail"), "Ascend910B4", "int32")
+    assert any(line.startswith("Ascend910B4 int32: [1/1] (double) compiling --soc Ascend910B4 --dtype int32")
+               for line in result["progress"]), result["progress"]
+    assert "Ascend910B4 int32: error: hivmc is missing, so no npubin could be built (double)" in result["progress"]
+    assert not any(line.split(": ", 1)[1].startswith("TF_GE_CUSTOM_COMPILE") for line in result["progress"])
+
+
+# --- Findings 2 and 6: the builder's Python is checked; Python 3.7 needs the builder venv --
+
+PY37 = os.path.expanduser("~/.pyenv/versions/3.7.16/bin/python3.7")
+
+
+def test_a_python_without_triton_is_refused_naming_it_and_the_setup_builder_fix(driver, tmp_path):
+    """A Python 3.7 (TF Adapter's) as the recorded or configured builder: it imports the package
+    (3.7 syntax) but not triton, so the GE library refuses it and says what to do."""
+    if not os.path.isfile(PY37):
+        pytest.skip("TensorFlow 1.15 has no Python 3.7 interpreter here (pyenv 3.7.16 absent)")
+    env = _clean_env(tmp_path, TF_GE_CUSTOM_PYTHON=PY37, TF_GE_CUSTOM_BUILDER=tmp_path / "builder")
+    located = _run(driver, env, "--opp-root", OPP_ROOT, "--describe-only", "1")
+    error = located["error"]
+    assert "no Python can run the kernel builder (each must import tf_ge_custom and triton): " \
+           "%s (from TF_GE_CUSTOM_PYTHON): it cannot import triton" % PY37 in error
+    assert "triton-ascend has no build for Python < 3.9" in error
+    assert "run `tf-ge-custom setup-builder` once" in error and str(tmp_path / "builder" / "bin" / "python") in error
+
+
+def test_beside_the_package_comes_before_a_recorded_python_without_triton(driver, tmp_path):
+    """Finding 2: the build record names this venv's Python here, but the Python beside the
+    package is asked first and, importing triton, is the one taken."""
+    command = _run(driver, _clean_env(tmp_path), "--opp-root", OPP_ROOT, "--print-describe-command", "1")
+    assert command["python_from"] == "beside the package"
+    assert os.path.dirname(command["argv"][0]) == os.path.dirname(sys.executable)

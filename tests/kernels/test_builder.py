@@ -138,16 +138,19 @@ def test_a_rebuild_replaces_the_soc_folder_whole(tmp_path, hivmc_env):
     ("Ascend910B9", "all", "unsupported SoC"),
     ("", "all", "no SoC"),
     ("Ascend910B1", "float64", "no dtype"),
-    # known variants that cannot be built say why (docs/cann.md)
-    ("Ascend910B4-1", "all", "unsupported SoC 'Ascend910B4-1' (an A2 SoC (40 vector cores) that "
-                             "bishengir-compile accepts as a target, but a kernel manifest's SoC "
-                             "name cannot contain '-'"),
-    ("Ascend910_9361", "all", "unsupported SoC 'Ascend910_9361' (an A3 SoC that neither"),
+    # the refusal lists the board names it accepts too (kernels/socs.py ALIASES)
+    ("Ascend910B4-2", "all", "board names served by one of them: Ascend910B4-1 (by Ascend910B4), "
+                             "Ascend910_9361 (by Ascend910_9362)"),
 ])
 def test_bad_soc_or_dtype_is_refused_before_compiling(tmp_path, socs, dtypes, message):
     with pytest.raises(ValueError) as e:
         builder.build_kernels(socs, dtypes, str(tmp_path / "out"))
     assert message in str(e.value)
+
+
+def test_a_board_name_builds_the_soc_serving_it_once():
+    # finding 1: these names were refused ("unsupported SoC") before board names were known
+    assert builder.parse_socs("Ascend910B4-1,Ascend910B4,Ascend910_9361") == ["Ascend910B4", "Ascend910_9362"]
 
 
 def _console_script(*args, **kw):

@@ -193,8 +193,10 @@ def large_geometry(soc):
         if programs is None:
             from ..kernels import socs
 
-            if soc in socs.SOCS:
-                programs, source = socs.SOCS[soc].vector_cores, "the SoC's vector cores"
+            try:  # a board name (Ascend910B4-1) has its own count (kernels/socs.py)
+                programs, source = socs.vector_cores_of(soc), "the SoC's vector cores"
+            except KeyError:
+                pass
     if programs is None:
         from ..kernels import socs
 

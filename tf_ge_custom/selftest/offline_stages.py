@@ -50,11 +50,36 @@ def missing_kernels(manifest, op=op_def.ADD_CUSTOM, shown=6):
     return problems
 
 
+def _kernel_sets_for(board, root):
+    """``({soc: manifest path}, soc, note)``: the kernel sets the GE library sees (the package's,
+    then the bundles of $TF_GE_CUSTOM_KERNELS) and the SoC whose set serves ``board`` (itself,
+    or one of its architecture: docs/kernels.md), with a phrase saying which and from where."""
+    from .. import opp
+    from ..kernels import kernel_sources
+
+    sets = kernel_sources.kernel_sets(os.path.join(root, opp.KERNELS_DIR))
+    manifests = {s.soc: s.manifest_path for s in sets}
+    try:
+        served = kernel_sources.serving(board, sets)
+    except KeyError:
+        return manifests, board, ""
+    if served.kernel_set is None:
+        return manifests, board, ""
+    return manifests, served.kernel_set.soc, kernel_sources.describe(served)
+
+
 def kernels(ctx):
-    from .. import kernel_manifest, opp
+    from .. import opp
 
     root = opp.opp_root()
-    manifests = kernel_manifest.find_manifests(root)
+    manifests, soc, note = _kernel_sets_for(ctx.soc, root)
+    if soc != ctx.soc:  # a board served by another SoC's kernels of its architecture
+        problem, manifest = _judge_manifest(manifests[soc], soc)
+        if problem:
+            return failed(problem)
+        return passed("%s; manifest valid, sizes and sha256 verified; built with triton-ascend %s, CANN %s" % (
+            note, manifest.toolchain.get("triton_ascend"), manifest.toolchain.get("cann")),
+            manifest=manifests[soc], toolchain=manifest.toolchain)
     if ctx.soc not in manifests and ctx.host.build_kernels_cache:
         return skipped("no packaged npubins for %s: kernels for it are compiled at graph build (COMPILE_AT_BUILD "
                        "checks that)" % ctx.soc, available=sorted(manifests))
@@ -92,8 +117,14 @@ def compile_at_build(ctx):
     if not found:
         return failed("build-kernels --cache exited 0 but wrote no manifest.json under %s" % cache)
     problems = []
+    from ..kernels import socs
+
+    try:
+        built_soc = socs.resolve(ctx.soc)  # a board name's entry holds the SoC built for it
+    except KeyError:
+        built_soc = ctx.soc
     for path in found:
-        problem, _ = _judge_manifest(path, ctx.soc)
+        problem, _ = _judge_manifest(path, built_soc)
         if not problem:
             return passed("kernels for %s compiled into the cache in %.1f s (%s)" % (ctx.soc, seconds, path),
                           seconds=seconds, manifest=path)

@@ -1,5 +1,7 @@
 #include "tf_ge_custom_core/executor.h"
 
+#include <algorithm>
+
 #include "tf_ge_custom_core/host_args.h"
 #include "tf_ge_custom_core/launch_plan.h"
 
@@ -37,6 +39,18 @@ void Reset(HostArgValues *values) {
   values->grid_x = values->grid_y = values->grid_z = 1;
 }
 
+// The device's vector cores, bounded by the grid limit and, for kernels with 32-bit index
+// arguments, by what keeps max_elements_per_launch + block * programs below 2^31 (the bound
+// the manifest reader checks for the manifest's own cap).
+int64_t ProgramCap(const KernelEntry &entry, int64_t cores) {
+  int64_t cap = std::min(cores, entry.max_grid);
+  int64_t block = 1;
+  for (int64_t b : entry.block) block *= b > 0 ? b : 1;
+  const int64_t room = (int64_t{1} << 31) - 1 - entry.max_elements_per_launch;
+  if (block > 0 && room > 0) cap = std::min(cap, std::max<int64_t>(1, room / block));
+  return std::max<int64_t>(1, cap);
+}
+
 // Every step in order; a refusal goes up unchanged and LaunchKernels adds the context once.
 Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &registry, KernelCache &cache,
            DeviceRuntime &runtime) {
@@ -50,7 +64,20 @@ Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &regis
       registry.Find(soc, call.op->type_name, choice.variant->name, call.dtype->name, &scratch.kernel));
   const KernelBinary &kernel = scratch.kernel;
   const KernelEntry &entry = kernel.entry;
-  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const LoadedKernel loaded, cache.GetOrLoad(device, kernel, runtime));
+  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const uint64_t context, runtime.ContextId());
+  TF_GE_CUSTOM_ASSIGN_OR_RETURN(LoadedKernel loaded, cache.GetOrLoad(device, context, kernel, runtime));
+  // Programs per launch: the running device's vector cores, never the SoC the kernels were
+  // built for (a board may take another SoC's kernel set of its architecture).
+  auto cores = runtime.VectorCoreCount(device);
+  if (cores.ok()) {
+    if (cores.value() < 1) {
+      return Status::ApiError("VectorCoreCount", "reported " + std::to_string(cores.value()) + " vector cores");
+    }
+    scratch.kernel.entry.max_programs = ProgramCap(entry, cores.value());
+  } else if (kernel.soc != soc) {
+    return cores.status().WithPrefix("the kernels of SoC " + kernel.soc + " serve SoC " + soc +
+                                     ", so the device's own vector-core count is needed");
+  }
   LaunchPlan &plan = scratch.plan;
   TF_GE_CUSTOM_RETURN_IF_ERROR(LaunchPlan::Make(choice, call.dtype->itemsize, entry, &plan));
 
@@ -93,7 +120,16 @@ Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &regis
     values.grid_z = l.grid_z;
     TF_GE_CUSTOM_RETURN_IF_ERROR(PackHostArgs(entry.args, values, &args));
     if (lock_bytes > 0) TF_GE_CUSTOM_RETURN_IF_ERROR(runtime.FillBytes(values.sync_block_lock, lock_bytes, lock_fill));
-    TF_GE_CUSTOM_RETURN_IF_ERROR(runtime.Launch(loaded, l.block_dim(), &args));
+    Status launched = runtime.Launch(loaded, l.block_dim(), &args);
+    if (!launched.ok() && runtime.IsInvalidHandle(launched)) {
+      // A handle kept across a device reset: load once more under the current context, retry once.
+      cache.Forget(device, context, kernel);
+      TF_GE_CUSTOM_ASSIGN_OR_RETURN(const uint64_t now, runtime.ContextId());
+      TF_GE_CUSTOM_ASSIGN_OR_RETURN(loaded, cache.GetOrLoad(device, now, kernel, runtime));
+      launched = runtime.Launch(loaded, l.block_dim(), &args);
+      if (!launched.ok()) launched = launched.WithContext("after reloading the kernel once");
+    }
+    TF_GE_CUSTOM_RETURN_IF_ERROR(launched);
   }
   return Status::Ok();
 }

@@ -3,11 +3,12 @@
 namespace tf_ge_custom {
 namespace core {
 
-Result<LoadedKernel> KernelCache::GetOrLoad(int32_t device, const KernelBinary &kernel, KernelLoader &loader) {
+Result<LoadedKernel> KernelCache::GetOrLoad(int32_t device, uint64_t context, const KernelBinary &kernel,
+                                            KernelLoader &loader) {
   std::shared_ptr<Slot> slot;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto &s = slots_[Key(device, kernel.soc, kernel.entry.op, kernel.entry.dtype, kernel.entry.sha256)];
+    auto &s = slots_[Key(device, context, kernel.soc, kernel.entry.op, kernel.entry.dtype, kernel.entry.sha256)];
     if (!s) s = std::make_shared<Slot>();
     slot = s;
   }
@@ -22,6 +23,11 @@ Result<LoadedKernel> KernelCache::GetOrLoad(int32_t device, const KernelBinary &
     slot->loaded = true;
   }
   return slot->value;
+}
+
+void KernelCache::Forget(int32_t device, uint64_t context, const KernelBinary &kernel) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  slots_.erase(Key(device, context, kernel.soc, kernel.entry.op, kernel.entry.dtype, kernel.entry.sha256));
 }
 
 size_t KernelCache::loaded_count() {

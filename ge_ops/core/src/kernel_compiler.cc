@@ -24,10 +24,14 @@ constexpr const char *kBuildRecord = "build_info.json";
 // -c, the working directory) becomes the package's own site-packages, so the child imports
 // the package this library belongs to and not a source tree the process happens to run in;
 // the builtin keeps `import tf_ge_custom` from importing TensorFlow (tf_ge_custom/__init__.py).
+// An empty <package_parent> (the builder venv, which holds its own copy) drops the working
+// directory from sys.path and keeps the venv's own site-packages.
 constexpr const char *kBootstrap =
     "import builtins, runpy, sys\n"
     "builtins.__TF_GE_CUSTOM_NO_TENSORFLOW__ = True\n"
-    "sys.path[0] = sys.argv.pop(1)\n"
+    "p = sys.argv.pop(1)\n"
+    "if p: sys.path[0] = p\n"
+    "else: del sys.path[0]\n"
     "runpy.run_module('tf_ge_custom.kernels.compile_kernel', run_name='__main__', alter_sys=True)\n";
 
 bool IsExecutableFile(const std::string &path) {
@@ -104,6 +108,30 @@ std::string JoinWords(const std::vector<std::string> &words) {
 
 }  // namespace
 
+std::string BuilderVenvPython(const EnvLookup &env) {
+  std::string venv = Env(env, kBuilderVenvEnv);
+  if (venv.empty()) {
+    const std::string data = Env(env, "XDG_DATA_HOME");
+    const std::string home = Env(env, "HOME");
+    if (!data.empty() && data[0] == '/') {
+      venv = JoinPath(JoinPath(data, "tf-ge-custom"), "builder");
+    } else if (!home.empty() && home[0] == '/') {
+      venv = JoinPath(JoinPath(JoinPath(home, ".local/share"), "tf-ge-custom"), "builder");
+    }
+  }
+  return venv.empty() ? std::string() : JoinPath(JoinPath(venv, "bin"), "python");
+}
+
+BuilderSettings WithCandidate(const BuilderSettings &settings, const BuilderCandidate &candidate,
+                              const std::string &package_parent) {
+  BuilderSettings s = settings;
+  s.python = candidate.python;
+  s.python_from = candidate.python_from;
+  s.package_parent = candidate.python_from == kFromBuilderVenv ? std::string() : package_parent;
+  s.others.clear();
+  return s;
+}
+
 Result<BuilderSettings> FindBuilder(const std::string &opp_root, const EnvLookup &env) {
   BuilderSettings s;
   const std::string package_dir = DirName(opp_root);
@@ -129,26 +157,43 @@ Result<BuilderSettings> FindBuilder(const std::string &opp_root, const EnvLookup
     s.python_from = kPythonEnv;
     return s;
   }
+  // The Python whose site-packages hold this package first: a wheel built elsewhere records
+  // a Python of that host, which may exist here without triton-ascend.
+  std::vector<BuilderCandidate> found;
+  auto add = [&found](const std::string &python, const char *from) {
+    for (const auto &c : found) {
+      if (c.python == python) return;
+    }
+    found.push_back({python, from});
+  };
+  for (const auto &p : PythonsBeside(s.package_parent)) {
+    add(p, "beside the package");
+    break;  // pythonX.Y and python3 beside one package are one interpreter
+  }
   std::string note;
   const std::string recorded = RecordedPython(package_dir, &note);
   if (!recorded.empty()) {
     if (IsExecutableFile(recorded)) {
-      s.python = recorded;
-      s.python_from = "the build record";
-      return s;
+      add(recorded, "the build record");
+    } else {
+      note = "the build record names " + recorded + ", which is not an executable file here";
     }
-    note = "the build record names " + recorded + ", which is not an executable file here";
   }
-  const std::vector<std::string> beside = PythonsBeside(s.package_parent);
-  if (!beside.empty()) {
-    s.python = beside.front();
-    s.python_from = "beside the package";
-    return s;
+  const std::string venv = BuilderVenvPython(env);
+  if (!venv.empty() && IsExecutableFile(venv)) add(venv, kFromBuilderVenv);
+  if (found.empty()) {
+    return Status::Error(Code::kLocation, std::string("no Python to run the kernel builder: ") + kPythonEnv +
+                                              " is unset, " + note + ", there is no bin/python3 beside " +
+                                              s.package_parent + " and no builder venv at " +
+                                              (venv.empty() ? std::string("(HOME unset)") : venv) +
+                                              "; run `tf-ge-custom setup-builder` (a Python >= 3.9 venv with "
+                                              "triton-ascend), or set " + kPythonEnv +
+                                              " to a Python that has tf-ge-custom and triton-ascend installed");
   }
-  return Status::Error(Code::kLocation, std::string("no Python to run the kernel builder: ") + kPythonEnv + " is unset, " +
-                                            note + ", and there is no bin/python3 beside " + s.package_parent +
-                                            "; set " + kPythonEnv +
-                                            " to the Python that has tf-ge-custom and triton-ascend installed");
+  s.python = found.front().python;
+  s.python_from = found.front().python_from;
+  s.others.assign(found.begin() + 1, found.end());
+  return s;
 }
 
 std::vector<std::string> DescribeCommand(const BuilderSettings &settings) { return Command(settings, {"--describe"}); }
@@ -178,6 +223,8 @@ Result<BuilderResult> ParseBuilderResult(const std::string &output) {
   r.entry = StringField(doc, "entry");
   r.target.cache_dir = StringField(doc, "cache_dir");
   r.target.key = StringField(doc, "key");
+  r.python_version = StringField(doc, "python_version");
+  r.triton_error = StringField(doc, "triton_error");
   auto built = doc.find("built");
   r.built = built != doc.end() && built->is_boolean() && built->get<bool>();
   auto missing = doc.find("missing");
@@ -197,46 +244,108 @@ BuilderProcess::BuilderProcess(std::string opp_root, EnvLookup env, std::shared_
 
 Result<BuilderSettings> BuilderProcess::Settings() { return FindBuilder(opp_root_, env_); }
 
+namespace {
+
+// "3.7.16" -> true when below 3.9 (triton-ascend's oldest Python).
+bool BelowPython39(const std::string &version) {
+  int major = 0, minor = 0;
+  if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2) return false;
+  return major < 3 || (major == 3 && minor < 9);
+}
+
+}  // namespace
+
 Result<CacheTarget> BuilderProcess::Locate() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (located_) {
     if (!located_status_.ok()) return located_status_;
     return target_;
   }
-  auto found = [&]() -> Result<CacheTarget> {
-    TF_GE_CUSTOM_ASSIGN_OR_RETURN(const BuilderSettings s, Settings());
+  if (locate_tries_ >= kMaxCompileTries) {
+    return located_status_.WithContext("gave up after " + std::to_string(locate_tries_) +
+                                       " tries in this process; restart it to try again");
+  }
+  auto settings = Settings();
+  if (!settings.ok()) {
+    located_ = true;  // nothing to run: a retry cannot change it
+    located_status_ = settings.status();
+    return located_status_;
+  }
+  std::vector<BuilderCandidate> candidates = {{settings.value().python, settings.value().python_from}};
+  candidates.insert(candidates.end(), settings.value().others.begin(), settings.value().others.end());
+  std::string refusals;
+  bool definite = true, old_python = false, no_triton = false;
+  for (const auto &candidate : candidates) {
+    const BuilderSettings s = WithCandidate(settings.value(), candidate, settings.value().package_parent);
     ProcessSpec spec;
     spec.argv = DescribeCommand(s);
     spec.env = {{"PYTHONUNBUFFERED", "1"}};
     spec.timeout_ms = kDescribeTimeoutSeconds * 1000;
-    TF_GE_CUSTOM_ASSIGN_OR_RETURN(const ProcessOutcome outcome, runner_->Run(spec));
-    const std::string where = "the kernel builder (" + s.python + ", from " + s.python_from + ")";
-    auto result = ParseBuilderResult(outcome.output_tail);
-    if (!result.ok()) {
-      return Status::Error(Code::kRuntime, where + " could not say where the kernel cache is: it stopped (" +
-                                               outcome.Describe() + ") and " + result.status().message() +
-                                               "; its output ends: " + TailLines(outcome.output_tail, 4, 600, kResultMark));
+    ++describe_runs_;
+    auto ran = runner_->Run(spec);
+    std::string why;
+    if (!ran.ok()) {
+      why = ran.status().message();
+      definite = false;
+    } else {
+      const ProcessOutcome &outcome = ran.value();
+      auto result = ParseBuilderResult(outcome.output_tail);
+      if (!result.ok()) {
+        why = "it stopped (" + outcome.Describe() + ") and " + result.status().message() +
+              "; its output ends: " + TailLines(outcome.output_tail, 4, 600, kResultMark);
+        if (outcome.timed_out || outcome.signal != 0 || !outcome.exit_known) definite = false;
+      } else if (!result.value().ok) {
+        why = result.value().error;
+      } else if (!result.value().triton_error.empty()) {
+        why = "it cannot import triton (" + result.value().triton_error + ")";
+        no_triton = true;
+        old_python = old_python || BelowPython39(result.value().python_version);
+      } else {
+        auto checked = CacheKeyDir(result.value().target, "SoC");  // a folder name that joins the layout
+        if (!checked.ok()) {
+          why = "it described an unusable cache: " + checked.status().message();
+        } else {
+          chosen_ = s;
+          target_ = result.value().target;
+          located_ = true;
+          located_status_ = Status::Ok();
+          return target_;
+        }
+      }
+      if (result.ok() && BelowPython39(result.value().python_version)) old_python = true;
     }
-    if (!result.value().ok) {
-      return Status::Error(Code::kRuntime, where + " could not say where the kernel cache is: " + result.value().error);
-    }
-    const CacheTarget t = result.value().target;
-    auto checked = CacheKeyDir(t, "SoC");  // a folder name that joins the layout
-    if (!checked.ok()) return checked.status().WithPrefix(where + " described an unusable cache");
-    return t;
-  }();
-  located_ = true;
-  if (!found.ok()) {
-    located_status_ = found.status();
-    return located_status_;
+    refusals += (refusals.empty() ? "" : "; ") + candidate.python + " (from " + candidate.python_from + "): " + why;
   }
-  target_ = found.value();
-  return target_;
+  std::string fix;
+  if (old_python) {
+    fix = "; triton-ascend has no build for Python < 3.9 (TF Adapter's hosts run 3.7): run `tf-ge-custom "
+          "setup-builder` once, which makes a Python >= 3.9 venv with triton-ascend and this package's builder "
+          "at " + (BuilderVenvPython(env_).empty() ? std::string("the builder venv") : BuilderVenvPython(env_)) +
+          " (docs/kernels.md)";
+  } else if (no_triton) {
+    fix = "; install triton-ascend into that Python (pip install triton-ascend==3.2.0 pybind11), or run "
+          "`tf-ge-custom setup-builder`";
+  }
+  const std::string message = std::string("no Python can run the kernel builder (each must import tf_ge_custom "
+                                          "and triton): ") + refusals + fix;
+  ++locate_tries_;
+  located_status_ = Status::Error(definite ? Code::kLocation : Code::kRuntime, message);
+  if (definite) located_ = true;
+  return located_status_;
 }
 
 Status BuilderProcess::Compile(const CacheTarget &target, const std::string &op, const std::string &soc,
                                const std::string &dtype) {
-  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const BuilderSettings s, Settings());
+  BuilderSettings s;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    s = chosen_;
+  }
+  if (s.python.empty()) {
+    // Not located through this object (tests, tools): the first candidate.
+    TF_GE_CUSTOM_ASSIGN_OR_RETURN(const BuilderSettings first, Settings());
+    s = WithCandidate(first, {first.python, first.python_from}, first.package_parent);
+  }
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(const std::string entry, CacheEntryDir(target, soc, dtype));
   const std::string what = "cannot compile the " + op + " kernels for SoC " + soc + ", dtype " + dtype;
   const Status made = MakeDirectories(DirName(entry));
@@ -249,6 +358,13 @@ Status BuilderProcess::Compile(const CacheTarget &target, const std::string &op,
   spec.env = {{"PYTHONUNBUFFERED", "1"}};
   spec.timeout_ms = s.timeout_s * 1000;
   spec.log_path = log;
+  if (progress_) {
+    const auto progress = progress_;
+    const std::string prefix = soc + " " + dtype + ": ";
+    spec.on_line = [progress, prefix](const std::string &line) {
+      if (!line.empty() && line.compare(0, std::string(kResultMark).size(), kResultMark) != 0) progress(prefix + line);
+    };
+  }
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(const ProcessOutcome outcome, runner_->Run(spec));
   const std::string tail = "; the log " + log + " ends: " + TailLines(outcome.output_tail, 3, 600, kResultMark);
   const std::string builder = " (builder: " + s.python + ", from " + s.python_from + ")";
@@ -266,7 +382,9 @@ Status BuilderProcess::Compile(const CacheTarget &target, const std::string &op,
   if (!r.ok) {
     std::string why = r.error.empty() ? "the builder failed (" + outcome.Describe() + ")" : r.error;
     if (!r.missing.empty() && r.error.empty()) why = "missing " + JoinWords(r.missing);
-    return Status::Error(Code::kRuntime, what + ": " + why + builder + tail);
+    // A missing tool or a refused SoC/dtype stays so: remembered. Anything else is tried again.
+    const bool definite = r.kind == "toolchain" || r.kind == "usage";
+    return Status::Error(definite ? Code::kUnsupported : Code::kRuntime, what + ": " + why + builder + tail);
   }
   if (r.entry != entry) {
     return Status::Error(Code::kInternal, what + ": the builder reports " + r.entry + " but the cache layout says " +

@@ -37,10 +37,33 @@ std::vector<std::pair<std::string, std::string>> KernelSetsOf(const KernelManife
 }
 }  // namespace
 
-std::shared_ptr<KernelRegistry> KernelRegistry::FromOppRoot(const std::string &opp_root) {
+std::vector<std::string> KernelBundleDirs(const char *value) {
+  std::vector<std::string> dirs;
+  if (value == nullptr) return dirs;
+  const std::string text = value;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(':', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) dirs.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return dirs;
+}
+
+std::shared_ptr<KernelRegistry> KernelRegistry::FromOppRoot(const std::string &opp_root,
+                                                            const std::vector<std::string> &bundle_dirs) {
   std::shared_ptr<KernelRegistry> r(new KernelRegistry());
   r->opp_root_ = opp_root;
   r->origin_ = JoinPath(opp_root, "kernels");
+  r->roots_.push_back(r->origin_);
+  for (const auto &d : bundle_dirs) {
+    if (!d.empty() && std::find(r->roots_.begin(), r->roots_.end(), d) == r->roots_.end()) r->roots_.push_back(d);
+  }
+  if (r->roots_.size() > 1) {
+    std::vector<std::string> bundles(r->roots_.begin() + 1, r->roots_.end());
+    r->origin_ += " and " + Join(bundles);
+  }
   return r;
 }
 
@@ -57,6 +80,7 @@ Result<std::shared_ptr<KernelRegistry>> KernelRegistry::FromSerialized(const std
     SocKernels k;
     k.manifest_text = soc.manifest_json;
     k.manifest = std::move(parsed).value();
+    k.source = "the model's own kernels";
     const std::string name = k.manifest.soc;
     for (auto &bin : soc.binaries) {
       const KernelEntry *owner = nullptr;
@@ -97,8 +121,8 @@ std::vector<std::string> KernelRegistry::Socs() {
   std::set<std::string> names;
   for (const auto &s : socs_) names.insert(s.first);
   for (const auto &s : compiled_) names.insert(s.first);
-  if (!opp_root_.empty()) {
-    for (const auto &d : ListSubdirectories(origin_)) names.insert(d);
+  for (const auto &root : roots_) {
+    for (const auto &d : ListSubdirectories(root)) names.insert(d);
   }
   return std::vector<std::string>(names.begin(), names.end());
 }
@@ -107,12 +131,22 @@ Result<KernelRegistry::SocKernels *> KernelRegistry::LoadSoc(const std::string &
   auto it = socs_.find(soc);
   if (it != socs_.end()) return &it->second;
   std::vector<std::string> available;
-  if (!opp_root_.empty()) available = ListSubdirectories(origin_);
+  for (const auto &root : roots_) {
+    for (const auto &d : ListSubdirectories(root)) available.push_back(d);
+  }
   for (const auto &s : socs_) available.push_back(s.first);
   std::sort(available.begin(), available.end());
   available.erase(std::unique(available.begin(), available.end()), available.end());
-  const std::string dir = JoinPath(origin_, soc);
-  if (opp_root_.empty() || soc.empty() || soc.find('/') != std::string::npos || soc[0] == '.' || !IsDirectory(dir)) {
+  const bool usable_name = !soc.empty() && soc.find('/') == std::string::npos && soc[0] != '.';
+  std::string dir;
+  size_t root_index = 0;
+  for (size_t i = 0; usable_name && dir.empty() && i < roots_.size(); ++i) {
+    if (IsDirectory(JoinPath(roots_[i], soc))) {
+      dir = JoinPath(roots_[i], soc);
+      root_index = i;
+    }
+  }
+  if (opp_root_.empty() || dir.empty()) {
     return Status::Error(Code::kUnknownSoc, "no kernels for SoC \"" + soc + "\" in " + origin_ + " (available: " +
                                                 Join(available) + "); build them with tf-ge-custom build-kernels --soc " +
                                                 soc + " and reinstall the package");
@@ -125,8 +159,52 @@ Result<KernelRegistry::SocKernels *> KernelRegistry::LoadSoc(const std::string &
   check.expected_soc = soc;
   auto parsed = ParseManifest(manifest_text, check);
   if (!parsed.ok()) return parsed.status().WithPrefix(path);
-  SocKernels k{manifest_text, std::move(parsed).value(), {}};
+  SocKernels k{manifest_text, std::move(parsed).value(), dir,
+               root_index == 0 ? "the package (" + roots_[0] + ")" : "the kernel bundle " + roots_[root_index], {}};
   return &socs_.emplace(soc, std::move(k)).first->second;
+}
+
+Result<std::string> KernelRegistry::SameArchitecture(const std::string &board, const std::string &architecture,
+                                                     const std::string &op, const std::string &dtype) {
+  std::vector<std::string> names = Socs();
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> seen;
+  for (const auto &soc : names) {
+    if (soc == board) continue;
+    std::string arch;
+    auto loaded = LoadSoc(soc);
+    if (loaded.ok()) arch = loaded.value()->manifest.architecture;
+    auto compiled = compiled_.find(soc);
+    if (arch.empty() && compiled != compiled_.end() && !compiled->second.empty()) {
+      arch = compiled->second.front().manifest.architecture;
+    }
+    seen.push_back(soc + " (" + (arch.empty() ? std::string("no architecture recorded") : arch) + ")");
+    if (architecture.empty() || arch != architecture) continue;
+    if (HasKernelSetLocked(soc, op, dtype).ok()) return soc;
+  }
+  return Status::Error(Code::kUnknownSoc, "no kernel set of architecture " +
+                                              (architecture.empty() ? std::string("(unknown)") : architecture) +
+                                              " holds every " + op + " " + dtype + " variant for board " + board +
+                                              " (kernel sets: " + Join(seen) + ")");
+}
+
+Status KernelRegistry::Serve(const std::string &board, const std::string &serving, const std::string &op,
+                             const std::string &dtype) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  TF_GE_CUSTOM_RETURN_IF_ERROR(HasKernelSetLocked(serving, op, dtype));
+  served_by_[board] = serving;
+  return Status::Ok();
+}
+
+std::string KernelRegistry::SourceOf(const std::string &soc, const std::string &op, const std::string &dtype) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const OpDefinition *def = FindOp(op);
+  if (def == nullptr || def->variants.empty()) return "";
+  std::string name = soc;
+  auto served = served_by_.find(soc);
+  if (!HasLocked(soc, op, def->variants.front().name, dtype) && served != served_by_.end()) name = served->second;
+  SocKernels *k = ProviderLocked(name, op, def->variants.front().name, dtype);
+  return k == nullptr ? std::string() : k->source;
 }
 
 Result<KernelBinary> KernelRegistry::Find(const std::string &soc, const std::string &op, const std::string &variant,
@@ -147,7 +225,15 @@ Status KernelRegistry::FindLocked(const std::string &soc, const std::string &op,
   const Status packaged = FindPackagedLocked(soc, op, variant, dtype, out);
   if (packaged.ok() || !IsAbsent(packaged.code())) return packaged;
   SocKernels *compiled = CompiledWith(soc, op, variant, dtype);
-  if (compiled == nullptr) return packaged;  // the package's refusal names what is missing
+  if (compiled == nullptr) {
+    // A board Compile gave another SoC's kernel set of its architecture (Serve).
+    auto served = served_by_.find(soc);
+    if (served != served_by_.end() && served->second != soc) {
+      const std::string serving = served->second;
+      if (FindLocked(serving, op, variant, dtype, out).ok()) return Status::Ok();
+    }
+    return packaged;  // the package's refusal names what is missing
+  }
   const KernelEntry *e = compiled->manifest.Find(op, variant, dtype);
   Fill(soc, *e, compiled->binaries.at(e->binary), out);
   return Status::Ok();
@@ -177,7 +263,11 @@ KernelRegistry::SocKernels *KernelRegistry::ProviderLocked(const std::string &so
   if (!HasLocked(soc, op, variant, dtype)) return nullptr;
   auto packaged = socs_.find(soc);
   if (packaged != socs_.end() && HasBinary(packaged->second.manifest, op, variant, dtype)) return &packaged->second;
-  return CompiledWith(soc, op, variant, dtype);
+  SocKernels *compiled = CompiledWith(soc, op, variant, dtype);
+  if (compiled != nullptr) return compiled;
+  auto served = served_by_.find(soc);
+  if (served != served_by_.end() && served->second != soc) return ProviderLocked(served->second, op, variant, dtype);
+  return nullptr;
 }
 
 KernelRegistry::SocKernels *KernelRegistry::CompiledWith(const std::string &soc, const std::string &op,
@@ -195,7 +285,7 @@ Result<std::shared_ptr<const std::vector<uint8_t>>> KernelRegistry::BinaryOf(con
   auto it = k.binaries.find(e.binary);
   if (it != k.binaries.end()) return it->second;
   // Read and verify once; later calls reuse the verified bytes.
-  const std::string path = JoinPath(JoinPath(origin_, soc), e.binary);
+  const std::string path = JoinPath(k.dir.empty() ? JoinPath(origin_, soc) : k.dir, e.binary);
   std::vector<uint8_t> bytes;
   const Status read = ReadFileBytes(path, kMaxFileBytes, &bytes);
   if (!read.ok()) {
@@ -242,17 +332,23 @@ void KernelRegistry::Fill(const std::string &soc, const KernelEntry &entry,
   out->bytes = std::move(bytes);
 }
 
-Status KernelRegistry::AddCompiled(const std::string &soc, const std::string &manifest_path) {
+Status KernelRegistry::AddCompiled(const std::string &board, const std::string &manifest_path) {
   std::vector<uint8_t> text;
   TF_GE_CUSTOM_RETURN_IF_ERROR(ReadFileBytes(manifest_path, 16u << 20, &text).WithPrefix("kernel manifest"));
-  ManifestCheck check;
-  check.expected_soc = soc;
-  auto parsed = ParseManifest(std::string(text.begin(), text.end()), check);
+  auto parsed = ParseManifest(std::string(text.begin(), text.end()), ManifestCheck());
   if (!parsed.ok()) return parsed.status().WithPrefix(manifest_path);
+  // A board name's cache entry (Ascend910B4-1) holds the kernels of the SoC the builder built
+  // for it (Ascend910B4, kernels/socs.py): only with a recorded architecture, and served as such.
+  const std::string soc = parsed.value().soc;
+  if (soc != board && parsed.value().architecture.empty()) {
+    return Status::Error(Code::kBadManifest, manifest_path + ": soc is \"" + soc + "\" but it is the cache entry of "
+                                                 "SoC \"" + board + "\" and records no architecture");
+  }
   SocKernels k;
   k.manifest_text.assign(text.begin(), text.end());
   k.manifest = std::move(parsed).value();
   const std::string dir = DirName(manifest_path);
+  k.source = "the per-user kernel cache (" + dir + ")";
   size_t binaries = 0;
   for (const auto &e : k.manifest.kernels) {
     if (!e.has_binary) continue;
@@ -287,6 +383,7 @@ Status KernelRegistry::AddCompiled(const std::string &soc, const std::string &ma
   const Status adds = AddsAKernelSetLocked(soc, k);
   if (!adds.ok()) return adds.WithPrefix(manifest_path + " is not added");
   compiled_[soc].push_back(std::move(k));
+  if (soc != board) served_by_[board] = soc;
   return Status::Ok();
 }
 
@@ -317,7 +414,9 @@ Status KernelRegistry::Choose(const std::string &soc, const std::string &op, con
 
 Status KernelRegistry::LoadAllSocs() {
   if (opp_root_.empty()) return Status::Ok();
-  for (const auto &soc : ListSubdirectories(origin_)) TF_GE_CUSTOM_RETURN_IF_ERROR(LoadSoc(soc));
+  for (const auto &root : roots_) {
+    for (const auto &soc : ListSubdirectories(root)) TF_GE_CUSTOM_RETURN_IF_ERROR(LoadSoc(soc));
+  }
   return Status::Ok();
 }
 

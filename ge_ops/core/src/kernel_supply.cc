@@ -20,8 +20,14 @@ const char *KernelOriginName(KernelOrigin origin) {
       return "cache";
     case KernelOrigin::kCompiled:
       return "compiled";
+    case KernelOrigin::kSameArchitecture:
+      return "same-architecture";
   }
   return "?";
+}
+
+bool IsDefiniteRefusal(const Status &status) {
+  return !status.ok() && status.code() != Code::kRuntime && status.code() != Code::kIo;
 }
 
 size_t KernelSupply::compile_count() {
@@ -30,85 +36,131 @@ size_t KernelSupply::compile_count() {
 }
 
 Result<KernelOrigin> KernelSupply::Ensure(KernelRegistry &registry, const std::string &soc, const std::string &op,
-                                          const std::string &dtype) {
+                                          const std::string &dtype, const std::string &architecture,
+                                          std::string *note) {
   const std::string key = soc + "\n" + op + "\n" + dtype;
   std::shared_ptr<Decision> decision;
+  int tries = 0;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     auto it = decisions_.find(key);
     if (it != decisions_.end()) {
       decision = it->second;
       decided_.wait(lock, [&] { return decision->done; });
-      if (!decision->status.ok()) return decision->status;
-      lock.unlock();
-      // The registry may have been replaced since (a model's own kernels): choose again.
-      if (registry.Choose(soc, op, dtype).ok()) return decision->origin;
-      lock.lock();
+      const bool retry = !decision->status.ok() && !IsDefiniteRefusal(decision->status) &&
+                         decision->tries < kMaxCompileTries && decisions_[key] == decision;
+      if (!decision->status.ok() && !retry) {
+        if (decision->tries >= kMaxCompileTries) {
+          return decision->status.WithContext("gave up after " + std::to_string(decision->tries) +
+                                              " tries in this process; restart it to try again");
+        }
+        return decision->status;
+      }
+      if (decision->status.ok()) {
+        lock.unlock();
+        // The registry may have been replaced since (a model's own kernels): choose again.
+        if (registry.Choose(soc, op, dtype).ok()) {
+          if (note != nullptr) *note = decision->note;
+          return decision->origin;
+        }
+        lock.lock();
+      }
+      tries = decision->tries;
       decisions_.erase(key);
     }
     decision = std::make_shared<Decision>();
+    decision->tries = tries;
     decisions_[key] = decision;
   }
-  auto result = Decide(registry, soc, op, dtype);
+  std::string said;
+  auto result = Decide(registry, soc, op, dtype, architecture, &said);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     decision->done = true;
     decision->status = result.ok() ? Status::Ok() : result.status();
     if (result.ok()) decision->origin = result.value();
+    if (!result.ok() && !IsDefiniteRefusal(result.status())) ++decision->tries;
+    decision->note = said;
   }
   decided_.notify_all();
+  if (note != nullptr) *note = said;
   return result;
 }
 
 Result<KernelOrigin> KernelSupply::Decide(KernelRegistry &registry, const std::string &soc, const std::string &op,
-                                          const std::string &dtype) {
-  // 1. The package's own kernel set (or a model's): every variant of (op, dtype), since Execute
-  // picks one by the call's shapes. No toolchain, no cache, no child process.
+                                          const std::string &dtype, const std::string &architecture,
+                                          std::string *note) {
+  const std::string what = op + " " + dtype + " for SoC " + soc;
+  // 1. The package's own kernel set (or a model's, or a bundle's) for this SoC: every variant of
+  // (op, dtype), since Execute picks one by the call's shapes. No toolchain, no child process.
   const Status packaged = registry.HasKernelSet(soc, op, dtype);
   if (packaged.ok()) {
     TF_GE_CUSTOM_RETURN_IF_ERROR(registry.Choose(soc, op, dtype));
+    *note = what + ": " + registry.SourceOf(soc, op, dtype);
     return KernelOrigin::kPackage;
   }
   if (!IsAbsent(packaged.code())) return packaged;  // damaged: say so, never paper over it
-  if (!compiler_) return packaged;
 
-  // 2. The per-user cache, under the current toolchain's key.
-  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const CacheTarget target, compiler_->Locate());
-  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const std::string entry, CacheEntryDir(target, soc, dtype));
-  const std::string manifest = JoinPath(entry, kManifestFileName);
-  if (CacheEntryPresent(entry)) {
-    const Status added = registry.AddCompiled(soc, manifest);
-    if (added.ok()) {
-      TF_GE_CUSTOM_RETURN_IF_ERROR(registry.Choose(soc, op, dtype));
-      return KernelOrigin::kCache;
+  // 2. The per-user cache, under the current toolchain's key (when there is a builder).
+  Result<CacheTarget> located = compiler_ ? compiler_->Locate()
+                                          : Result<CacheTarget>(Status::Error(Code::kUnsupported, "no compiler"));
+  std::string manifest;
+  if (located.ok()) {
+    TF_GE_CUSTOM_ASSIGN_OR_RETURN(const std::string entry, CacheEntryDir(located.value(), soc, dtype));
+    manifest = JoinPath(entry, kManifestFileName);
+    if (CacheEntryPresent(entry)) {
+      const Status added = registry.AddCompiled(soc, manifest);
+      if (added.ok()) {
+        TF_GE_CUSTOM_RETURN_IF_ERROR(registry.Choose(soc, op, dtype));
+        *note = what + ": " + registry.SourceOf(soc, op, dtype);
+        return KernelOrigin::kCache;
+      }
+      // A damaged entry: the builder replaces it under its lock.
     }
-    // A damaged entry: the builder replaces it under its lock.
   }
 
-  // 3. Compile on this host.
+  // 3. Another SoC's kernel set of the same architecture: an npubin targets the architecture
+  // (docs/kernels.md, "Which kernels a board takes"); the launch caps its programs by the
+  // running device's own vector-core count.
+  if (!architecture.empty()) {
+    auto same = registry.SameArchitecture(soc, architecture, op, dtype);
+    if (same.ok()) {
+      TF_GE_CUSTOM_RETURN_IF_ERROR(registry.Serve(soc, same.value(), op, dtype));
+      TF_GE_CUSTOM_RETURN_IF_ERROR(registry.Choose(soc, op, dtype));
+      *note = what + ": no kernels of its own name, so the " + same.value() + " kernels of the same architecture " +
+              architecture + " from " + registry.SourceOf(same.value(), op, dtype) +
+              " (programs capped by the device's own vector-core count)";
+      return KernelOrigin::kSameArchitecture;
+    }
+  }
+  if (!compiler_) return packaged;
+  if (!located.ok()) return located.status();
+
+  // 4. Compile on this host.
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++compiles_;
   }
-  TF_GE_CUSTOM_RETURN_IF_ERROR(compiler_->Compile(target, op, soc, dtype));
+  TF_GE_CUSTOM_RETURN_IF_ERROR(compiler_->Compile(located.value(), op, soc, dtype));
   const Status added = registry.AddCompiled(soc, manifest);
   if (!added.ok()) {
     return added.WithPrefix("the kernel compiled for SoC " + soc + ", dtype " + dtype + " does not verify");
   }
   TF_GE_CUSTOM_RETURN_IF_ERROR(registry.Choose(soc, op, dtype));
+  *note = what + ": compiled on this host into " + registry.SourceOf(soc, op, dtype);
   return KernelOrigin::kCompiled;
 }
 
 Result<KernelOrigin> PrepareKernel(KernelSupply &supply, KernelRegistry &registry, const OpDefinition &op,
                                    const std::string &soc, const std::string &npu_arch,
-                                   const std::vector<TensorInfo> &inputs) {
+                                   const std::vector<TensorInfo> &inputs, std::string *note) {
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(const DTypeDefinition *const dtype, CheckDTypes(op, inputs));
   if (soc.empty()) {
     return Status::Error(Code::kUnknownSoc, "GE names no target SoC for this graph (OptionalInfos::GetSocVersion and "
                                             "the platform resource version/SoC_version are empty" +
                                                 (npu_arch.empty() ? std::string() : ", NpuArch " + npu_arch) + ")");
   }
-  auto origin = supply.Ensure(registry, soc, op.type_name, dtype->name);
+  auto origin = supply.Ensure(registry, soc, op.type_name, dtype->name, NormalizeArchitecture(npu_arch), note);
   if (!origin.ok() && !npu_arch.empty()) return origin.status().WithContext("target NpuArch " + npu_arch);
   return origin;
 }

@@ -251,6 +251,24 @@ Status VerifyBinary(const KernelEntry &e, const std::string &soc, const std::vec
   return Status::Ok();
 }
 
+bool IsArchitectureName(const std::string &name) {
+  if (name.size() <= 4 || name.compare(0, 4, "dav-") != 0 || name.size() > 64) return false;
+  for (size_t i = 4; i < name.size(); ++i) {
+    const char c = name[i];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'))) return false;
+  }
+  return true;
+}
+
+std::string NormalizeArchitecture(const std::string &npu_arch) {
+  if (npu_arch.empty()) return npu_arch;
+  std::string a = npu_arch.compare(0, 4, "dav-") == 0 ? npu_arch : "dav-" + npu_arch;
+  for (char &c : a) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return IsArchitectureName(a) ? a : std::string();
+}
+
 Result<KernelManifest> ParseManifest(const std::string &text, const ManifestCheck &check) {
   const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
@@ -271,6 +289,16 @@ Result<KernelManifest> ParseManifest(const std::string &text, const ManifestChec
   const Fields top(doc, "");
   const Json *kernels = nullptr;
   TF_GE_CUSTOM_RETURN_IF_ERROR(top.Str("soc", &m.soc));
+  // Optional (manifests written before it lack it): what lets a board of the same
+  // architecture take these kernels (kernel_registry.h).
+  const auto arch = doc.find("architecture");
+  if (arch != doc.end()) {
+    if (!arch->is_string() || !IsArchitectureName(arch->get<std::string>())) {
+      return Status::Error(Code::kBadManifest, "manifest: architecture must be dav-<NpuArch> (e.g. dav-2201), found " +
+                                                   Show(*arch) + std::string(kFix));
+    }
+    m.architecture = arch->get<std::string>();
+  }
   TF_GE_CUSTOM_RETURN_IF_ERROR(top.Array("kernels", &kernels));
   for (size_t i = 0; i < kernels->size(); ++i) {
     KernelEntry e;

@@ -1,18 +1,26 @@
 #include "tf_ge_custom_core/process_runner.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <thread>
 
 extern char **environ;
@@ -26,8 +34,9 @@ using Clock = std::chrono::steady_clock;
 std::string ErrnoText(int err) { return std::strerror(err); }
 
 // The child's environment: ours, with spec.env set on top.
-std::vector<std::string> ChildEnvironment(const ProcessSpec &spec) {
+std::vector<std::string> ChildEnvironment(const ProcessSpec &spec, const std::string &token) {
   std::map<std::string, std::string> overrides(spec.env.begin(), spec.env.end());
+  overrides[kProcessTokenEnv] = token;
   std::vector<std::string> out;
   for (char **e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string entry = *e;
@@ -37,6 +46,13 @@ std::vector<std::string> ChildEnvironment(const ProcessSpec &spec) {
   }
   for (const auto &kv : overrides) out.push_back(kv.first + "=" + kv.second);
   return out;
+}
+
+// A token no other child of this or another process carries.
+std::string NewToken() {
+  static std::atomic<uint64_t> counter{0};
+  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+  return std::to_string(getpid()) + "-" + std::to_string(counter.fetch_add(1)) + "-" + std::to_string(now);
 }
 
 std::vector<char *> Pointers(std::vector<std::string> &strings) {
@@ -84,6 +100,107 @@ bool Reap(pid_t pid, bool block, ProcessOutcome *out) {
   }
 }
 
+// Every process of ours descending from root (by /proc/<pid>/stat's parent), and every one
+// whose environment holds the token (descendants whose parent has ended), root excluded.
+std::set<pid_t> ProcessTree(pid_t root, const std::string &token) {
+  std::map<pid_t, pid_t> parent;
+  std::set<pid_t> tree;
+  const std::string marker = std::string(kProcessTokenEnv) + "=" + token;
+  DIR *proc = opendir("/proc");
+  if (proc == nullptr) return tree;
+  const pid_t self = getpid();
+  while (dirent *d = readdir(proc)) {
+    char *end = nullptr;
+    const long pid = std::strtol(d->d_name, &end, 10);
+    if (end == d->d_name || *end != '\0' || pid <= 0 || pid == self) continue;
+    std::ifstream stat(std::string("/proc/") + d->d_name + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const size_t close_paren = text.rfind(')');
+    if (close_paren == std::string::npos) continue;
+    std::istringstream fields(text.substr(close_paren + 1));
+    std::string state;
+    long ppid = 0;
+    fields >> state >> ppid;
+    parent[static_cast<pid_t>(pid)] = static_cast<pid_t>(ppid);
+    std::ifstream env(std::string("/proc/") + d->d_name + "/environ");
+    std::string entry;
+    while (std::getline(env, entry, '\0')) {
+      if (entry == marker) {
+        tree.insert(static_cast<pid_t>(pid));
+        break;
+      }
+    }
+  }
+  closedir(proc);
+  bool grew = true;
+  std::set<pid_t> roots = {root};
+  while (grew) {
+    grew = false;
+    for (const auto &kv : parent) {
+      if ((roots.count(kv.second) != 0 || tree.count(kv.second) != 0) && tree.insert(kv.first).second) grew = true;
+    }
+  }
+  tree.erase(root);
+  return tree;
+}
+
+void SignalAll(const std::set<pid_t> &pids, int sig) {
+  for (pid_t p : pids) kill(p, sig);
+}
+
+// In the vfork child: only async-signal-safe calls, no allocation, then execve.
+[[noreturn]] void ExecChild(char *const argv[], char *const envp[], int out_fd, int error_fd, pid_t parent) {
+  // Handlers the parent installed would run in the child (it shares their memory until the
+  // exec): back to the default first, then the signals unblocked.
+  for (int sig = 1; sig < NSIG; ++sig) {
+    struct sigaction sa;
+    if (sigaction(sig, nullptr, &sa) != 0) continue;
+    const bool reset_always = sig == SIGPIPE || sig == SIGTERM || sig == SIGINT || sig == SIGCHLD || sig == SIGHUP;
+    if (reset_always || (sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL)) {
+      struct sigaction dfl;
+      std::memset(&dfl, 0, sizeof(dfl));
+      dfl.sa_handler = SIG_DFL;
+      sigemptyset(&dfl.sa_mask);
+      sigaction(sig, &dfl, nullptr);
+    }
+  }
+  int err = 0;
+  // Dies with the thread that started it; if that already happened, do not run at all.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) {
+    err = errno != 0 ? errno : ESRCH;
+  }
+  const int null_fd = err == 0 ? open("/dev/null", O_RDONLY) : -1;
+  if (err == 0 && null_fd < 0) err = errno;
+  if (err == 0 && (dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)) err = errno;
+  if (err == 0) {
+    // Every descriptor but 0, 1, 2 and the (close-on-exec) error pipe.
+    const unsigned int keep = static_cast<unsigned int>(error_fd);
+    bool closed = true;
+#ifdef SYS_close_range
+    if (keep > 3 && syscall(SYS_close_range, 3u, keep - 1, 0u) != 0) closed = false;
+    if (closed && syscall(SYS_close_range, keep + 1, ~0u, 0u) != 0) closed = false;
+#else
+    closed = false;
+#endif
+    if (!closed) {
+      struct rlimit rl;
+      const long limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+                             ? static_cast<long>(rl.rlim_cur) : 65536;
+      for (long fd = 3; fd < limit; ++fd) {
+        if (fd != error_fd) close(static_cast<int>(fd));
+      }
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    execve(argv[0], argv, envp);
+    err = errno;
+  }
+  ssize_t ignored = write(error_fd, &err, sizeof(err));
+  (void)ignored;
+  _exit(127);
+}
+
 }  // namespace
 
 std::string ProcessOutcome::Describe() const {
@@ -116,40 +233,42 @@ Result<ProcessOutcome> PosixProcessRunner::Run(const ProcessSpec &spec) {
 
   Pipe out;
   if (!out.Open()) return Status::ApiError("pipe2", ErrnoText(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.write_end(), 1);
-  posix_spawn_file_actions_adddup2(&actions, out.write_end(), 2);
-  // Its own process group (so a timeout reaches the builder's children too), no blocked
-  // signals and default handlers for those GE may have changed.
-  sigset_t empty, defaults;
-  sigemptyset(&empty);
-  sigemptyset(&defaults);
-  for (int s : {SIGPIPE, SIGTERM, SIGINT, SIGCHLD, SIGHUP}) sigaddset(&defaults, s);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setsigmask(&attr, &empty);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  Pipe exec_error;  // the child writes errno here when the exec fails; closed by the exec
+  if (!exec_error.Open()) return Status::ApiError("pipe2", ErrnoText(errno));
 
+  const std::string token = NewToken();
   std::vector<std::string> argv_strings = spec.argv;
-  std::vector<std::string> env_strings = ChildEnvironment(spec);
+  std::vector<std::string> env_strings = ChildEnvironment(spec, token);
   std::vector<char *> argv = Pointers(argv_strings);
   std::vector<char *> envp = Pointers(env_strings);
   const auto started = Clock::now();
-  pid_t pid = -1;
-  const int spawned = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  // Every signal blocked on this thread while the child shares its memory: no handler of
+  // ours can run in the child before it has reset them.
+  sigset_t all, old_mask;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old_mask);
+  const pid_t parent = getpid();
+  const pid_t pid = vfork();
+  if (pid == 0) ExecChild(argv.data(), envp.data(), out.write_end(), exec_error.write_end(), parent);
+  const int vfork_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   out.CloseWrite();
-  if (spawned != 0) {
-    return Status::ApiError("posix_spawn", "cannot start " + spec.argv[0] + ": " + ErrnoText(spawned));
+  exec_error.CloseWrite();
+  if (pid < 0) return Status::ApiError("vfork", "cannot start " + spec.argv[0] + ": " + ErrnoText(vfork_errno));
+  int child_errno = 0;
+  ssize_t got = -1;
+  do {
+    got = read(exec_error.read_end(), &child_errno, sizeof(child_errno));
+  } while (got < 0 && errno == EINTR);
+  if (got == static_cast<ssize_t>(sizeof(child_errno))) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return Status::ApiError("execve", "cannot start " + spec.argv[0] + ": " + ErrnoText(child_errno));
   }
 
   ProcessOutcome outcome;
-  std::string tail;
+  std::string tail, line;
   auto keep = [&](const char *data, size_t n) {
     if (log_fd >= 0) {
       size_t written = 0;
@@ -162,6 +281,16 @@ Result<ProcessOutcome> PosixProcessRunner::Run(const ProcessSpec &spec) {
     }
     tail.append(data, n);
     if (tail.size() > 2 * kOutputTailBytes) tail.erase(0, tail.size() - kOutputTailBytes);
+    if (spec.on_line) {
+      for (size_t i = 0; i < n; ++i) {
+        if (data[i] == '\n') {
+          spec.on_line(line);
+          line.clear();
+        } else if (line.size() < kLineChars) {
+          line.push_back(data[i]);
+        }
+      }
+    }
   };
   const auto deadline = started + std::chrono::milliseconds(spec.timeout_ms);
   bool exited = false, eof = false;
@@ -198,18 +327,22 @@ Result<ProcessOutcome> PosixProcessRunner::Run(const ProcessSpec &spec) {
     }
   }
   if (!exited) {
-    // Timed out: the whole group gets SIGTERM, then SIGKILL after 2 s of grace. The
-    // program is not reaped yet, so its group id cannot have been reused.
-    kill(-pid, SIGTERM);
+    // Timed out: the program and everything it started get SIGTERM, then SIGKILL after 2 s
+    // of grace. The program is not reaped yet, so its pid cannot have been reused.
+    std::set<pid_t> tree = ProcessTree(pid, token);
+    kill(pid, SIGTERM);
+    SignalAll(tree, SIGTERM);
     const auto grace = Clock::now() + std::chrono::seconds(2);
     while (!(exited = Reap(pid, false, &outcome)) && Clock::now() < grace) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    kill(-pid, SIGKILL);
+    for (pid_t p : ProcessTree(pid, token)) tree.insert(p);
+    if (!exited) kill(pid, SIGKILL);
+    SignalAll(tree, SIGKILL);
     if (!exited) Reap(pid, true, &outcome);
   } else if (!eof) {
-    // Ended, but a process of its group still holds the pipe (so the group still exists).
-    kill(-pid, SIGKILL);
+    // Ended, but something it started still holds the pipe: those carry its token.
+    SignalAll(ProcessTree(pid, token), SIGKILL);
   }
   // What is already in the pipe still belongs to the log.
   for (;;) {
@@ -219,6 +352,7 @@ Result<ProcessOutcome> PosixProcessRunner::Run(const ProcessSpec &spec) {
     if (n <= 0) break;
     keep(buffer, static_cast<size_t>(n));
   }
+  if (spec.on_line && !line.empty()) spec.on_line(line);
   if (outcome.timed_out) {
     outcome.exit_code = -1;
     outcome.signal = 0;

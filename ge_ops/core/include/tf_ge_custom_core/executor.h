@@ -27,6 +27,19 @@ class DeviceRuntime : public KernelLoader {
   virtual Result<uint64_t> AllocWorkspace(uint64_t bytes) = 0;     // device memory for this call
   virtual Status FillBytes(uint64_t address, uint64_t bytes, uint8_t value) = 0;  // on the stream
   virtual Status Launch(const LoadedKernel &kernel, uint32_t block_dim, std::vector<uint8_t> *host_args) = 0;
+
+  // The running device's vector-core count: the cap on programs per launch, whatever SoC the
+  // kernel set was built for. Runtimes that cannot say return a refusal, and a kernel set
+  // built for the running SoC then keeps its manifest's cap.
+  virtual Result<int64_t> VectorCoreCount(int32_t device) {
+    return Status::Error(Code::kUnsupported, "this runtime does not report the vector-core count");
+  }
+  // What the loaded handles belong to (the current ACL context): the kernel cache's key, so a
+  // reset device or a re-initialised runtime loads again. 0 when unknown.
+  virtual Result<uint64_t> ContextId() { return uint64_t{0}; }
+  // Whether a failed Launch says the function handle is no longer valid (the device was
+  // reset under a kept handle): the launch reloads the kernel once and tries again.
+  virtual bool IsInvalidHandle(const Status &launch_failure) { return false; }
 };
 
 struct KernelCall {

@@ -1,5 +1,8 @@
-// Load each kernel binary once per device and keep it: concurrent first calls for the same
-// (device, kernel) wait for one load instead of racing; a failed load is retried next call.
+// Load each kernel binary once per device and runtime context and keep it: concurrent first
+// calls for the same (device, context, kernel) wait for one load instead of racing; a failed
+// load is retried next call. A new ACL context (aclrtResetDevice, or aclFinalize then aclInit
+// in one process) is a new key, so its first launch loads again; Forget drops a handle a
+// launch found invalid (a context address reused after a reset), so the next call reloads.
 #ifndef TF_GE_CUSTOM_CORE_KERNEL_CACHE_H_
 #define TF_GE_CUSTOM_CORE_KERNEL_CACHE_H_
 
@@ -32,7 +35,13 @@ class KernelLoader {
 
 class KernelCache {
  public:
-  Result<LoadedKernel> GetOrLoad(int32_t device, const KernelBinary &kernel, KernelLoader &loader);
+  Result<LoadedKernel> GetOrLoad(int32_t device, uint64_t context, const KernelBinary &kernel, KernelLoader &loader);
+  Result<LoadedKernel> GetOrLoad(int32_t device, const KernelBinary &kernel, KernelLoader &loader) {
+    return GetOrLoad(device, 0, kernel, loader);
+  }
+  // Drops the handle kept for (device, context, kernel); never unloads it (a reset device
+  // freed it already, and an unload could hit a handle of the new context).
+  void Forget(int32_t device, uint64_t context, const KernelBinary &kernel);
   size_t loaded_count();
 
   // The one cache of the process: every AddCustom instance (GE makes one per op type, and
@@ -40,8 +49,8 @@ class KernelCache {
   static KernelCache &Process();
 
  private:
-  // (device, SoC, op, dtype, sha256): new bytes under the same name are a new kernel.
-  using Key = std::tuple<int32_t, std::string, std::string, std::string, std::string>;
+  // (device, context, SoC, op, dtype, sha256): new bytes under the same name are a new kernel.
+  using Key = std::tuple<int32_t, uint64_t, std::string, std::string, std::string, std::string>;
   struct Slot {
     std::mutex mutex;
     bool loaded = false;

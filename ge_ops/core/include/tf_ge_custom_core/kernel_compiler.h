@@ -2,13 +2,18 @@
 // (docs/kernels.md, "Compiled on first graph build"; docs/ge-library.md, "What Compile does").
 //
 // KernelCompiler is the small interface KernelSupply (kernel_supply.h) uses; BuilderProcess
-// is the real one. It finds the Python (TF_GE_CUSTOM_PYTHON, else the one the build record
-// names, else the one beside the package's site-packages), asks it once per process where
-// the cache is and what the current toolchain's key is (--describe), and runs one compile
-// per (SoC, dtype) with a timeout (TF_GE_CUSTOM_COMPILE_TIMEOUT seconds, default 900),
-// its output kept in a log beside the entry. A failure is one message naming the SoC, the
-// dtype, the missing tool (hivmc, bishengir-compile, triton-ascend) when that is why, the
-// log and its last lines.
+// is the real one. Which Python runs the builder: TF_GE_CUSTOM_PYTHON when set (only it);
+// else the Python whose site-packages hold this package, then the one the build record
+// names, then the builder venv `tf-ge-custom setup-builder` made (for Python 3.7 hosts,
+// where triton-ascend has no build) -- each taken only when its --describe imports both
+// tf_ge_custom and triton; a refusal names every candidate and why. Once per process (a
+// timeout or crash of --describe is tried again, kMaxCompileTries times) it asks where the
+// cache is and what the current toolchain's key is, and runs one compile per (SoC, dtype)
+// with a timeout (TF_GE_CUSTOM_COMPILE_TIMEOUT seconds, default 900), its output kept in a
+// log beside the entry and handed line by line to the progress sink (GE's log) as it runs.
+// A failure is one message naming the SoC, the dtype, the missing tool (hivmc,
+// bishengir-compile, triton-ascend) when that is why, the log and its last lines; a missing
+// tool or a refused SoC is kUnsupported (definite), a timeout or crash kRuntime (retried).
 #ifndef TF_GE_CUSTOM_CORE_KERNEL_COMPILER_H_
 #define TF_GE_CUSTOM_CORE_KERNEL_COMPILER_H_
 
@@ -42,25 +47,47 @@ constexpr const char *kCompileTimeoutEnv = "TF_GE_CUSTOM_COMPILE_TIMEOUT";
 constexpr int64_t kDefaultCompileTimeoutSeconds = 900;
 constexpr int64_t kMaxCompileTimeoutSeconds = 24 * 3600;
 constexpr int64_t kDescribeTimeoutSeconds = 120;
+// Tries per process of a step that failed in a way worth retrying (a timeout, a crash): the
+// builder's --describe, and each (SoC, op, dtype) compile (kernel_supply.h).
+constexpr int kMaxCompileTries = 3;
 // The last line the Python builder prints: the marker, then one JSON object.
 constexpr const char *kResultMark = "TF_GE_CUSTOM_COMPILE ";
 constexpr const char *kBuilderModule = "tf_ge_custom.kernels.compile_kernel";
+// The builder venv of `tf-ge-custom setup-builder`: this folder, else
+// $XDG_DATA_HOME/tf-ge-custom/builder, else $HOME/.local/share/tf-ge-custom/builder.
+constexpr const char *kBuilderVenvEnv = "TF_GE_CUSTOM_BUILDER";
+constexpr const char *kFromBuilderVenv = "the setup-builder venv";
 
 // getenv, or a map in tests.
 using EnvLookup = std::function<const char *(const char *)>;
 
+struct BuilderCandidate {
+  std::string python;
+  std::string python_from;  // "TF_GE_CUSTOM_PYTHON", "beside the package", "the build record", kFromBuilderVenv
+};
+
 // How to run the builder.
 struct BuilderSettings {
-  std::string python;          // interpreter path
-  std::string python_from;     // "TF_GE_CUSTOM_PYTHON", "the build record", "beside the package"
-  std::string package_parent;  // the folder holding tf_ge_custom/, first on the child's sys.path
+  std::string python;          // interpreter path (the first candidate, until Locate picks one)
+  std::string python_from;     // where it came from (BuilderCandidate::python_from)
+  // The folder holding tf_ge_custom/, first on the child's sys.path; empty for the builder
+  // venv, which holds its own copy of the package's pure-Python builder.
+  std::string package_parent;
   int64_t timeout_s = kDefaultCompileTimeoutSeconds;
+  std::vector<BuilderCandidate> others;  // tried in order when the first fails its check
 };
+
+// The builder venv's Python (kBuilderVenvEnv, XDG_DATA_HOME, HOME), or "" when none can be named.
+std::string BuilderVenvPython(const EnvLookup &env);
 
 // From the OPP root this library sits in (<package_parent>/tf_ge_custom/opp) and the
 // environment. Refuses (kLocation) when the OPP root is not inside the package, when no
 // Python is found (naming each place looked at), or a bad timeout value.
 Result<BuilderSettings> FindBuilder(const std::string &opp_root, const EnvLookup &env);
+
+// settings with candidate as the Python to run (package_parent cleared for the builder venv).
+BuilderSettings WithCandidate(const BuilderSettings &settings, const BuilderCandidate &candidate,
+                              const std::string &package_parent);
 
 // The command lines: the Python with a -c bootstrap that puts package_parent first on
 // sys.path, keeps TensorFlow out of the import and runs kBuilderModule with the arguments.
@@ -77,6 +104,8 @@ struct BuilderResult {
   std::string entry;  // on a compile's success
   bool built = false;
   CacheTarget target;  // --describe: cache_dir and key
+  std::string python_version;  // --describe: "3.7.16"
+  std::string triton_error;    // --describe: why `import triton` failed (empty: it imported)
 };
 // kCorrupt when there is no result line or it is not the expected JSON.
 Result<BuilderResult> ParseBuilderResult(const std::string &output);
@@ -84,9 +113,14 @@ Result<BuilderResult> ParseBuilderResult(const std::string &output);
 class BuilderProcess : public KernelCompiler {
  public:
   BuilderProcess(std::string opp_root, EnvLookup env, std::shared_ptr<ProcessRunner> runner);
-  Result<CacheTarget> Locate() override;  // runs --describe once; later calls reuse it
+  // Runs --describe with each candidate until one passes; keeps the answer, and a definite
+  // refusal; a timeout or crash is tried again next call, kMaxCompileTries times in all.
+  Result<CacheTarget> Locate() override;
   Status Compile(const CacheTarget &target, const std::string &op, const std::string &soc,
                  const std::string &dtype) override;
+  // Each output line of a running compile, as it arrives (GE's log).
+  void SetProgress(std::function<void(const std::string &)> progress) { progress_ = std::move(progress); }
+  int describe_runs() const { return describe_runs_; }
 
  private:
   Result<BuilderSettings> Settings();
@@ -94,10 +128,14 @@ class BuilderProcess : public KernelCompiler {
   const std::string opp_root_;
   const EnvLookup env_;
   const std::shared_ptr<ProcessRunner> runner_;
+  std::function<void(const std::string &)> progress_;
   std::mutex mutex_;
   bool located_ = false;
   Status located_status_;
+  int locate_tries_ = 0;
+  int describe_runs_ = 0;
   CacheTarget target_;
+  BuilderSettings chosen_;
 };
 
 }  // namespace core

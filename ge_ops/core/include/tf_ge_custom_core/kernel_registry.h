@@ -22,6 +22,11 @@
 namespace tf_ge_custom {
 namespace core {
 
+// Kernel bundles installed beside the package (tf-ge-custom build-kernels --bundle DIR):
+// ':'-separated folders, each holding <SoC>/manifest.json like the package's opp/kernels/.
+constexpr const char *kKernelsEnv = "TF_GE_CUSTOM_KERNELS";
+std::vector<std::string> KernelBundleDirs(const char *value);  // null or empty: none
+
 // One verified kernel: what the loader needs and the cache keys on.
 struct KernelBinary {
   std::string soc;
@@ -31,8 +36,11 @@ struct KernelBinary {
 
 class KernelRegistry {
  public:
-  // Kernels under <opp_root>/kernels/<SoC>/manifest.json, read when first asked for.
-  static std::shared_ptr<KernelRegistry> FromOppRoot(const std::string &opp_root);
+  // Kernels under <opp_root>/kernels/<SoC>/manifest.json, then under each of bundle_dirs
+  // (<dir>/<SoC>/manifest.json: a kernel bundle, TF_GE_CUSTOM_KERNELS), read when first
+  // asked for: a SoC is taken from the first folder that has it.
+  static std::shared_ptr<KernelRegistry> FromOppRoot(const std::string &opp_root,
+                                                     const std::vector<std::string> &bundle_dirs = {});
   // Kernels carried by a model; every manifest and binary is validated here, up front.
   static Result<std::shared_ptr<KernelRegistry>> FromSerialized(const std::vector<uint8_t> &bytes);
 
@@ -55,6 +63,9 @@ class KernelRegistry {
   // changes to the files cannot reach Execute. Refuses another SoC's manifest, a manifest
   // lacking a variant of an (op, dtype) it carries (kMissingDType: not a usable kernel set),
   // and one whose kernel sets this registry has whole already (kInternal).
+  // A board name's entry (Ascend910B4-1) may hold the manifest of the SoC built for it
+  // (Ascend910B4) when that records an architecture: added under that SoC and served to the
+  // board (Serve).
   Status AddCompiled(const std::string &soc, const std::string &manifest_path);
 
   // Compile picked (soc, op, dtype) for a graph (HasKernelSet must hold): marks the kernel
@@ -68,6 +79,18 @@ class KernelRegistry {
   // compiled set completes a package set that lacks variants; the first set answers Find.
   Result<std::vector<uint8_t>> Serialize();
 
+  // A board without kernels of its own name: the SoC (sorted first) of a kernel set of the
+  // same architecture (the manifests' "architecture", dav-<NpuArch>) that holds every
+  // variant of (op, dtype). kUnknownSoc when there is none, naming what there is.
+  Result<std::string> SameArchitecture(const std::string &board, const std::string &architecture,
+                                       const std::string &op, const std::string &dtype);
+  // From now on Find for board answers with serving's kernels where board has none of its
+  // own (Compile chose them); kInternal when serving lacks the kernel set.
+  Status Serve(const std::string &board, const std::string &serving, const std::string &op, const std::string &dtype);
+  // "the package (<dir>)", "the kernel bundle <dir>", "the per-user cache (<dir>)", "the model"
+  // for the kernel set answering (soc, op, dtype), or "" when none does.
+  std::string SourceOf(const std::string &soc, const std::string &op, const std::string &dtype);
+
   std::vector<std::string> Socs();  // sorted
   const std::string &origin() const { return origin_; }  // for messages
 
@@ -75,6 +98,8 @@ class KernelRegistry {
   struct SocKernels {
     std::string manifest_text;
     KernelManifest manifest;
+    std::string dir;     // the folder its binaries are read from (empty: all in memory)
+    std::string source;  // for messages: where the set came from
     std::map<std::string, std::shared_ptr<const std::vector<uint8_t>>> binaries;  // by file name
     bool chosen = false;
   };
@@ -105,6 +130,8 @@ class KernelRegistry {
   std::mutex mutex_;
   std::string origin_;
   std::string opp_root_;  // empty for a deserialized registry
+  std::vector<std::string> roots_;  // <opp_root>/kernels, then the bundle folders
+  std::map<std::string, std::string> served_by_;  // board -> the SoC whose kernels it takes
   std::map<std::string, SocKernels> socs_;
   // Further kernel sets per SoC: compiled on this host, or a model's later sections.
   std::map<std::string, std::vector<SocKernels>> compiled_;

@@ -5,10 +5,17 @@
 // cache entry hold it. The set chosen joins the registry that Execute and Serialize use, so
 // an OM built for a SoC the package lacks carries it.
 //
+// A board without kernels of its own SoC name takes a kernel set of the same architecture
+// (the manifests' "architecture", GE's NpuArch): the package's exact SoC first, then the
+// per-user cache's exact SoC, then a package or bundle set of the same architecture, and only
+// then a compile. Execute caps the programs by the running device's vector-core count.
+//
 // Every (SoC, op, dtype) is decided once per KernelSupply: concurrent Compile calls (GE
-// compiles several graphs in parallel) wait for the one that runs, and a failure is
-// remembered, not repeated for each node. Concurrent processes are the builder's concern:
-// it holds the cache entry's lock while it builds (compile_cache.h).
+// compiles several graphs in parallel) wait for the one that runs. Success and a definite
+// refusal (IsDefiniteRefusal: no hivmc, an unsupported SoC, a damaged package) are
+// remembered; a timeout, a crash or an I/O failure is tried again at the next graph build,
+// at most kMaxCompileTries times per process. Concurrent processes are the builder's
+// concern: it holds the cache entry's lock while it builds (compile_cache.h).
 #ifndef TF_GE_CUSTOM_CORE_KERNEL_SUPPLY_H_
 #define TF_GE_CUSTOM_CORE_KERNEL_SUPPLY_H_
 
@@ -29,11 +36,17 @@ namespace tf_ge_custom {
 namespace core {
 
 enum class KernelOrigin {
-  kPackage,   // the registry had it already: the package's npubin, or a model's own kernels
-  kCache,     // the per-user cache had it
-  kCompiled,  // compiled on this host now
+  kPackage,           // the registry had it already: the package's npubin, or a model's own kernels
+  kCache,             // the per-user cache had it
+  kCompiled,          // compiled on this host now
+  kSameArchitecture,  // another SoC's kernel set of the board's architecture (package or bundle)
 };
-const char *KernelOriginName(KernelOrigin origin);  // "package", "cache", "compiled"
+// "package", "cache", "compiled", "same-architecture"
+const char *KernelOriginName(KernelOrigin origin);
+
+// A refusal a retry cannot change (kept for the life of the process): everything but a
+// runtime failure (a child that timed out or crashed: kRuntime) and an I/O error (kIo).
+bool IsDefiniteRefusal(const Status &status);
 
 class KernelSupply {
  public:
@@ -44,8 +57,11 @@ class KernelSupply {
   // (KernelRegistry::Choose). Refusals: a damaged package (its own refusal, no compile), a
   // SoC or dtype that cannot name a cache folder, the compiler's refusal, a cache entry that
   // does not verify after a compile.
+  // architecture: the board's (dav-<NpuArch>, NormalizeArchitecture), empty when GE names
+  // none; *note (when given) gets one sentence saying which kernel set was taken and from where.
   Result<KernelOrigin> Ensure(KernelRegistry &registry, const std::string &soc, const std::string &op,
-                              const std::string &dtype);
+                              const std::string &dtype, const std::string &architecture = "",
+                              std::string *note = nullptr);
 
   size_t compile_count();  // compiles started by this supply (tests)
 
@@ -54,9 +70,11 @@ class KernelSupply {
     bool done = false;
     Status status;
     KernelOrigin origin = KernelOrigin::kPackage;
+    std::string note;
+    int tries = 0;  // failed tries worth retrying so far
   };
   Result<KernelOrigin> Decide(KernelRegistry &registry, const std::string &soc, const std::string &op,
-                              const std::string &dtype);
+                              const std::string &dtype, const std::string &architecture, std::string *note);
 
   const std::shared_ptr<KernelCompiler> compiler_;
   std::mutex mutex_;
@@ -69,7 +87,7 @@ class KernelSupply {
 // the dtype checks of Execute, then Ensure for that dtype. NpuArch only enriches messages.
 Result<KernelOrigin> PrepareKernel(KernelSupply &supply, KernelRegistry &registry, const OpDefinition &op,
                                    const std::string &soc, const std::string &npu_arch,
-                                   const std::vector<TensorInfo> &inputs);
+                                   const std::vector<TensorInfo> &inputs, std::string *note = nullptr);
 
 }  // namespace core
 }  // namespace tf_ge_custom

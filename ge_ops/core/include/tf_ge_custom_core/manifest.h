@@ -59,6 +59,7 @@ struct KernelEntry {
 
 struct KernelManifest {
   std::string soc;
+  std::string architecture;  // "dav-2201"; empty when the manifest does not record it
   std::vector<KernelEntry> kernels;
   const KernelEntry *Find(const std::string &op, const std::string &variant, const std::string &dtype) const;
 };
@@ -82,6 +83,12 @@ Result<KernelManifest> LoadManifest(const std::string &path, bool check_files);
 
 // Where LoadManifest looks: {expected_soc, binary_dir} for a manifest path.
 ManifestCheck CheckForPath(const std::string &path, bool check_files);
+
+// "dav-" then lowercase letters and digits (the manifest's architecture field).
+bool IsArchitectureName(const std::string &name);
+// GE's NpuArch platform resource ("2201", or already "dav-2201") as a manifest spells it;
+// empty when it is empty or not such a name.
+std::string NormalizeArchitecture(const std::string &npu_arch);
 
 // Size and sha256 of bytes against an entry; a kChecksum refusal names what differs.
 Status VerifyBinary(const KernelEntry &entry, const std::string &soc, const std::vector<uint8_t> &bytes);

@@ -1,15 +1,27 @@
 // Running a child process from inside GE, behind a small interface: the kernel compiler
 // (kernel_compiler.h) starts the package's Python builder through it, and tests replace it.
 //
-// The real runner (PosixProcessRunner) starts the program with posix_spawn (safe in GE's
-// many-threaded process, unlike fork), in a process group of its own, stdin from /dev/null,
-// stdout and stderr into one pipe; it keeps the last bytes of that output, copies all of it
-// to a log file when asked, and enforces a timeout by terminating the whole group (the
-// builder runs bishengir-compile and hivmc as its own children).
+// The real runner (PosixProcessRunner) starts the program with vfork + execve (the child
+// calls only async-signal-safe functions before the exec, as posix_spawn does, so it is safe
+// in GE's many-threaded process), stdin from /dev/null, stdout and stderr into one pipe, and
+// in the child before the exec:
+//   - every descriptor but 0, 1 and 2 closed (close_range, else one close per descriptor), so
+//     Python, bishengir and hivmc hold none of GE's, the driver's or the log's descriptors;
+//   - PR_SET_PDEATHSIG(SIGKILL): the child dies with the thread that started it (a killed
+//     parent leaves no builder behind);
+//   - the parent's process group kept: an interrupt of the parent's group (Ctrl-C in a
+//     terminal) reaches the child and everything it starts;
+//   - no blocked signals, default handlers for SIGPIPE/SIGTERM/SIGINT/SIGCHLD/SIGHUP and for
+//     every signal the parent catches.
+// The child's environment carries a token (kProcessTokenEnv) that its own children inherit:
+// a timeout ends the whole tree (the child, its descendants and any process still holding
+// the token), SIGTERM first and SIGKILL after 2 s. Output lines are handed to
+// ProcessSpec::on_line as they arrive, kept in a tail, and copied to a log file when asked.
 #ifndef TF_GE_CUSTOM_CORE_PROCESS_RUNNER_H_
 #define TF_GE_CUSTOM_CORE_PROCESS_RUNNER_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,7 +37,13 @@ struct ProcessSpec {
   std::vector<std::pair<std::string, std::string>> env;
   int64_t timeout_ms = 0;   // > 0: terminate the process group when it runs longer
   std::string log_path;     // non-empty: all output is appended to this file too
+  // Called with each output line (without its newline, at most kLineChars) as it arrives,
+  // on the calling thread.
+  std::function<void(const std::string &)> on_line;
 };
+
+constexpr const char *kProcessTokenEnv = "TF_GE_CUSTOM_CHILD_TOKEN";
+constexpr size_t kLineChars = 1000;
 
 struct ProcessOutcome {
   bool timed_out = false;

@@ -1,0 +1,219 @@
+"""``tf-ge-custom setup-builder``: a second Python for the kernel builder on a Python 3.7 host.
+
+TF Adapter's hosts run Python 3.7 (TensorFlow 1.15 and 2.6.5), and triton-ascend has no
+build for Python < 3.9, so the GE library cannot compile a kernel with the Python that runs
+TensorFlow. This command makes, once, a venv of a Python >= 3.9 holding triton-ascend,
+pybind11, ascendnpu-ir (bishengir-compile) and a copy of this package's pure-Python builder::
+
+    tf-ge-custom setup-builder                     # a Python >= 3.9 from PATH
+    tf-ge-custom setup-builder --python /usr/bin/python3.11 --venv DIR
+
+The venv lives at ``$TF_GE_CUSTOM_BUILDER``, else ``$XDG_DATA_HOME/tf-ge-custom/builder``,
+else ``~/.local/share/tf-ge-custom/builder``; the GE library's Compile
+(ge_ops/core kernel_compiler.cc), ``build-kernels`` and ``doctor`` find it there and take it
+only when its ``--describe`` imports both tf_ge_custom and triton, as they do for every
+candidate Python. Run it again after upgrading tf-ge-custom (the copy must match).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+VENV_ENV = "TF_GE_CUSTOM_BUILDER"
+MIN_PYTHON = (3, 9)
+REQUIREMENTS = ("triton-ascend==3.2.0", "pybind11", "ascendnpu-ir==1.2.0")
+MARKER = "builder_copy.json"  # written into the copy: which package it came from
+PROG = "tf-ge-custom setup-builder"
+
+# What GE's kernel_compiler.cc runs, in the same words: the package first on sys.path (or,
+# with "", the venv's own copy), TensorFlow kept out, the builder module.
+BOOTSTRAP = ("import builtins, runpy, sys\n"
+             "builtins.__TF_GE_CUSTOM_NO_TENSORFLOW__ = True\n"
+             "p = sys.argv.pop(1)\n"
+             "if p: sys.path[0] = p\n"
+             "else: del sys.path[0]\n"
+             "runpy.run_module('tf_ge_custom.kernels.compile_kernel', run_name='__main__', "
+             "alter_sys=True)\n")
+RESULT_MARK = "TF_GE_CUSTOM_COMPILE "
+
+
+def default_venv(environ=None):
+    """The builder venv's folder, or None when neither the variables nor HOME name one."""
+    env = os.environ if environ is None else environ
+    if env.get(VENV_ENV):
+        return env[VENV_ENV]
+    data = env.get("XDG_DATA_HOME", "")
+    if data.startswith("/"):
+        return os.path.join(data, "tf-ge-custom", "builder")
+    home = env.get("HOME", "")
+    if home.startswith("/"):
+        return os.path.join(home, ".local", "share", "tf-ge-custom", "builder")
+    return None
+
+
+def venv_python(venv):
+    return os.path.join(venv, "bin", "python")
+
+
+def describe(python, package_parent="", environ=None, timeout=300):
+    """Run the builder's ``--describe`` as the GE library does: its result dict, with ``ok``
+    False and ``error`` set when the Python cannot run it or cannot import triton."""
+    try:
+        proc = subprocess.run([python, "-c", BOOTSTRAP, package_parent, "--describe"],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True, timeout=timeout,
+                              env=dict(os.environ if environ is None else environ))
+    except (OSError, subprocess.SubprocessError) as e:
+        return {"ok": False, "error": "cannot run %s: %s" % (python, e)}
+    lines = [l for l in proc.stdout.splitlines() if l.startswith(RESULT_MARK)]
+    if not lines:
+        tail = " | ".join(l.strip() for l in proc.stdout.splitlines() if l.strip())[-400:]
+        return {"ok": False, "error": "%s printed no result (exit status %d): %s"
+                % (python, proc.returncode, tail or "no output")}
+    try:
+        result = json.loads(lines[-1][len(RESULT_MARK):])
+    except ValueError:
+        return {"ok": False, "error": "%s printed an unreadable result" % python}
+    if result.get("ok") and result.get("triton_error"):
+        result = dict(result, ok=False, error="it cannot import triton (%s)" % result["triton_error"])
+    return result
+
+
+def python_version(python):
+    """(major, minor) of ``python``, or None when it does not run."""
+    try:
+        out = subprocess.run([python, "-c", "import sys; print('%d %d' % sys.version_info[:2])"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             universal_newlines=True, timeout=60).stdout.split()
+        return int(out[0]), int(out[1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+
+
+def find_python(path=None):
+    """A Python >= 3.9 from PATH (newest first), or None."""
+    for minor in range(13, MIN_PYTHON[1] - 1, -1):
+        found = shutil.which("python3.%d" % minor, path=path)
+        if found and (python_version(found) or (0, 0)) >= MIN_PYTHON:
+            return found
+    found = shutil.which("python3", path=path)
+    if found and (python_version(found) or (0, 0)) >= MIN_PYTHON:
+        return found
+    return None
+
+
+def _package_dir():
+    return os.path.dirname(os.path.abspath(__file__))
+
+
+def copy_builder(venv_site, package_dir=None):
+    """Copy this package's pure-Python files (no shared library, no OPP root) into
+    ``venv_site/tf_ge_custom``; returns that folder."""
+    from ._version import __version__
+
+    source = package_dir or _package_dir()
+    target = os.path.join(venv_site, "tf_ge_custom")
+    if os.path.isdir(target):
+        shutil.rmtree(target)
+
+    def ignore(folder, names):
+        skipped = {n for n in names if n.endswith((".so", ".pyc")) or n == "__pycache__"}
+        if os.path.abspath(folder) == os.path.abspath(source):
+            skipped |= {"opp"} & set(names)
+        return skipped
+
+    shutil.copytree(source, target, ignore=ignore)
+    with open(os.path.join(target, MARKER), "w") as f:
+        json.dump({"copied_from": source, "tf_ge_custom": __version__}, f, indent=2, sort_keys=True)
+    return target
+
+
+def site_packages(python):
+    out = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         stdout=subprocess.PIPE, universal_newlines=True, check=True, timeout=60)
+    return out.stdout.strip()
+
+
+def setup(venv, python, system_site_packages=False, install=True, out=None, extra_site=None):
+    """Make (or remake) the builder venv; returns the describe result of its Python. Raises
+    :class:`tf_ge_custom.errors.BuilderSetupError` for any step that fails."""
+    from .errors import BuilderSetupError
+
+    out = out or sys.stdout
+    version = python_version(python)
+    if version is None:
+        raise BuilderSetupError("%s does not run" % python)
+    if version < MIN_PYTHON:
+        raise BuilderSetupError("%s is Python %d.%d; triton-ascend needs Python >= %d.%d: pass "
+                                "--python with a newer one" % ((python,) + version + MIN_PYTHON))
+    command = [python, "-m", "venv"] + (["--system-site-packages"] if system_site_packages else []) + [venv]
+    out.write("creating %s with %s (Python %d.%d)\n" % ((venv, python) + version))
+    if subprocess.run(command).returncode != 0:
+        raise BuilderSetupError("`%s` failed" % " ".join(command))
+    vpython = venv_python(venv)
+    if install:
+        pip = [vpython, "-m", "pip", "install", "--disable-pip-version-check", "-q"] + list(REQUIREMENTS)
+        out.write("installing %s\n" % " ".join(REQUIREMENTS))
+        if subprocess.run(pip).returncode != 0:
+            raise BuilderSetupError("`%s` failed: see pip's output above" % " ".join(pip))
+    site = site_packages(vpython)
+    if extra_site:
+        # after the venv's own site-packages, so its copy of the package comes first
+        with open(os.path.join(site, "tf_ge_custom_builder_extra.pth"), "w") as f:
+            f.write(os.path.abspath(extra_site) + "\n")
+        out.write("using the packages of %s\n" % extra_site)
+    copied = copy_builder(site)
+    out.write("copied the package's builder into %s\n" % copied)
+    result = describe(vpython)
+    if not result.get("ok"):
+        raise BuilderSetupError("the builder venv %s does not pass the GE library's check: %s"
+                                % (venv, result.get("error")))
+    return result
+
+
+def add_arguments(parser):
+    parser.description = ("Make the Python >= 3.9 venv the kernel builder runs in on a Python 3.7 "
+                          "host (triton-ascend has no Python 3.7 build); Compile, build-kernels and "
+                          "doctor find it.")
+    parser.add_argument("--python", help="the Python >= 3.9 to make it from (default: the newest "
+                                         "python3.X >= 3.9 on PATH)")
+    parser.add_argument("--venv", help="where (default: $%s, else $XDG_DATA_HOME/tf-ge-custom/"
+                                       "builder, else ~/.local/share/tf-ge-custom/builder)" % VENV_ENV)
+    parser.add_argument("--system-site-packages", action="store_true",
+                        help="let the venv see that Python's own packages (e.g. a triton-ascend "
+                             "installed there)")
+    parser.add_argument("--no-install", action="store_true",
+                        help="install nothing with pip (the Python's own packages must hold "
+                             "triton-ascend: with --system-site-packages or --with-site-packages)")
+    parser.add_argument("--with-site-packages", metavar="DIR",
+                        help="use the packages of DIR (e.g. another venv's site-packages holding "
+                             "triton-ascend for that Python version) instead of installing them")
+
+
+def run(args):
+    from .errors import BuilderSetupError
+
+    venv = args.venv or default_venv()
+    if not venv:
+        sys.stderr.write("%s: error: no folder for the venv: pass --venv DIR or set %s\n" % (PROG, VENV_ENV))
+        return 2
+    python = args.python or find_python()
+    if not python:
+        sys.stderr.write("%s: error: no Python >= 3.9 on PATH (python3.9 ... python3.13); pass "
+                         "--python /path/to/python3.X\n" % PROG)
+        return 2
+    try:
+        if args.with_site_packages and not os.path.isdir(args.with_site_packages):
+            raise BuilderSetupError("--with-site-packages %s is not a folder" % args.with_site_packages)
+        result = setup(os.path.abspath(venv), python, args.system_site_packages,
+                       not (args.no_install or args.with_site_packages),
+                       extra_site=args.with_site_packages)
+    except BuilderSetupError as e:
+        sys.stderr.write("%s: error: %s\n" % (PROG, e))
+        return 1
+    sys.stdout.write("builder venv ready: %s (Python %s, kernel cache %s); the GE library's "
+                     "Compile and build-kernels use it on this host\n"
+                     % (venv_python(os.path.abspath(venv)), result.get("python_version"),
+                        result.get("cache_dir")))
+    return 0
