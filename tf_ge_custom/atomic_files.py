@@ -22,12 +22,24 @@ import os
 import shutil
 import tempfile
 
-__all__ = ["target_problem", "write_bytes", "write_text", "write_json", "write_text_if_changed", "copy_file",
+__all__ = ["folder_writable", "target_problem", "write_bytes", "write_text", "write_json", "write_text_if_changed", "copy_file",
            "replacing", "publish"]
 
 # Mode of a written file: readable by everyone, as open() makes it with the usual umask. The
 # OPP root's files are read by other users' programs (TF Adapter, GE, atc).
 FILE_MODE = 0o644
+
+
+def folder_writable(folder):
+    """Whether a file can be made in ``folder``: tried (an empty temporary file, removed at
+    once), as modes do not tell for root, read-only mounts or immutable folders."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tf-ge-custom-probe-", dir=folder)
+    except OSError:
+        return False
+    os.close(fd)
+    _discard(tmp)
+    return True
 
 
 def target_problem(path, create_folder=True):
@@ -57,7 +69,7 @@ def target_problem(path, create_folder=True):
     if len(os.fsencode(name)) + 14 > limit:
         return "the file name %s... is too long for this file system (%d bytes at most)" % (
             name[:40], limit - 14)
-    if not os.access(existing, os.W_OK | os.X_OK):
+    if not folder_writable(existing):
         return "the folder %s is not writable" % existing
     if existing != folder and create_folder:
         try:

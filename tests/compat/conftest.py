@@ -2,7 +2,7 @@
 TensorFlows (1.15.5, 2.6.5). test_user_commands.py is for the latter only: on the main suite's
 TensorFlow the same console-script runs are tests/user's."""
 try:
-    from importlib.metadata import version as _version
+    from importlib.metadata import version as _version  # novermin (Python 3.8+; 3.7 below)
 except ImportError:  # Python 3.7
     import pkg_resources
 

@@ -161,6 +161,41 @@ class _User(object):
         return run(argv, cwd, env, timeout, user)
 
     @staticmethod
+    def unwritable(folder):
+        """A context in which ``folder`` cannot be written: mode 0555, and for root (whom
+        modes do not stop) the immutable attribute (chattr +i)."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def context():
+            os.chmod(str(folder), 0o555)
+            immutable = os.geteuid() == 0
+            if immutable:
+                done = subprocess.run(["chattr", "+i", str(folder)], stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, universal_newlines=True)
+                assert done.returncode == 0, "root ignores modes, and chattr +i failed: " + done.stdout
+            try:
+                yield folder
+            finally:
+                if immutable:
+                    subprocess.run(["chattr", "-i", str(folder)])
+                os.chmod(str(folder), 0o755)
+        return context()
+
+    @staticmethod
+    def python_for_anyone():
+        """A Python interpreter another user may run (this venv's may sit in root's home)."""
+        for candidate in (sys.executable, os.path.realpath(sys.executable), "/usr/bin/python3"):
+            path = os.path.realpath(candidate)
+            parts, ok = path.split(os.sep), True
+            for i in range(2, len(parts)):
+                mode = os.stat(os.sep.join(parts[:i])).st_mode
+                ok = ok and bool(mode & 0o001)
+            if ok and os.stat(path).st_mode & 0o001:
+                return path
+        pytest.fail("no Python interpreter here that user %d may run" % NOBODY)
+
+    @staticmethod
     def env(**extra):
         return user_env(**extra)
 

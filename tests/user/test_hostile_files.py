@@ -62,12 +62,13 @@ def _damage_build_record(package):
     return path
 
 
-@pytest.mark.parametrize("args", [["--version"], ["doctor"], ["list-kernels"]])
+@pytest.mark.parametrize("args", [["--version"], ["doctor"]])
 def test_a_huge_integer_in_the_build_record_is_a_named_error(user, tf_ge_custom_cmd, package_copy, open_tmp, args):
     site, package = package_copy
     record = _damage_build_record(package)
     ran = tf_ge_custom_cmd(*args, cwd=open_tmp, env=user.env(PYTHONPATH=str(site)))
-    assert str(record) in ran.text, ran  # names the file; before: a bare ValueError traceback
+    assert str(record) in "".join(ran.text.split()), ran  # names the file (argparse wraps
+    # --version's text); before: a bare ValueError traceback
     assert LONG_NUMBER not in ran.text  # and does not echo the number
 
 
@@ -121,20 +122,20 @@ def test_export_refuses_a_directory_where_the_pb_goes_before_freezing(tf_ge_cust
 
 
 def test_export_refuses_a_name_too_long_before_freezing(tf_ge_custom_cmd, models, tmp_path):
-    ran = tf_ge_custom_cmd("export", models["frozen_pb"], "--output", str(tmp_path / ("m" * 250)),
+    ran = tf_ge_custom_cmd("export", models["frozen_pb"], "--output", str(tmp_path / ("m" * 300)),
                            cwd=tmp_path)
     assert ran.status == 1 and "too long" in ran.err, ran
     assert "m" * 100 not in ran.err  # a short prefix of the name only
     assert os.listdir(str(tmp_path)) == []
 
 
-def test_export_refuses_an_unwritable_folder_before_freezing(user, tf_ge_custom_cmd, models, open_tmp):
-    folder = open_tmp / "ro"
+def test_export_refuses_an_unwritable_folder_before_freezing(user, tf_ge_custom_cmd, models, tmp_path):
+    folder = tmp_path / "ro"
     folder.mkdir()
-    os.chmod(str(folder), 0o555)
-    ran = tf_ge_custom_cmd("export", models["frozen_pb"], "--output", str(folder / "model"), cwd=open_tmp,
-                           user=user.nobody if os.geteuid() == 0 else None)  # root may write anywhere
+    with user.unwritable(folder):
+        ran = tf_ge_custom_cmd("export", models["frozen_pb"], "--output", str(folder / "model"), cwd=tmp_path)
     assert ran.status == 1 and "not writable" in ran.err, ran
+    assert "verification" not in ran.out
     assert os.listdir(str(folder)) == []
 
 
@@ -147,17 +148,17 @@ def test_export_refuses_a_file_where_the_output_folder_goes(tf_ge_custom_cmd, mo
 
 def test_selftest_json_naming_a_directory_is_refused_first_and_leaves_nothing(tf_ge_custom_cmd, tmp_path):
     (tmp_path / "report").mkdir()
-    ran = tf_ge_custom_cmd("selftest", "--only", "INSTALL", "--json", str(tmp_path / "report"), cwd=tmp_path)
+    ran = tf_ge_custom_cmd("selftest", "--only", "DOCTOR", "--json", str(tmp_path / "report"), cwd=tmp_path)
     assert ran.status == 2 and "is a folder" in ran.err, ran
-    assert "INSTALL=" not in ran.out  # refused before any stage ran
+    assert "DOCTOR=" not in ran.out  # refused before any stage ran
     assert sorted(os.listdir(str(tmp_path))) == ["report"]  # no report.tmp
 
 
 @pytest.mark.slow
 def test_selftest_json_writes_the_report_whole(tf_ge_custom_cmd, tmp_path):
-    ran = tf_ge_custom_cmd("selftest", "--only", "INSTALL", "--json", str(tmp_path / "new" / "r.json"),
+    ran = tf_ge_custom_cmd("selftest", "--only", "DOCTOR", "--json", str(tmp_path / "new" / "r.json"),
                            cwd=tmp_path)
-    assert "INSTALL=PASS" in ran.out, ran
+    assert "DOCTOR=PASS" in ran.out, ran
     document = json.load(open(str(tmp_path / "new" / "r.json")))
     assert document["format"] == "tf-ge-custom-selftest"
     assert os.listdir(str(tmp_path / "new")) == ["r.json"]

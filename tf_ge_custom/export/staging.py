@@ -73,7 +73,7 @@ def output_prefix(prefix, to="pb", force=False, create=True):
     if not os.path.isdir(existing):
         raise ExportError("output folder %s cannot be made: %s is not a folder (choose another --output)"
                           % (folder, existing))
-    if not os.access(existing, os.W_OK | os.X_OK):
+    if not atomic_files.folder_writable(existing):
         raise ExportError("output folder %s is not writable (choose another --output)" % existing)
     products = PRODUCTS.get(to, PRODUCTS["om"])
     longest = max(len(os.fsencode(name + s)) for s in products)
