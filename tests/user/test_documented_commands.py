@@ -33,6 +33,12 @@ RUN_ELSEWHERE = {
         "tests/examples/test_examples_refuse.py (exit 2 without CANN)",
     "tf-ge-custom export saved_model_dir --to pb --output out/model":
         "tests/user/test_export.py (every model kind)",
+    "tf-ge-custom build-kernels --soc Ascend910B1,Ascend910_9392 --dtype all --out kernels-out":
+        "test_build_kernels_without_cann here, with one SoC (the same code path per SoC and dtype)",
+    "tf-ge-custom build-kernels --soc Ascend910B1,Ascend910_9392 --dtype all --out DIR":
+        "test_build_kernels_without_cann here, with one SoC",
+    "tf-ge-custom build-kernels --soc Ascend910B1,Ascend910B4,Ascend910_9392 --dtype all --out kernels-out":
+        "test_build_kernels_without_cann here, with one SoC",
     "tf-ge-custom build-kernels --ir-only": "tests/kernels/test_builder.py (the IR build, in-process: "
                                             "minutes); its command-line start: test_build_kernels_without_cann here",
     "tf-ge-custom list-kernels --wheel dist/tf_ge_custom-*.whl --soc Ascend910B1":
@@ -49,7 +55,7 @@ def documented_commands():
     for path in [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))):
         with open(path) as f:
             text = f.read()
-        for block in re.findall(r"^```[a-z]*\n(.*?)^```", text, re.S | re.M):
+        for block in re.findall(r"^ *```[a-z]*\n(.*?)^ *```", text, re.S | re.M):
             lines = block.splitlines()
             i = 0
             while i < len(lines):
@@ -119,7 +125,7 @@ def test_selftest_as_the_readme_shows(tf_ge_custom_cmd, user, tmp_path):
     ran = tf_ge_custom_cmd("selftest", "--json", "selftest.json", "--keep", "selftest-logs", cwd=tmp_path,
                            env=_no_cann_env(user, tmp_path), timeout=1200)
     assert ran.status == 0, ran  # SKIPs (no NPU) do not fail the run
-    assert re.search(r"^CPU_OP=PASS", ran.out, re.M) and ran.out.count("=SKIP") >= 3, ran
+    assert re.search(r"^CPU_ADD=PASS", ran.out, re.M) and ran.out.count("=SKIP") >= 3, ran
     assert "SELFTEST=PASS" in ran.out
     document = json.load(open(str(tmp_path / "selftest.json")))
     assert document["status"] == "PASS" and document["format"] == "tf-ge-custom-selftest"
@@ -128,25 +134,19 @@ def test_selftest_as_the_readme_shows(tf_ge_custom_cmd, user, tmp_path):
 
 def test_selftest_list(tf_ge_custom_cmd, tmp_path):
     ran = tf_ge_custom_cmd("selftest", "--list", cwd=tmp_path)
-    assert ran.status == 0 and "EXPORT_OM" in ran.out and "CPU_OP" in ran.out, ran
+    assert ran.status == 0 and "EXPORT_OM" in ran.out and "CPU_ADD" in ran.out, ran
 
 
 @runs("tf-ge-custom build-kernels --soc Ascend910B1 --cache",
-      "tf-ge-custom build-kernels --soc Ascend910B1,Ascend910_9392 --dtype all --out kernels-out",
-      "tf-ge-custom build-kernels --soc Ascend910B1,Ascend910_9392 --dtype all --out DIR",
-      "tf-ge-custom build-kernels --soc Ascend910B1,Ascend910B4,Ascend910_9392 --dtype all --out kernels-out",
       "tf-ge-custom build-kernels --soc Ascend910B1 --out kernels-out")
-@pytest.mark.parametrize("args", [
-    ["--soc", "Ascend910B1", "--cache"],
-    ["--soc", "Ascend910B1,Ascend910_9392", "--dtype", "all", "--out", "kernels-out"],
-    ["--soc", "Ascend910B1,Ascend910B4,Ascend910_9392", "--dtype", "all", "--out", "kernels-out"],
-    ["--soc", "Ascend910B1", "--out", "kernels-out"],
-])
+@pytest.mark.slow
+@pytest.mark.parametrize("args", [["--soc", "Ascend910B1", "--cache"], ["--soc", "Ascend910B1", "--out", "kernels-out"]])
 def test_build_kernels_without_cann(tf_ge_custom_cmd, user, tmp_path, args):
+    """Without CANN's hivmc: the IR is built, no npubin, nothing written, exit 1 naming hivmc."""
     ran = tf_ge_custom_cmd("build-kernels", *args, cwd=tmp_path, env=user.env(
-        HOME=str(tmp_path), TF_GE_CUSTOM_CACHE_DIR=str(tmp_path / "cache")), timeout=300)
-    assert ran.status == 2, ran  # the toolchain is missing: says what to install
-    assert "bishengir" in ran.err or "triton" in ran.err or "CANN" in ran.err, ran
+        HOME=str(tmp_path), TF_GE_CUSTOM_CACHE_DIR=str(tmp_path / "cache")), timeout=600)
+    assert ran.status == 1, ran
+    assert "hivmc is missing, so no npubin could be built" in ran.err and "nothing was written" in ran.err, ran
     assert not os.path.exists(str(tmp_path / "kernels-out" / "Ascend910B1" / "manifest.json"))
 
 
