@@ -29,8 +29,6 @@ RUN_ELSEWHERE = {
     "python examples/tf2_npu_device.py": "tests/examples/test_readme_examples.py",
     "python examples/keras_train.py": "tests/examples/test_readme_examples.py",
     "python examples/export_model.py --output out/add_model": "tests/examples/test_readme_examples.py",
-    "python examples/export_model.py --to om --soc Ascend910B1 --output /tmp/add_model":
-        "tests/examples/test_examples_refuse.py (exit 2 without CANN)",
     "tf-ge-custom export saved_model_dir --to pb --output out/model":
         "tests/user/test_export.py (every model kind)",
     "tf-ge-custom build-kernels --soc Ascend910B1,Ascend910_9392 --dtype all --out kernels-out":
@@ -223,3 +221,15 @@ def test_python_m_tf_ge_custom_opp_of_docs_adding_an_op(user, tmp_path):
     ran = user.run([sys.executable, "-m", "tf_ge_custom.opp", str(target)], tmp_path)
     assert ran.status == 0, ran
     assert "AddCustom" in json.load(open(str(target)))
+
+
+@runs("python examples/export_model.py --to om --soc Ascend910B1 --output /tmp/add_model")
+@pytest.mark.slow
+def test_export_model_example_to_om_without_cann(user, tmp_path):
+    """docs/export.md's Ascend-host line, here (no CANN): exit 2 naming atc, no OM; the
+    output goes to this test's folder instead of /tmp/add_model."""
+    ran = user.run(["python", os.path.join(ROOT, "examples", "export_model.py"), "--to", "om", "--soc",
+                    "Ascend910B1", "--output", str(tmp_path / "add_model")], tmp_path,
+                   env=_no_cann_env(user, tmp_path))
+    assert ran.status == 2 and "atc" in ran.text, ran
+    assert not os.path.exists(str(tmp_path / "add_model.om"))
