@@ -23,7 +23,8 @@ PROGRAM = re.compile(r"^(tf-ge-custom|python -m tf_ge_custom|python examples/|py
 RUN_ELSEWHERE = {
     "make demo": "tests/tf/test_demo.py (examples/demo.py, the script make demo runs)",
     "make test": "CI itself (.ci/run runs make test)",
-    "make bench": "tests/benchmarks/test_make_bench.py",
+    "make bench": "tests/benchmarks/test_make_bench.py, as make bench BENCH_QUICK=1 only (the full "
+                  "run takes hours and is run by hand)",
     "make bench BENCH_QUICK=1": "tests/benchmarks/test_make_bench.py",
     "python examples/tf1_session.py": "tests/examples/test_readme_examples.py",
     "python examples/tf2_npu_device.py": "tests/examples/test_readme_examples.py",
@@ -40,9 +41,9 @@ RUN_ELSEWHERE = {
     "tf-ge-custom build-kernels --ir-only": "tests/kernels/test_builder.py (the IR build, in-process: "
                                             "minutes); its command-line start: test_build_kernels_without_cann here",
     "tf-ge-custom list-kernels --wheel dist/tf_ge_custom-*.whl --soc Ascend910B1":
-        "tests/package/test_packaging.py (a built wheel); here: test_list_kernels_wheel",
+        "test_list_kernels_wheel here, on a wheel-shaped zip (no test builds a wheel to list)",
     "tf-ge-custom list-kernels --wheel dist/tf_ge_custom-*.whl --soc Ascend910_9392 --dtype bfloat16":
-        "tests/package/test_packaging.py; here: test_list_kernels_wheel",
+        "test_list_kernels_wheel here, on a wheel-shaped zip, --soc Ascend910B1 only",
 }
 # Lines in code blocks that are output shown, or a synopsis, not a command to run.
 NOT_COMMANDS = ("tf-ge-custom 0.", "tf-ge-custom selftest [--soc SOC]", '{"format"')
