@@ -30,8 +30,11 @@ def _inputs(dtype, seed):
     rng = np.random.RandomState(seed)
     if dtype == "int32":
         return rng.randint(-1000, 1000, SHAPE).astype(np.int32), rng.randint(-1000, 1000, SHAPE[1:]).astype(np.int32)
-    x = tf.cast(rng.standard_normal(SHAPE).astype(np.float32), dtype).numpy()
-    y = tf.cast(rng.standard_normal(SHAPE[1:]).astype(np.float32), dtype).numpy()
+    # numpy's own casts (bfloat16: TensorFlow's numpy type): no eager tensor, so that TF 1.15's
+    # graph mode runs this too
+    as_dtype = tf.as_dtype(dtype).as_numpy_dtype
+    x = rng.standard_normal(SHAPE).astype(np.float32).astype(as_dtype)
+    y = rng.standard_normal(SHAPE[1:]).astype(np.float32).astype(as_dtype)
     return x, y  # y broadcasts over the first dimension
 
 
@@ -91,13 +94,18 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     config = None
+    # The path is chosen here, once: a TF1 session (npu_bridge, or TensorFlow 1.15 without
+    # eager execution) or a TF2 tf.function (npu_device, or TensorFlow 2 on the CPU).
+    tf2 = tf.executing_eagerly()
+    run = run_tf2_function if tf2 else run_tf1_session
     mode = "CPU (TF Adapter not installed: npu_bridge / npu_device not importable)"
     if not args.cpu and _importable("npu_bridge"):
         import tf_ge_custom.npu as npu  # issue 3: validated NpuOptimizer session config
 
         config = npu.session_config(precision_mode_v2="origin")
         mode = "NPU through TF Adapter (npu_bridge, TF1 session)"
-    elif not args.cpu and _importable("npu_device"):
+        run = run_tf1_session
+    elif not args.cpu and tf2 and _importable("npu_device"):
         import tf_ge_custom.npu as npu  # issue 3: validated npu_device options
 
         npu.open_device(precision_mode_v2="origin")
@@ -106,8 +114,8 @@ def main(argv=None):
         mode = "CPU (--cpu)"
 
     print("tf-ge-custom %s, TensorFlow %s" % (tf_ge_custom.__version__, tf.__version__))
-    print("mode: %s" % mode)
-    if "npu_device" in mode:
+    print("mode: %s; %s" % (mode, "TF2 tf.function" if run is run_tf2_function else "TF1 session"))
+    if run is run_tf2_function:
         devices, rows = run_tf2_function()
     else:
         devices, rows = run_tf1_session(config)

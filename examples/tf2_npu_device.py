@@ -17,6 +17,10 @@ import warnings
 import numpy as np
 import tensorflow as tf
 
+if not tf.executing_eagerly():  # TensorFlow 1.15: say so in one line, not with a traceback
+    sys.exit("examples/tf2_npu_device.py needs TensorFlow 2 (2.6 or later); this is TensorFlow %s. On "
+             "TensorFlow 1.15 run examples/tf1_session.py or examples/demo.py." % tf.__version__)
+
 import tf_ge_custom  # first: before the device opens
 from tf_ge_custom import npu
 

@@ -55,13 +55,13 @@ def check_wheel(path):
     """Raise UsageError unless ``path`` is a tf-ge-custom wheel; returns its ZipFile."""
     if not path.endswith(".whl"):
         raise UsageError("--wheel %s: not a wheel (a wheel's file name ends in .whl)" % path)
+    if not os.path.isfile(path):  # first: a missing path is not "not a tf-ge-custom wheel"
+        what = "does not exist" if not os.path.lexists(path) else "is not a regular file"
+        raise UsageError("--wheel %s %s" % (path, what))
     base = os.path.basename(path)
     if not base.lower().startswith("tf_ge_custom-"):
         raise UsageError("--wheel %s: not a tf-ge-custom wheel (expected "
                          "tf_ge_custom-<version>-<tags>.whl)" % path)
-    if not os.path.isfile(path):
-        what = "does not exist" if not os.path.lexists(path) else "is not a regular file"
-        raise UsageError("--wheel %s %s" % (path, what))
     try:
         zf = zipfile.ZipFile(path)
     except (OSError, zipfile.BadZipFile) as e:
@@ -173,7 +173,10 @@ def run(args):
             try:
                 m = valid[soc] = kernel_manifest.load_manifest(path, check_files=True)
             except ManifestError as e:
-                sys.stdout.write("%-15s INVALID: %s\n" % (soc, e))
+                message = str(e)
+                if temp:  # name the wheel's member, not where it was unpacked for reading
+                    message = message.replace(temp + os.sep, "%s:%s" % (args.wheel, _WHEEL_KERNELS))
+                sys.stdout.write("%-15s INVALID: %s\n" % (soc, message))
                 failures += 1
                 continue
             tc = m.toolchain

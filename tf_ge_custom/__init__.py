@@ -94,6 +94,12 @@ def _import_add_custom():
 
 if not _DEFER_TENSORFLOW:
     add_custom = _import_add_custom()
+    if getattr(add_custom, "__module__", "") != __name__:  # TensorFlow is there
+        # .keras / .h5 files holding the layer load after `import tf_ge_custom`; Keras
+        # itself is not imported for it (_keras_hook.py)
+        from . import _keras_hook
+
+        _keras_hook.install()
 
 
 def __getattr__(name):  # PEP 562 (Python 3.7+): import optional parts on first use

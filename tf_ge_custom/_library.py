@@ -27,8 +27,9 @@ REBUILD_COMMAND = (
     "pip install --no-deps --force-reinstall --no-cache-dir tf-ge-custom "
     "(from a source checkout: pip install --no-deps --force-reinstall .)")
 
-_lock = threading.Lock()
+_lock = threading.RLock()
 _loaded = None  # the module tf.load_op_library returned
+_checked_path = None  # the library, once check_library_file passed it
 
 
 def library_path_unchecked():
@@ -72,13 +73,37 @@ def rebuild_command():
         shlex.quote(sys.executable), shlex.quote(source))
 
 
+def _missing_library_error():
+    folder = os.path.dirname(_LIBRARY)
+    if os.path.isdir(folder) and not os.access(folder, os.R_OK | os.X_OK):
+        return OpLibraryError(
+            "the tf_ge_custom op library folder %s cannot be read by this user (permission "
+            "denied): the package is installed, but its files are not readable here. Make "
+            "them readable (chmod -R a+rX %s), or reinstall: %s"
+            % (folder, folder, rebuild_command()))
+    return OpLibraryError(
+        "the tf_ge_custom op library is missing: expected %s. The package was not "
+        "built (a source tree on sys.path?). Build and install it: %s"
+        % (_LIBRARY, rebuild_command()))
+
+
 def library_path():
-    """Path of the TensorFlow op library (``tf.load_op_library(library_path())`` works)."""
-    if not os.path.lexists(_LIBRARY):
-        raise OpLibraryError(
-            "the tf_ge_custom op library is missing: expected %s. The package was not "
-            "built (a source tree on sys.path?). Build and install it: %s"
-            % (_LIBRARY, rebuild_command()))
+    """Path of the TensorFlow op library, checked against the build record first.
+
+    ``tf.load_op_library(library_path())`` is safe: the path is handed out only when the
+    file has the size and SHA-256 the build recorded (a truncated or replaced library would
+    crash the loading process with SIGBUS, which no ``try`` catches); otherwise
+    :class:`OpLibraryError` names the file and the rebuild command. The check reads the
+    library once per process (about 50 ms); later calls return at once.
+    """
+    global _checked_path
+    if _checked_path is not None:
+        return _checked_path
+    with _lock:
+        if not os.path.lexists(_LIBRARY):
+            raise _missing_library_error()
+        check_library_file(_LIBRARY, build_info())
+        _checked_path = _LIBRARY
     return _LIBRARY
 
 
@@ -246,11 +271,8 @@ def check_compatible(running_version, running_abi, info):
 
 def check_before_load(running_version, running_abi):
     """Every check :func:`load` makes before loading; returns the library's path."""
-    info = build_info()
-    check_compatible(running_version, running_abi, info)
-    path = library_path()
-    check_library_file(path, info)
-    return path
+    check_compatible(running_version, running_abi, build_info())
+    return library_path()
 
 
 def _check_defines_ops(module, path):
@@ -261,6 +283,30 @@ def _check_defines_ops(module, path):
         raise OpLibraryError(
             "%s loaded, but it is not the tf_ge_custom op library: it defines no %s. "
             "Rebuild: %s" % (path, ", ".join(absent), rebuild_command()))
+
+
+def ensure_loaded():
+    """Register ``AddCustom`` (and its XLA kernels) in this process's TensorFlow before a
+    graph that may hold it is read; raise :class:`OpLibraryError` when it cannot be.
+
+    Every command that reads or runs a graph calls it first, however the process started:
+    the command line imports the package without TensorFlow (``tf_ge_custom/__init__.py``),
+    so nothing else would load the op there. Idempotent and cheap after the first call.
+    """
+    import warnings
+
+    try:
+        with warnings.catch_warnings():  # the refusal is raised below, not warned about
+            warnings.simplefilter("ignore", RuntimeWarning)
+            from . import ops
+    except ImportError as e:
+        raise OpLibraryError(
+            "the tf_ge_custom op library needs TensorFlow, which cannot be imported here "
+            "(%s). Install the TensorFlow it was built for, then rebuild: %s"
+            % (e, rebuild_command()))
+    if ops._load_error is not None:
+        raise ops._load_error
+    return ops
 
 
 def load():

@@ -9,6 +9,7 @@ imported too late) ``add_custom`` puts ``tf.math.add`` into graphs traced inside
 context instead of ``AddCustom``, the same numbers from XLA's own add.
 """
 import os
+import warnings
 
 import tensorflow as tf
 
@@ -47,7 +48,12 @@ def load_kernels():
         except OpLibraryError as e:
             _lowering_reason = str(e)
         except Exception as e:  # tf.errors.NotFoundError: a missing symbol, a bad file
-            _lowering_reason = "TensorFlow could not load %s: %s" % (path, e)
+            _lowering_reason = "TensorFlow could not load %s: %s. Rebuild: %s" % (
+                path, e, _library.rebuild_command())
+        if _lowering_reason is not None:  # the build made one, and it cannot be used: say so
+            warnings.warn("tf_ge_custom: the XLA kernel library is not used: %s (under "
+                          "jit_compile=True, add_custom becomes tf.math.add until then)"
+                          % _lowering_reason, RuntimeWarning, stacklevel=3)
     return _lowering_reason
 
 

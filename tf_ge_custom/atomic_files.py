@@ -22,12 +22,61 @@ import os
 import shutil
 import tempfile
 
-__all__ = ["write_bytes", "write_text", "write_json", "write_text_if_changed", "copy_file",
+__all__ = ["folder_writable", "target_problem", "write_bytes", "write_text", "write_json", "write_text_if_changed", "copy_file",
            "replacing", "publish"]
 
 # Mode of a written file: readable by everyone, as open() makes it with the usual umask. The
 # OPP root's files are read by other users' programs (TF Adapter, GE, atc).
 FILE_MODE = 0o644
+
+
+def folder_writable(folder):
+    """Whether a file can be made in ``folder``: tried (an empty temporary file, removed at
+    once), as modes do not tell for root, read-only mounts or immutable folders."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tf-ge-custom-probe-", dir=folder)
+    except OSError:
+        return False
+    os.close(fd)
+    _discard(tmp)
+    return True
+
+
+def target_problem(path, create_folder=True):
+    """Why ``path`` cannot be written as a file (one phrase), or "" when it can.
+
+    Checked before the work that produces the file, so that a bad path is refused at once,
+    not after minutes: a folder (or anything but a regular file) in its place, a file name
+    longer than the file system allows, a folder on the way that is a file, a folder that is
+    not writable. With ``create_folder`` the missing folders are made.
+    """
+    path = os.path.abspath(os.fspath(path))
+    folder, name = os.path.split(path)
+    if os.path.isdir(path):
+        return "%s is a folder; give a file name" % path
+    if os.path.lexists(path) and os.path.exists(path) and not os.path.isfile(path):
+        return "%s is in the way: it is not a regular file" % path
+    existing = folder
+    while not os.path.lexists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        return "its folder %s cannot be made: %s is not a folder" % (folder, existing)
+    try:
+        limit = os.pathconf(existing, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    # the temporary sibling is longer than the name: "." + name + ".XXXXXXXX.tmp"
+    if len(os.fsencode(name)) + 14 > limit:
+        return "the file name %s... is too long for this file system (%d bytes at most)" % (
+            name[:40], limit - 14)
+    if not folder_writable(existing):
+        return "the folder %s is not writable" % existing
+    if existing != folder and create_folder:
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            return "cannot create its folder %s: %s" % (folder, e.strerror or e)
+    return ""
 
 
 def _sibling(path):

@@ -379,6 +379,27 @@ def check_op_library(ctx):
         ", ".join(o.type_name for o in op_def.OPS)))
 
 
+def check_xla_library(ctx):
+    """The XLA kernel library (``jit_compile``): the file the build recorded, undamaged."""
+    name = "XLA kernels"
+    if ctx.build_info_error:
+        return Check(name, FAIL, _without_fix(ctx.build_info_error), REBUILD)
+    built = ctx.build_info.get("tensorflow") or {}
+    relative = built.get("xla_library")
+    if not relative:
+        return Check(name, OK, "this build has no XLA kernel library (%s): under "
+                     "jit_compile=True add_custom lowers to tf.math.add, the same numbers" % (
+                         built.get("xla_library_missing_because") or "not recorded"))
+    path = os.path.join(os.path.dirname(os.path.abspath(_library.__file__)), relative)
+    try:
+        _library.check_library_file(path, ctx.build_info, key="xla_library")
+    except OpLibraryError as e:
+        return Check(name, FAIL, _without_fix(str(e)) + "; jit_compile graphs would hold "
+                     "tf.math.add instead of AddCustom", REBUILD)
+    return Check(name, OK, "%s matches its build record: jit_compile graphs keep AddCustom"
+                 % relative)
+
+
 # --- the OPP root -------------------------------------------------------------------
 
 
@@ -1020,7 +1041,7 @@ def check_board_kernels(ctx):
 
 
 CHECKS = (
-    check_tensorflow, check_op_library, check_opp_root,
+    check_tensorflow, check_op_library, check_xla_library, check_opp_root,
     check_custom_opp_path, check_shell_environment, check_opp_path, check_home_path,
     check_tf1_finds_json, check_tf2_finds_json, check_ge_finds_library,
     check_npu_bridge, check_npu_device, check_cann, check_ge_library, check_npu_placement,
@@ -1032,26 +1053,40 @@ CHECKS = (
 
 # What the package installs itself: these decide on every host, CPU-only ones included.
 # Every other check is about the Ascend stack (see fold_cpu_mode).
-OWN_CHECKS = (check_tensorflow, check_op_library, check_opp_root, check_custom_opp_path)
+OWN_CHECKS = (check_tensorflow, check_op_library, check_xla_library, check_opp_root,
+              check_custom_opp_path)
 CPU_MODE = "Ascend stack"
 
 
 def fold_cpu_mode(ctx, pairs):
     """On a host with no Ascend component at all, the stack checks that only WARN about
     what is absent become one INFO line; ``pairs`` are (check function, result)."""
-    if ctx.ascend_components():
+    components = ctx.ascend_components()
+    # Only ASCEND_* variables (left over from another shell, a container image...) and no
+    # toolkit they point to: said once, naming them, instead of a WARN per stack check.
+    stray = [c[1:] for c in components if c.startswith("$ASCEND_")]
+    if components and (len(stray) != len(components) or ctx.cann_home()):
         return [result for _, result in pairs]
     folded = [r for check, r in pairs if check not in OWN_CHECKS and r.status == WARN]
     if not folded:
         return [result for _, result in pairs]
-    info = Check(CPU_MODE, INFO,
-                 "no Ascend component on this host (no TF Adapter, no CANN toolkit or atc, no "
-                 "ASCEND_* variable, no %s): CPU mode, %s on its CPU kernel. "
-                 "Not applicable here: %s" % (" or ".join(ctx.install_dirs) or "install folder",
-                                              " and ".join(op.python_name for op in op_def.OPS)
-                                              + (" runs" if len(op_def.OPS) == 1 else " run"),
-                                              ", ".join(r.name for r in folded)),
-                 data={"cpu_mode": True, "folded": [r.as_dict() for r in folded]})
+    runs = (" and ".join(op.python_name for op in op_def.OPS)
+            + (" runs" if len(op_def.OPS) == 1 else " run"))
+    if stray:
+        detail = ("ASCEND_* variables are set (%s), but there is no Ascend component on this "
+                  "host (no TF Adapter, no CANN toolkit where they point, no atc, no %s): CPU "
+                  "mode, %s on its CPU kernel; the variables are left over or point nowhere. "
+                  "Not applicable here: %s" % (", ".join(stray), " or ".join(ctx.install_dirs)
+                                               or "install folder", runs,
+                                               ", ".join(r.name for r in folded)))
+    else:
+        detail = ("no Ascend component on this host (no TF Adapter, no CANN toolkit or atc, no "
+                  "ASCEND_* variable, no %s): CPU mode, %s on its CPU kernel. "
+                  "Not applicable here: %s" % (" or ".join(ctx.install_dirs) or "install folder",
+                                               runs, ", ".join(r.name for r in folded)))
+    info = Check(CPU_MODE, INFO, detail,
+                 data={"cpu_mode": True, "stray_variables": stray,
+                       "folded": [r.as_dict() for r in folded]})
     results, placed = [], False
     for _, result in pairs:
         if result in folded:
@@ -1105,18 +1140,38 @@ def add_arguments(parser):
                                       "takes (a SoC or a board name such as Ascend910B4-1)")
 
 
+def _broken_report(error):
+    """The --json document when the doctor itself could not start its checks."""
+    check = Check("doctor", FAIL, "the doctor could not run its checks: %s: %s"
+                  % (type(error).__name__, str(error)[:2000]),
+                  Instruction("please report this as a bug"))
+    return report([check], None), check
+
+
 def run(args):
-    ctx = Context()
-    if getattr(args, "soc", None):
+    board = getattr(args, "soc", None)
+    if board:
         from .kernels import socs
 
         try:
-            socs.resolve(args.soc)
+            socs.resolve(board)
         except KeyError as e:
-            sys.stderr.write("tf-ge-custom doctor: error: --soc: %s\n" % e.args[0])
+            sys.stderr.write("tf-ge-custom doctor: error: --soc: %s
+" % e.args[0])
             return 2
-        ctx.board = args.soc
-    results = run_checks(ctx)
+    try:
+        ctx = Context()
+        if board:
+            ctx.board = board
+        results = run_checks(ctx)
+    except Exception as e:  # --json promises one JSON document, whatever happened
+        document, check = _broken_report(e)
+        if args.json:
+            sys.stdout.write(json.dumps(document, indent=2) + "
+")
+        else:
+            sys.stdout.write(format_text([check], None))
+        return 1
     if args.json:
         sys.stdout.write(json.dumps(report(results, ctx.root), indent=2) + "\n")
     else:

@@ -163,6 +163,12 @@ class _NotJson(ValueError):
     pass
 
 
+class _FromHook(Exception):  # not a ValueError: passes the parse-error handlers below
+    def __init__(self, error):
+        self.error = error
+        super(_FromHook, self).__init__(str(error))
+
+
 def _no_constant(name):
     raise _NotJson("%s is not JSON (standard JSON has no NaN or Infinity)" % name)
 
@@ -178,12 +184,24 @@ def parse_json(text, where="the text", max_depth=MAX_JSON_DEPTH, object_pairs_ho
     if _depth_over(text, max_depth) is not None:
         raise FileProblem("syntax", "%s nests arrays/objects deeper than %d levels"
                           % (where, max_depth))
+    hook = None
+    if object_pairs_hook is not None:
+        def hook(pairs):
+            try:
+                return object_pairs_hook(pairs)
+            except Exception as e:  # the caller's own refusal: handed back as it was
+                raise _FromHook(e)
     try:
-        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=object_pairs_hook)
+        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=hook)
+    except _FromHook as e:
+        raise e.error
     except RecursionError:  # belt and braces: the scan above should have caught it
         raise FileProblem("syntax", "%s nests arrays/objects too deeply" % where)
     except (json.JSONDecodeError, _NotJson) as e:
         raise FileProblem("syntax", "%s is not valid JSON: %s" % (where, e))
+    except ValueError as e:  # Python 3.11+: an integer of more than 4300 digits
+        raise FileProblem("syntax", "%s holds a number this reader refuses (%s)"
+                          % (where, str(e).split(";")[0][:120]))
 
 
 def load_json(path, max_bytes, max_depth=MAX_JSON_DEPTH):

@@ -17,9 +17,13 @@ def _register(cls):
     register = getattr(getattr(_keras, "saving", None), "register_keras_serializable", None)
     if register is None:
         register = getattr(_keras.utils, "register_keras_serializable", None)
+    objects = _keras.utils.get_custom_objects()
+    # TF 1.15's Keras writes the bare class name into .h5 files whatever the registry says:
+    # register that too (unless another package took the name), so that they reload.
+    objects.setdefault(cls.__name__, cls)
     if register is not None:
         return register(package="tf_ge_custom")(cls)
-    _keras.utils.get_custom_objects()["tf_ge_custom>" + cls.__name__] = cls
+    objects["tf_ge_custom>" + cls.__name__] = cls
     return cls
 
 

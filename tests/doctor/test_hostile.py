@@ -350,8 +350,6 @@ def test_no_ascend_component_folds_the_stack_warnings_into_one_info_line(root):
 
 
 @pytest.mark.parametrize("component, words", [
-    ({"environ": {"ASCEND_HOME_PATH": "/nowhere"}}, "$ASCEND_HOME_PATH"),
-    ({"environ": {"ASCEND_OPP_PATH": "/nowhere"}}, "$ASCEND_OPP_PATH"),
     ({"find_spec": lambda name: object() if name == "npu_device" else None}, "npu_device"),
     ({"which": lambda name, path=None: "/bin/atc" if name == "atc" else None}, "atc on PATH"),
     ({"install_dirs": ("/",)}, "/"),
@@ -364,6 +362,19 @@ def test_any_ascend_component_keeps_the_warnings(root, component, words):
     results = doctor.fold_cpu_mode(ctx, _stack_pairs(ctx))
     assert doctor.INFO not in [r.status for r in results]
     assert doctor.WARN in [r.status for r in results]
+
+
+@pytest.mark.parametrize("environ", [{"ASCEND_HOME_PATH": "/nowhere"}, {"ASCEND_OPP_PATH": "/nowhere"},
+                                     {"ASCEND_HOME_PATH": "/nowhere", "ASCEND_AICPU_PATH": "/x"}])
+def test_stray_ascend_variables_alone_are_said_once(root, environ):
+    """Issue 18: variables and nothing they point to: one INFO naming them, not a WARN each."""
+    ctx = context(root, environ=environ)
+    results = doctor.fold_cpu_mode(ctx, _stack_pairs(ctx))
+    bare = context(root)
+    assert [r.status for r in results] == [r.status for r in doctor.fold_cpu_mode(bare, _stack_pairs(bare))]
+    info = [r for r in results if r.status == doctor.INFO]
+    assert len(info) == 1 and info[0].data["stray_variables"] == sorted(environ)
+    assert all(var in info[0].detail for var in environ)
 
 
 def test_a_fail_is_never_folded(root):

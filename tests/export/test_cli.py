@@ -37,7 +37,7 @@ def test_to_pb_needs_only_tensorflow(cli, models, tmp_path, bare_env):
     (["export", "{pb}", "--to", "om", "--soc", "Ascend310", "--output", "{tmp}/m"],
      "unsupported SoC 'Ascend310'; supported: Ascend910B1, Ascend910B2"),
     (["export", "{pb}", "--to", "om", "--output", "{tmp}/m"], "--to om needs the target SoC: --soc"),
-    (["export", "{pb}", "--output", "{tmp}/no/such/folder/m"], "output folder {tmp}/no/such/folder does not exist"),
+    (["export", "{pb}", "--output", "{pb}/folder/m"], "output folder {pb}/folder cannot be made: {pb} is not a folder"),
     (["export", "{pb}", "--output", "{tmp}"], "is a folder; give a path prefix"),
     (["export", "{pb}", "--to", "om", "--soc", "Ascend910B1", "--output", "{tmp}/m", "--atc-option",
       "output=x"], "ATC option --output is set by the export; use --output"),

@@ -9,6 +9,7 @@ import os
 
 import numpy as np
 
+from .. import files
 from ..errors import ExportError
 
 UNKNOWN_DIM_SIZE = 2  # what a generated input uses for an unknown dim
@@ -73,9 +74,12 @@ def load_inputs(inputs, specs):
             raise ExportError("input file %s is for %s, which is not an input; the inputs are: %s"
                               % (path, name, ", ".join(by_name)))
         try:
+            files.regular_file_size(path)  # a FIFO would block np.load; a folder confuse it
             value = np.load(path, allow_pickle=False)
-        except (IOError, OSError, ValueError) as e:
-            raise ExportError("cannot read input file %s: %s" % (path, e))
+        except files.FileProblem as e:
+            raise ExportError("cannot read input file: %s" % e)
+        except (IOError, OSError, ValueError, EOFError) as e:
+            raise ExportError("cannot read input file %s: %s" % (path, str(e)[:300]))
         info = by_name[name]
         if value.dtype != numpy_dtype(info.dtype):
             raise ExportError("input file %s holds %s, but input %s is %s" % (path, value.dtype, name, info.dtype))

@@ -3,7 +3,7 @@
     tf-ge-custom export MODEL --to pb|air|om --output PREFIX [--soc Ascend910B1] [--via air|pb]
         [--input-shape "x:8,2048;y:8,2048"] [--dynamic-batch-size 1,2,4 | --dynamic-dims ...]
         [--signature KEY] [--tag serve] [--outputs NODE,...] [--checkpoint PREFIX]
-        [--inputs x.npy,y.npy] [--atc-option precision_mode_v2=origin ...] [--dry-run]
+        [--inputs x.npy,y.npy] [--atc-option precision_mode_v2=origin ...] [--dry-run] [--force]
 
 Exit status: 0 done, 1 the model or an option was refused or a tool failed, 2 a tool or
 deliverable is missing (the message says what to install or ``source``), 130 interrupted.
@@ -64,6 +64,9 @@ def add_arguments(parser):
                         help="skip running the .pb in a fresh process against the source model")
     parser.add_argument("--rtol", type=float, help="verification tolerance (default: by dtype)")
     parser.add_argument("--atol", type=float, help="verification tolerance (default: by dtype)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace existing PREFIX.pb/.json/... files even when no export "
+                             "record shows that tf-ge-custom export wrote them")
     parser.add_argument("--dry-run", action="store_true",
                         help="freeze and check, print every command, write nothing")
 
@@ -82,12 +85,16 @@ def run(args, out=None, err=None):
                outputs=_split(args.outputs) or None, checkpoint=args.checkpoint,
                inputs=_split(args.inputs) or None, dynamic_batch_size=args.dynamic_batch_size,
                dynamic_dims=args.dynamic_dims, atc_options=args.atc_option,
-               verify=not args.no_verify, dry_run=args.dry_run, rtol=args.rtol, atol=args.atol, out=out)
+               verify=not args.no_verify, dry_run=args.dry_run, force=args.force, rtol=args.rtol, atol=args.atol, out=out)
     except MissingToolchainError as e:
         err.write("%s: error: %s\n" % (PROG, e))
         return EXIT_MISSING_TOOLCHAIN
     except (ExportError, ExternalToolError, TfGeCustomError) as e:
         err.write("%s: error: %s\n" % (PROG, e))
+        return 1
+    except OSError as e:  # the file system refused a write the checks could not foresee
+        err.write("%s: error: %s%s\n" % (PROG, e.strerror or e,
+                                         ": %s" % e.filename if getattr(e, "filename", None) else ""))
         return 1
     except KeyboardInterrupt:
         err.write("%s: interrupted; no partial .pb/.air/.om was left behind\n" % PROG)

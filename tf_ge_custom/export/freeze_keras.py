@@ -66,6 +66,15 @@ def freeze_keras(path):
         outputs = [(tensor, key) for (tensor, _), key in zip(outputs, output_names)]
     record = checked(graph_def, inputs, outputs, "keras", path)
 
+    if not tf.executing_eagerly():  # TensorFlow 1.15: the model's graph, in Keras's session
+        session = tf.compat.v1.keras.backend.get_session()
+        feeds, fetches = list(model.inputs), list(model.outputs)
+
+        def reference_v1(values):
+            return session.run(fetches, {t: values[n] for t, n in zip(feeds, names)})
+
+        return FrozenGraph(graph_def, record, reference_v1)
+
     def reference(values):
         args = [tf.constant(values[n]) for n in names]
         result = model(args[0] if len(args) == 1 else args, training=False)

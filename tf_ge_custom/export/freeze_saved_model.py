@@ -7,6 +7,8 @@ A TF2 SavedModel (one with an object graph) on TensorFlow 2 is loaded with
 or any SavedModel on TensorFlow 1.15, is loaded into a ``tf.compat.v1.Session`` and frozen
 with ``convert_variables_to_constants``.
 """
+import os
+
 import tensorflow as tf
 from tensorflow.python.saved_model import loader_impl
 
@@ -17,6 +19,7 @@ from .freeze_function import freeze_concrete_function
 from .frozen_graph import FrozenGraph
 
 DEFAULT_SIGNATURE = "serving_default"
+KERAS_METADATA = "keras_metadata.pb"  # what Keras 2 writes into the SavedModels it saves
 DEFAULT_TAG = "serve"
 
 
@@ -73,6 +76,11 @@ def freeze_saved_model(path, signature=None, tags=None):
     key = choose_signature(meta, signature, path)
     source = "%s [%s, signature %s]" % (path, ",".join(sorted(tags)), key)
     if _is_tf2_saved_model(meta):
+        if os.path.isfile(os.path.join(path, KERAS_METADATA)):
+            # A Keras SavedModel: Keras registers how to revive its objects (optimizers,
+            # layers, the AddCustom layer) when it is imported, so before the load; else
+            # TensorFlow 2.6 revives the optimizer as a bare object and fails ("add_slot").
+            from .. import layers  # noqa: F401
         loaded = tf.saved_model.load(path, tags=tags)
         graph_def, inputs, outputs, reference = freeze_concrete_function(
             loaded.signatures[key], "saved_model", source)

@@ -24,6 +24,9 @@ def freeze(model, signature=None, tags=None, outputs=None, checkpoint=None, inpu
     source = sources.classify(model, checkpoint)
     _refuse_unused(source.kind, signature=signature, tags=tags, outputs=outputs, inputs=inputs,
                    checkpoint=checkpoint)
+    # Before any graph is read: a process started as the command line has no AddCustom yet.
+    from .._library import ensure_loaded
+    ensure_loaded()
     frozen = _freeze(source, signature, tags, outputs, inputs)
     if source.kind != sources.FUNCTION:  # a file: run-om can load it again to compare
         frozen.record.source_path = source.path

@@ -6,20 +6,21 @@ written out byte for byte as it came; the checks are the same as for any frozen 
 """
 import tensorflow as tf
 
+from .. import files
 from ..errors import ExportError
 from .checks import checked
 from .frozen_graph import FrozenGraph
 
+MAX_GRAPH_BYTES = (1 << 31) - 1
 _NOT_OUTPUTS = frozenset(("Placeholder", "Const", "NoOp", "Assert", "PlaceholderWithDefault"))
 
 
 def read_graph_def(path):
     """``(GraphDef, bytes)`` of the binary GraphDef at ``path``."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except (IOError, OSError) as e:
-        raise ExportError("cannot read %s: %s" % (path, e))
+    try:  # a regular file only, at most what a GraphDef can be (protobuf's 2 GiB)
+        data = files.read_bytes(path, MAX_GRAPH_BYTES)
+    except files.FileProblem as e:
+        raise ExportError("cannot read the frozen graph: %s" % e)
     graph_def = tf.compat.v1.GraphDef()
     try:
         graph_def.ParseFromString(data)

@@ -9,6 +9,7 @@ from typing import NamedTuple, Optional, Tuple
 
 RECORD_FORMAT = "tf-ge-custom-export"
 RECORD_VERSION = 1
+MAX_RECORD_BYTES = 64 << 20  # a record lists inputs, outputs and AddCustom nodes: far below
 
 
 class TensorInfo(NamedTuple):
@@ -100,5 +101,16 @@ class GraphRecord(object):
 
     @classmethod
     def load(cls, path):
-        with open(path) as f:
-            return cls.from_json(json.load(f))
+        """The record in the file ``path``; :class:`ExportError` for anything else (a
+        directory, a FIFO, a huge file, bad JSON, another document)."""
+        from .. import files
+        from ..errors import ExportError
+
+        try:
+            document = files.load_json(path, MAX_RECORD_BYTES, 64)
+        except files.FileProblem as e:
+            raise ExportError("cannot read the export record: %s" % e)
+        try:
+            return cls.from_json(document)
+        except (AttributeError, KeyError, TypeError, ValueError) as e:
+            raise ExportError("%s is not a tf-ge-custom export record: %s" % (path, str(e)[:200]))

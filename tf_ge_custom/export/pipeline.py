@@ -89,7 +89,7 @@ class _Plan(object):
 def export(model, to="pb", output=None, soc=None, via=None, input_shape=None, signature=None,
            tags=None, outputs=None, checkpoint=None, inputs=None, dynamic_batch_size=None,
            dynamic_dims=None, atc_options=(), verify=True, dry_run=False, rtol=None, atol=None,
-           out=None, env=None, opp_root=None):
+           out=None, env=None, opp_root=None, force=False):
     """Export ``model`` to ``output``.pb (``to="pb"``), ``.air`` or ``.om``.
 
     Args:
@@ -103,6 +103,7 @@ def export(model, to="pb", output=None, soc=None, via=None, input_shape=None, si
       dynamic_batch_size, dynamic_dims: ATC's dynamic options. atc_options: extra ATC
       options (``--name=value``). verify: compare the ``.pb`` with the source model in a
       fresh process. dry_run: freeze and check, print the commands, write nothing.
+      force: replace existing outputs that no export record shows this package wrote.
       out: where the report goes (default stdout); env: the environment for the tools.
 
     Returns an :class:`ExportResult`. Raises ExportError, VerificationError,
@@ -128,7 +129,7 @@ def export(model, to="pb", output=None, soc=None, via=None, input_shape=None, si
         known_soc(soc)
     if output is None:
         raise ExportError("an output path prefix is needed: --output PREFIX (writes PREFIX.pb, ...)")
-    prefix = staging.output_prefix(output)
+    prefix = staging.output_prefix(output, to, force=force, create=not dry_run)
     extra = atc_cli.parse_extra_options(_normalize_atc_options(atc_options)) if to == "om" else {}
     dynamic = atc_cli.dynamic_options(extra, dynamic_batch_size, dynamic_dims)
     shapes.dynamic_choice(dynamic)

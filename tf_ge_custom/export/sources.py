@@ -56,6 +56,16 @@ def _checkpoint_prefix(prefix):
     return prefix
 
 
+def _require_regular(path):
+    """ExportError unless ``path`` is a regular file (a FIFO would block the reader forever)."""
+    from .. import files
+
+    try:
+        files.regular_file_size(path)
+    except files.FileProblem as e:
+        raise ExportError("cannot read the model: %s; expected %s" % (e, ACCEPTED))
+
+
 def classify(model, checkpoint=None):
     """The :class:`ModelSource` for ``model`` (a path or a function); ``ExportError`` if none."""
     if not isinstance(model, (str, bytes, os.PathLike)):
@@ -69,9 +79,12 @@ def classify(model, checkpoint=None):
             return ModelSource(CHECKPOINT, path + ".meta", _checkpoint_prefix(checkpoint or path))
         raise ExportError("model not found: %s (expected %s)" % (path, ACCEPTED))
     if os.path.isdir(path):
-        if any(os.path.isfile(os.path.join(path, f)) for f in SAVED_MODEL_FILES):
-            return ModelSource(SAVED_MODEL, os.path.abspath(path))
+        for f in SAVED_MODEL_FILES:
+            if os.path.lexists(os.path.join(path, f)):
+                _require_regular(os.path.join(path, f))
+                return ModelSource(SAVED_MODEL, os.path.abspath(path))
         raise ExportError("%s is a directory without saved_model.pb; expected %s" % (path, ACCEPTED))
+    _require_regular(path)
     name = os.path.basename(path)
     lowered = name.lower()
     if name in SAVED_MODEL_FILES:

@@ -13,20 +13,89 @@ from .. import atomic_files
 from ..errors import ExportError
 
 
-def output_prefix(prefix):
-    """``prefix`` as an absolute path without a product suffix; its folder must be writable."""
-    prefix = os.path.abspath(os.path.expanduser(prefix))
+# What an export to each target writes beside PREFIX (pipeline.py).
+PRODUCTS = {"pb": (".pb", ".json"), "air": (".pb", ".json", ".air", ".air.log"),
+            "om": (".pb", ".json", ".om", ".atc.log", ".air", ".air.log")}
+_STAGING_NAME = ".tf-ge-custom-staging-XXXXXXXX"
+
+
+def _nearest_existing(folder):
+    while not os.path.lexists(folder):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return folder
+
+
+def _name_max(folder):
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
+def _ours(record_path):
+    """Whether ``record_path`` is an export record this package wrote."""
+    from .graph_record import GraphRecord
+
+    try:
+        GraphRecord.load(record_path)
+    except ExportError:
+        return False
+    return True
+
+
+def output_prefix(prefix, to="pb", force=False, create=True):
+    """``prefix`` as an absolute path without a product suffix, checked before any work.
+
+    The folder is created when missing (``create``; a dry run only checks that it could
+    be); refused when something else is in its place, it is not writable, or a file name
+    of the export would be longer than the file system allows. An existing product that is
+    a folder is refused; an existing product is replaced only when ``PREFIX.json`` beside it
+    is an export record (this package wrote them), else only with ``force``.
+    """
+    text = os.fspath(prefix)
+    if not text or "\0" in text:
+        raise ExportError("--output %r is not a path prefix (e.g. out/model)" % text[:80])
+    prefix = os.path.abspath(os.path.expanduser(text))
     for suffix in (".pb", ".air", ".om", ".json"):
         if prefix.endswith(suffix):
             prefix = prefix[: -len(suffix)]
-    folder = os.path.dirname(prefix)
-    if not os.path.isdir(folder):
-        raise ExportError("output folder %s does not exist (create it, or choose another --output)" % folder)
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ExportError("output folder %s is not writable (choose another --output)" % folder)
+    folder, name = os.path.split(prefix)
+    if not name:
+        raise ExportError("--output %s names a folder; give a path prefix such as %s"
+                          % (text[:200], os.path.join(text, "model")))
     if os.path.isdir(prefix):
         raise ExportError("--output %s is a folder; give a path prefix such as %s"
                           % (prefix, os.path.join(prefix, "model")))
+    existing = _nearest_existing(folder)
+    if not os.path.isdir(existing):
+        raise ExportError("output folder %s cannot be made: %s is not a folder (choose another --output)"
+                          % (folder, existing))
+    if not atomic_files.folder_writable(existing):
+        raise ExportError("output folder %s is not writable (choose another --output)" % existing)
+    products = PRODUCTS.get(to, PRODUCTS["om"])
+    longest = max(len(os.fsencode(name + s)) for s in products)
+    limit = _name_max(existing)
+    if longest > limit:
+        raise ExportError("--output name %s... is too long: %s%s would have %d bytes, more than the "
+                          "%d this file system allows (choose a shorter --output)"
+                          % (name[:40], "PREFIX", max(products, key=len), longest, limit))
+    if existing != folder and create:
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise ExportError("cannot create the output folder %s: %s" % (folder, e.strerror or e))
+    in_place = [prefix + s for s in products if os.path.lexists(prefix + s)]
+    for path in in_place:
+        if os.path.isdir(path) or (os.path.exists(path) and not os.path.isfile(path)):
+            raise ExportError("%s is in the way: it is not a regular file, and the export writes a "
+                              "file there (move it away, or choose another --output)" % path)
+    if in_place and not force and not _ours(prefix + ".json"):
+        raise ExportError("%s: already there, and not written by tf-ge-custom export (no export "
+                          "record %s.json beside it); move it away, choose another --output, or "
+                          "pass --force to replace it" % (", ".join(in_place), name))
     return prefix
 
 
@@ -34,7 +103,10 @@ class Staging(object):
     """A staging folder in ``folder``; ``path(name)`` inside it, ``publish(name, dest)`` out."""
 
     def __init__(self, folder):
-        self.dir = tempfile.mkdtemp(prefix=".tf-ge-custom-staging-", dir=folder)
+        try:
+            self.dir = tempfile.mkdtemp(prefix=".tf-ge-custom-staging-", dir=folder)
+        except OSError as e:
+            raise ExportError("cannot write in the output folder %s: %s" % (folder, e.strerror or e))
         self.published = []
 
     def path(self, name):
@@ -42,7 +114,10 @@ class Staging(object):
 
     def publish(self, name, destination):
         source = self.path(name) if not os.path.isabs(name) else name
-        atomic_files.publish(source, destination, atomic_files.FILE_MODE)
+        try:
+            atomic_files.publish(source, destination, atomic_files.FILE_MODE)
+        except OSError as e:
+            raise ExportError("cannot write %s: %s (nothing was left there)" % (destination, e.strerror or e))
         self.published.append(destination)
         return destination
 

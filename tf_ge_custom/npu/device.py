@@ -12,6 +12,19 @@ HOW_TO_GET_NPU_DEVICE = (
     "CANN's set_env.sh, then check the stack with `tf-ge-custom doctor`.")
 
 
+def how_to_get_npu_device(tensorflow_version=None):
+    """:data:`HOW_TO_GET_NPU_DEVICE`, or on TensorFlow 1 that npu_device is not for it."""
+    if tensorflow_version is None:
+        import tensorflow as tf
+
+        tensorflow_version = tf.__version__
+    if tensorflow_version.startswith("1."):
+        return ("npu_device is TF Adapter for TensorFlow 2 (2.6.5), and this is TensorFlow %s: on "
+                "TensorFlow 1 use npu_bridge, with a session from tf_ge_custom.npu.session_config() "
+                "(examples/tf1_session.py)." % tensorflow_version)
+    return HOW_TO_GET_NPU_DEVICE
+
+
 def _tf2_value(key, value):
     # npu_device's multi_branches_config spells dynamic_node_type as a string ('0').
     if key == "dynamic_node_type":
@@ -73,7 +86,7 @@ def open_device(device_id=None, fallback_to_cpu=False, **options):
     try:
         npu_device = importlib.import_module("npu_device")
     except ImportError as e:
-        return _cannot_open("cannot import npu_device (%s). %s" % (e, HOW_TO_GET_NPU_DEVICE),
+        return _cannot_open("cannot import npu_device (%s). %s" % (e, how_to_get_npu_device()),
                             fallback_to_cpu, e)
     try:
         # npu_device reads global_options() once, inside open(): set them first.

@@ -313,8 +313,29 @@ def _unknown(name, api):
         "named exactly as TF Adapter's keys (see tf_ge_custom.npu.OPTIONS)." % (api, name, hint))
 
 
+_ECHO_MAX = 80  # characters of a refused value a message repeats
+
+
+def _short(value):
+    return "%r... (%d characters)" % (value[:_ECHO_MAX], len(value))
+
+
 def convert(option, value, api=TF1):
-    """``value`` checked against ``option``; returns the value to pass on (JSON: a str)."""
+    """``value`` checked against ``option``; returns the value to pass on (JSON: a str).
+
+    A refusal repeats at most the first characters of a long value."""
+    try:
+        return _convert(option, value, api)
+    except (NpuOptionError, NpuOptionTypeError) as e:
+        if not isinstance(value, str) or len(value) <= _ECHO_MAX:
+            raise
+        message = str(e).replace(repr(value), _short(value)).replace(value, _short(value))
+        if len(message) > 20 * _ECHO_MAX:  # a long part of the value quoted on its own
+            message = message[:10 * _ECHO_MAX] + "... (the value has %d characters)" % len(value)
+        raise type(e)(message) from None
+
+
+def _convert(option, value, api=TF1):
     where = "%s: option %s" % (api, option.name)
     kind = option.kind
     if kind == BOOL:

@@ -4,7 +4,6 @@
 
 Exit status: 0 when no stage FAILs (SKIPs included), 1 when one does, 2 for a bad argument.
 """
-import json
 import os
 import shutil
 import sys
@@ -105,8 +104,12 @@ def selftest(soc=None, json_path=None, keep=None, only=None, timeout=None, out=N
             socs.get(soc)
         if timeout is not None and timeout < 1:
             raise ValueError("--timeout %d: give a number of seconds >= 1" % timeout)
-        if json_path and not os.path.isdir(os.path.dirname(os.path.abspath(json_path))):
-            raise ValueError("--json %s: its folder does not exist" % json_path)
+        if json_path:
+            from .. import atomic_files
+
+            problem = atomic_files.target_problem(json_path)
+            if problem:
+                raise ValueError("--json %s: %s" % (json_path[:200], problem))
         root, kept = _work_folder(keep)
     except KeyError as e:
         return _fail("--soc: %s" % e.args[0])
@@ -129,10 +132,14 @@ def selftest(soc=None, json_path=None, keep=None, only=None, timeout=None, out=N
         document = runner.report(results, host, probed, started, seconds, root if kept else None,
                                  " ".join(argv), host_facts.platform_facts())
         if json_path:
-            tmp = json_path + ".tmp"
-            with open(tmp, "w") as f:
-                json.dump(document, f, indent=1)
-            os.replace(tmp, json_path)
+            from .. import atomic_files
+
+            try:  # whole or not at all, no temporary left behind
+                atomic_files.write_json(json_path, document, indent=1)
+            except (OSError, TypeError, ValueError) as e:
+                sys.stderr.write("tf-ge-custom selftest: error: cannot write the report %s: %s\n"
+                                 % (json_path, getattr(e, "strerror", None) or e))
+                return 1
             out.write("report: %s\n" % json_path)
         if kept:
             out.write("logs and files: %s\n" % root)
