@@ -74,6 +74,10 @@ setup(
         "tf_ge_custom.npu",
         "tf_ge_custom.kernels",
         "tf_ge_custom.export",
+        "tf_ge_custom.export.cann_tools",
+        "tf_ge_custom.export.checking",
+        "tf_ge_custom.export.cli",
+        "tf_ge_custom.export.freezing",
         "tf_ge_custom.selftest",
     ],
     # the top-level kernels/ folder (kernel source + builder) installs as tf_ge_custom.kernels

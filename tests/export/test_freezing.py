@@ -10,7 +10,7 @@ import tensorflow as tf
 
 import tf_ge_custom
 from tf_ge_custom.export import freeze
-from tf_ge_custom.export import inference_graph
+from tf_ge_custom.export.freezing import inference_graph
 
 RNG = np.random.RandomState(7)
 TRAINING_OPS = {"ApplyGradientDescent", "SaveV2", "RestoreV2", "VariableV2", "VarHandleOp",

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from tf_ge_custom.errors import ExternalToolError, MissingToolchainError
-from tf_ge_custom.export.process import run_tool
+from tf_ge_custom.export.cann_tools.process import run_tool
 
 STAMP = re.compile(r"^\[\s*\d+\.\ds\] atc: ")
 

@@ -3,7 +3,10 @@ later, and the exact command lines of atc, the AIR tool and the OM runner."""
 import pytest
 
 from tf_ge_custom.errors import ExportError, ExternalToolError
-from tf_ge_custom.export import air_tool, atc, om_runner, shapes
+from tf_ge_custom.export import om_runner
+from tf_ge_custom.export.cann_tools import air_tool
+from tf_ge_custom.export.cann_tools import atc
+from tf_ge_custom.export.cann_tools import input_shapes as shapes
 from tf_ge_custom.export.graph_record import TensorInfo
 
 X = TensorInfo("x", "float32", (8, 2048))

@@ -8,7 +8,7 @@ import tf_ge_custom
 from tf_ge_custom.errors import VerificationError
 from tf_ge_custom.export import freeze
 from tf_ge_custom.export.arrays import sample_inputs
-from tf_ge_custom.export.verify import verify
+from tf_ge_custom.export.checking.verify import verify
 
 
 def _write(frozen, path):

@@ -9,8 +9,8 @@ import os
 
 import numpy as np
 
-from .. import files
-from ..errors import ExportError
+from tf_ge_custom import files
+from tf_ge_custom.errors import ExportError
 
 UNKNOWN_DIM_SIZE = 2  # what a generated input uses for an unknown dim
 

@@ -10,9 +10,9 @@ import collections
 import numpy as np
 import tensorflow as tf
 
-from ..errors import ExportError
-from ..op_def import OPS
-from .graph_record import GraphRecord, TensorInfo
+from tf_ge_custom.errors import ExportError
+from tf_ge_custom.op_def import OPS
+from tf_ge_custom.export.graph_record import GraphRecord, TensorInfo
 
 _TYPE_ATTR = {op.type_name: op.type_attr for op in OPS}  # the ops every export must keep
 

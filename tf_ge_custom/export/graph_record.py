@@ -103,8 +103,8 @@ class GraphRecord(object):
     def load(cls, path):
         """The record in the file ``path``; :class:`ExportError` for anything else (a
         directory, a FIFO, a huge file, bad JSON, another document)."""
-        from .. import files
-        from ..errors import ExportError
+        from tf_ge_custom import files
+        from tf_ge_custom.errors import ExportError
 
         try:
             document = files.load_json(path, MAX_RECORD_BYTES, 64)

@@ -23,12 +23,13 @@ from typing import List, NamedTuple, Optional
 
 import numpy as np
 
-from .. import atomic_files
-from ..errors import ExportError, ExternalToolError
-from . import arrays, toolchain
-from .compare import compare
-from .graph_record import GraphRecord
-from .process import run_tool
+from tf_ge_custom import atomic_files
+from tf_ge_custom.errors import ExportError, ExternalToolError
+from tf_ge_custom.export import arrays
+from tf_ge_custom.export.cann_tools import toolchain
+from tf_ge_custom.export.checking.compare import compare
+from tf_ge_custom.export.graph_record import GraphRecord
+from tf_ge_custom.export.cann_tools.process import run_tool
 
 
 class RunnerTensor(NamedTuple):
@@ -186,7 +187,7 @@ def _compare(results, written, values, record, compare_with, signature, tags, ou
     if compare_with is None:
         out.write("RUN_OM=UNCHECKED (nothing to compare with: pass --compare-with MODEL)\n")
         return RunOmResult(results, written, [], "UNCHECKED", None)
-    from .freezing import freeze
+    from tf_ge_custom.export.freezing import freeze
 
     with freeze(compare_with, **options) as frozen:
         feeds = dict(values)

@@ -14,12 +14,14 @@ import os
 import sys
 from typing import NamedTuple, Optional
 
-from .. import opp
-from ..errors import ExportError, MissingToolchainError
-from . import atc as atc_cli
-from . import air_tool as air_cli
-from . import arrays, shapes, staging, toolchain
-from .process import command_line, run_tool
+from tf_ge_custom import opp
+from tf_ge_custom.errors import ExportError, MissingToolchainError
+from tf_ge_custom.export.cann_tools import atc as atc_cli
+from tf_ge_custom.export.cann_tools import air_tool as air_cli
+from tf_ge_custom.export import arrays, staging
+from tf_ge_custom.export.cann_tools import input_shapes as shapes
+from tf_ge_custom.export.cann_tools import toolchain
+from tf_ge_custom.export.cann_tools.process import command_line, run_tool
 
 TARGETS = ("pb", "air", "om")
 ROUTES = ("air", "pb")
@@ -34,7 +36,7 @@ class ExportResult(NamedTuple):
 
 
 def known_soc(soc):
-    from ..kernels.socs import SOCS
+    from tf_ge_custom.kernels.socs import SOCS
 
     if soc not in SOCS:
         raise ExportError("unsupported SoC %r; supported: %s (the SoCs this package builds "
@@ -138,8 +140,8 @@ def export(model, to="pb", output=None, soc=None, via=None, input_shape=None, si
     notes = []
     plan = _Plan(to, via, env, dry_run, notes)
 
-    from .freezing import freeze
-    from .checks import report
+    from tf_ge_custom.export.freezing import freeze
+    from tf_ge_custom.export.checking.graph_checks import report
 
     with freeze(model, signature=signature, tags=tags, outputs=outputs, checkpoint=checkpoint) as frozen:
         record = frozen.record
@@ -192,7 +194,7 @@ def _commands(plan, to, prefix, soc, input_shapes, out_nodes, dynamic, extra, op
 
 
 def _run(frozen, plan, to, prefix, files, commands, feeds, verify, rtol, atol, out, env, opp_root):
-    from .verify import verify as verify_graph
+    from tf_ge_custom.export.checking.verify import verify as verify_graph
 
     written = {}
     verification = None

@@ -9,8 +9,8 @@ import os
 import shutil
 import tempfile
 
-from .. import atomic_files
-from ..errors import ExportError
+from tf_ge_custom import atomic_files
+from tf_ge_custom.errors import ExportError
 
 
 # What an export to each target writes beside PREFIX (pipeline.py).
@@ -37,7 +37,7 @@ def _name_max(folder):
 
 def _ours(record_path):
     """Whether ``record_path`` is an export record this package wrote."""
-    from .graph_record import GraphRecord
+    from tf_ge_custom.export.graph_record import GraphRecord
 
     try:
         GraphRecord.load(record_path)

@@ -126,7 +126,7 @@ def probe(soc=None, detect_soc=None, env=None):
     """What this host has. ``soc``: the --soc value; else, on a host with an NPU,
     ``detect_soc()`` is asked (it returns ``(name, error)``; it runs in a child process)."""
     env = os.environ if env is None else env
-    from ..export import toolchain
+    from tf_ge_custom.export.cann_tools import toolchain
 
     modules = {name: _importable(name) for name in ("npu_bridge", "npu_device")}
     devices = npu_device_nodes()

@@ -8,9 +8,9 @@ frozen graph's outputs are the function's flattened outputs, in ``tf.nest`` orde
 import tensorflow as tf
 from tensorflow.python.framework import convert_to_constants
 
-from ..errors import ExportError
-from . import inference_graph
-from .frozen_graph import FrozenGraph
+from tf_ge_custom.errors import ExportError
+from tf_ge_custom.export.freezing import inference_graph
+from tf_ge_custom.export.frozen_graph import FrozenGraph
 
 
 def concrete_function(function):
@@ -73,7 +73,7 @@ def freeze_concrete_function(function, source_kind="function", source="", call=N
 
 def freeze_function(function):
     """A :class:`FrozenGraph` of a ``tf.function`` / concrete function (Python API)."""
-    from .checks import checked
+    from tf_ge_custom.export.checking.graph_checks import checked
 
     graph_def, inputs, outputs, reference = freeze_concrete_function(function)
     name = getattr(function, "name", None) or getattr(function, "__name__", "function")

@@ -10,10 +10,10 @@ import difflib
 
 import tensorflow as tf
 
-from ..errors import ExportError
-from . import inference_graph
-from .checks import checked
-from .frozen_graph import FrozenGraph
+from tf_ge_custom.errors import ExportError
+from tf_ge_custom.export.freezing import inference_graph
+from tf_ge_custom.export.checking.graph_checks import checked
+from tf_ge_custom.export.frozen_graph import FrozenGraph
 
 
 def _tensor_name(name):

@@ -14,8 +14,8 @@ import glob
 import os
 import re
 
-from ..errors import ExportError, ExternalToolError
-from .shapes import DYNAMIC_OPTIONS, format_shapes
+from tf_ge_custom.errors import ExportError, ExternalToolError
+from tf_ge_custom.export.cann_tools.input_shapes import DYNAMIC_OPTIONS, format_shapes
 
 FRAMEWORK_AIR = 1
 FRAMEWORK_TENSORFLOW = 3

@@ -13,8 +13,8 @@ import sys
 import time
 from typing import NamedTuple
 
-from .. import commands
-from ..errors import CommandError, ExternalToolError, MissingToolchainError
+from tf_ge_custom import commands
+from tf_ge_custom.errors import CommandError, ExternalToolError, MissingToolchainError
 
 TAIL_LINES = commands.TAIL_LINES
 HEARTBEAT_SECONDS = 30.0

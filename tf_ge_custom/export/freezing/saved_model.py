@@ -12,11 +12,11 @@ import os
 import tensorflow as tf
 from tensorflow.python.saved_model import loader_impl
 
-from ..errors import ExportError
-from . import inference_graph
-from .checks import checked
-from .freeze_function import freeze_concrete_function
-from .frozen_graph import FrozenGraph
+from tf_ge_custom.errors import ExportError
+from tf_ge_custom.export.freezing import inference_graph
+from tf_ge_custom.export.checking.graph_checks import checked
+from tf_ge_custom.export.freezing.function import freeze_concrete_function
+from tf_ge_custom.export.frozen_graph import FrozenGraph
 
 DEFAULT_SIGNATURE = "serving_default"
 KERAS_METADATA = "keras_metadata.pb"  # what Keras 2 writes into the SavedModels it saves
@@ -80,7 +80,7 @@ def freeze_saved_model(path, signature=None, tags=None):
             # A Keras SavedModel: Keras registers how to revive its objects (optimizers,
             # layers, the AddCustom layer) when it is imported, so before the load; else
             # TensorFlow 2.6 revives the optimizer as a bare object and fails ("add_slot").
-            from .. import layers  # noqa: F401
+            from tf_ge_custom import layers  # noqa: F401
         loaded = tf.saved_model.load(path, tags=tags)
         graph_def, inputs, outputs, reference = freeze_concrete_function(
             loaded.signatures[key], "saved_model", source)

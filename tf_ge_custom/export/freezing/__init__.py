@@ -3,8 +3,8 @@
 One entry point over the freezing routes, chosen by :func:`.sources.classify`. Options that
 do not apply to the model's kind are refused, not ignored.
 """
-from ..errors import ExportError
-from . import sources
+from tf_ge_custom.errors import ExportError
+from tf_ge_custom.export.freezing import sources
 
 
 def freeze(model, signature=None, tags=None, outputs=None, checkpoint=None, inputs=None):
@@ -25,7 +25,7 @@ def freeze(model, signature=None, tags=None, outputs=None, checkpoint=None, inpu
     _refuse_unused(source.kind, signature=signature, tags=tags, outputs=outputs, inputs=inputs,
                    checkpoint=checkpoint)
     # Before any graph is read: a process started as the command line has no AddCustom yet.
-    from .._library import ensure_loaded
+    from tf_ge_custom._library import ensure_loaded
     ensure_loaded()
     frozen = _freeze(source, signature, tags, outputs, inputs)
     if source.kind != sources.FUNCTION:  # a file: run-om can load it again to compare
@@ -39,18 +39,18 @@ def freeze(model, signature=None, tags=None, outputs=None, checkpoint=None, inpu
 
 def _freeze(source, signature, tags, outputs, inputs):
     if source.kind == sources.SAVED_MODEL:
-        from .freeze_saved_model import freeze_saved_model
+        from tf_ge_custom.export.freezing.saved_model import freeze_saved_model
         return freeze_saved_model(source.path, signature, tags)
     if source.kind == sources.KERAS:
-        from .freeze_keras import freeze_keras
+        from tf_ge_custom.export.freezing.keras import freeze_keras
         return freeze_keras(source.path)
     if source.kind == sources.CHECKPOINT:
-        from .freeze_checkpoint import freeze_checkpoint
+        from tf_ge_custom.export.freezing.checkpoint import freeze_checkpoint
         return freeze_checkpoint(source.path, source.checkpoint, outputs, inputs)
     if source.kind == sources.FROZEN_PB:
-        from .frozen_pb import freeze_pb
+        from tf_ge_custom.export.freezing.frozen_pb import freeze_pb
         return freeze_pb(source.path, outputs)
-    from .freeze_function import freeze_function
+    from tf_ge_custom.export.freezing.function import freeze_function
     return freeze_function(source.function)
 
 

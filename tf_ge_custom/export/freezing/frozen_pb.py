@@ -6,10 +6,10 @@ written out byte for byte as it came; the checks are the same as for any frozen 
 """
 import tensorflow as tf
 
-from .. import files
-from ..errors import ExportError
-from .checks import checked
-from .frozen_graph import FrozenGraph
+from tf_ge_custom import files
+from tf_ge_custom.errors import ExportError
+from tf_ge_custom.export.checking.graph_checks import checked
+from tf_ge_custom.export.frozen_graph import FrozenGraph
 
 MAX_GRAPH_BYTES = (1 << 31) - 1
 _NOT_OUTPUTS = frozenset(("Placeholder", "Const", "NoOp", "Assert", "PlaceholderWithDefault"))

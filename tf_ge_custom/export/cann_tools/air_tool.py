@@ -7,7 +7,7 @@ writes the graph with ``ge::Graph::SaveToFile``; ``atc --framework=1`` then comp
 
     tf_ge_custom_air_tool --model M.pb --output M.air [--input-shape "x:8,3;y:3"] [--out-nodes "z:0"]
 """
-from .shapes import format_shapes
+from tf_ge_custom.export.cann_tools.input_shapes import format_shapes
 
 
 def air_tool_command(tool, pb, air, input_shapes=None, out_nodes=None):

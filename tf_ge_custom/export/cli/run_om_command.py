@@ -37,8 +37,8 @@ def run(args, out=None, err=None):
     err = err or sys.stderr
     from tf_ge_custom.errors import MissingToolchainError, TfGeCustomError
 
-    from .cli import _split
-    from .om_runner import run_om
+    from tf_ge_custom.export.cli.export_command import _split
+    from tf_ge_custom.export.om_runner import run_om
 
     try:
         result = run_om(args.model, _split(args.input), output_dir=args.output_dir,

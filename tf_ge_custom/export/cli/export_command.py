@@ -77,7 +77,7 @@ def run(args, out=None, err=None):
     from tf_ge_custom.errors import (ExportError, ExternalToolError, MissingToolchainError,
                                      TfGeCustomError)
 
-    from .pipeline import export
+    from tf_ge_custom.export.pipeline import export
 
     try:
         export(args.model, to=args.to, output=args.output, soc=args.soc, via=args.via,

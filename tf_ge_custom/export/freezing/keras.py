@@ -9,10 +9,10 @@ import re
 
 import tensorflow as tf
 
-from ..errors import ExportError
-from .checks import checked
-from .freeze_function import freeze_concrete_function
-from .frozen_graph import FrozenGraph
+from tf_ge_custom.errors import ExportError
+from tf_ge_custom.export.checking.graph_checks import checked
+from tf_ge_custom.export.freezing.function import freeze_concrete_function
+from tf_ge_custom.export.frozen_graph import FrozenGraph
 
 
 def node_name(name, taken):
@@ -29,7 +29,7 @@ def node_name(name, taken):
 
 
 def load_model(path):
-    from .. import layers  # noqa: F401  (registers the AddCustom layer for the loader)
+    from tf_ge_custom import layers  # noqa: F401  (registers the AddCustom layer for the loader)
 
     try:
         return tf.keras.models.load_model(path, compile=False)

@@ -11,9 +11,9 @@
 import tensorflow as tf
 from tensorflow.python.framework import op_def_registry
 
-from ..errors import ExportError
-from ..op_def import OPS
-from .frozen_graph import describe
+from tf_ge_custom.errors import ExportError
+from tf_ge_custom.op_def import OPS
+from tf_ge_custom.export.frozen_graph import describe
 
 OPS_NAMES = tuple(op.type_name for op in OPS)
 VARIABLE_OPS = frozenset(("Variable", "VariableV2", "VarHandleOp", "ReadVariableOp",

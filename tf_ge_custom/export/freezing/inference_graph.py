@@ -17,7 +17,7 @@ import tensorflow as tf
 from tensorflow.core.protobuf import config_pb2, meta_graph_pb2
 from tensorflow.python.grappler import tf_optimizer
 
-from ..op_def import OPS
+from tf_ge_custom.op_def import OPS
 
 # Grappler passes: inline function calls, fold constants, remove the branches a constant
 # predicate never takes ("loop": a training-mode dropout behind is_training=False), drop

@@ -13,7 +13,7 @@ Pure Python: no TensorFlow.
 import re
 from typing import NamedTuple, Tuple
 
-from ..errors import ExportError
+from tf_ge_custom.errors import ExportError
 
 # ATC's dynamic options, as our command line and ATC spell them.
 DYNAMIC_OPTIONS = (

@@ -15,9 +15,9 @@ kernel (docs/export.md).
 import os
 import shutil
 
-from ..environment import CUSTOM_OPP_PATH_VAR, with_opp_root
-from ..errors import MissingToolchainError
-from .. import opp
+from tf_ge_custom.environment import CUSTOM_OPP_PATH_VAR, with_opp_root
+from tf_ge_custom.errors import MissingToolchainError
+from tf_ge_custom import opp
 
 ATC_ENV = "TF_GE_CUSTOM_ATC"
 AIR_TOOL_ENV = "TF_GE_CUSTOM_AIR_TOOL"
@@ -80,7 +80,7 @@ def find_om_runner(env=None, package_dir=_PACKAGE_DIR):
 
 def _build_reason():
     try:
-        from .._library import build_info
+        from tf_ge_custom._library import build_info
         reason = (build_info().get("ge") or {}).get("reason")
     except Exception:  # a broken record must not hide the real message
         reason = None
@@ -120,7 +120,7 @@ def runner_environment(env=None):
 
 def deliverable_problems(opp_root, soc, dtypes, arch=None):
     """What an OM with ``AddCustom`` nodes of ``dtypes`` for ``soc`` lacks in ``opp_root``."""
-    from .. import kernel_manifest
+    from tf_ge_custom import kernel_manifest
 
     problems = []
     library = os.path.join(opp_root, opp.ge_library_dir(arch), GE_LIBRARY)

@@ -1,6 +1,6 @@
 """The fresh process of the verification: the frozen graph with nothing but ``tf_ge_custom``.
 
-``python -m tf_ge_custom.export._verify_child GRAPH.pb INPUTS_DIR OUTPUTS_DIR FETCH...``
+``python -m tf_ge_custom.export.checking._verify_child GRAPH.pb INPUTS_DIR OUTPUTS_DIR FETCH...``
 imports TensorFlow and ``tf_ge_custom`` (which registers ``AddCustom``) and nothing of the
 source model, loads the GraphDef, feeds the arrays in ``INPUTS_DIR`` (written by
 :func:`tf_ge_custom.export.arrays.save_arrays`, named by input node) and writes the fetched

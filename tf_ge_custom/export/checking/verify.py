@@ -12,10 +12,10 @@ import sys
 import tempfile
 from typing import List, NamedTuple
 
-from .. import commands
-from ..errors import CommandError, VerificationError
-from . import arrays
-from .compare import Comparison, compare
+from tf_ge_custom import commands
+from tf_ge_custom.errors import CommandError, VerificationError
+from tf_ge_custom.export import arrays
+from tf_ge_custom.export.checking.compare import Comparison, compare
 
 
 class Verification(NamedTuple):
@@ -39,7 +39,7 @@ def run_frozen_graph(pb_path, record, feeds, python=None, timeout=900):
         arrays.save_arrays(in_dir, [(t.name, feeds[t.name]) for t in record.inputs])
         env = dict(os.environ)
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        cmd = [python or sys.executable, "-m", "tf_ge_custom.export._verify_child",
+        cmd = [python or sys.executable, "-m", "tf_ge_custom.export.checking._verify_child",
                os.path.abspath(pb_path), in_dir, out_dir] + [t.name for t in record.outputs]
         try:
             proc = commands.run(cmd, timeout=timeout, env=env, cwd=work, check=False)

@@ -14,7 +14,7 @@ Accepted:
 import os
 from typing import NamedTuple, Optional
 
-from ..errors import ExportError
+from tf_ge_custom.errors import ExportError
 
 SAVED_MODEL = "saved_model"
 KERAS = "keras"
@@ -58,7 +58,7 @@ def _checkpoint_prefix(prefix):
 
 def _require_regular(path):
     """ExportError unless ``path`` is a regular file (a FIFO would block the reader forever)."""
-    from .. import files
+    from tf_ge_custom import files
 
     try:
         files.regular_file_size(path)

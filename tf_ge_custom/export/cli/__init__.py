@@ -1,0 +1,1 @@
+"""The command lines: ``tf-ge-custom export`` and ``tf-ge-custom run-om``."""
