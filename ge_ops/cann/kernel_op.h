@@ -20,7 +20,11 @@
 namespace tf_ge_custom {
 namespace cann {
 
-class KernelOp : public ge::EagerExecuteOp, public ge::ShapeInferOp, public ge::PortableOp, public ge::CompilableOp {
+class KernelOp : public ge::EagerExecuteOp,
+                 public ge::ShapeInferOp,
+                 public ge::PortableOp,
+                 public ge::CompilableOp,
+                 public ge::AnnotatedArgsOp {
  public:
   explicit KernelOp(const char *op_type);
 
@@ -33,6 +37,12 @@ class KernelOp : public ge::EagerExecuteOp, public ge::ShapeInferOp, public ge::
   // (core::PrepareCall), allocates the output, then launches the kernel for the current SoC
   // and dtype (core::LaunchKernels).
   ge::graphStatus Execute(gert::EagerOpExecutionContext *ctx) override;
+  // Static graphs (GE sinks them): when GE builds the model, declares the launch Execute would
+  // make for the node's static shapes (core::DeclareLaunch: the kernel of the SoC Compile
+  // targeted, its bytes, block dim and argument words), so that GE runs it as a task of the
+  // model, refreshes its addresses itself and inserts no copies (docs/ge-library.md, "Sunk
+  // static graphs"). Dynamic graphs still run Execute.
+  ge::graphStatus DeclareLaunchArgs(gert::AnnotatedArgsContext &ctx) override;
   // The output takes the inputs' broadcast shape (tf.math.add's rules, with GE's unknown
   // dims and rank) and x's dtype; incompatible shapes and differing dtypes are refused.
   ge::graphStatus InferShape(gert::InferShapeContext *ctx) override;
@@ -48,6 +58,9 @@ class KernelOp : public ge::EagerExecuteOp, public ge::ShapeInferOp, public ge::
   // The package's builder, run as a child process when a kernel must be compiled.
   std::shared_ptr<core::KernelSupply> Supply();
   ge::graphStatus Fail(const char *node, const core::Status &status) const;
+  // The SoC DeclareLaunchArgs declares for: the one Compile targeted last, else the only SoC
+  // the kernels have.
+  core::Result<std::string> DeclaredSoc(core::KernelRegistry &registry);
 
   const char *op_type_;
   const core::OpDefinition *op_;
@@ -55,6 +68,7 @@ class KernelOp : public ge::EagerExecuteOp, public ge::ShapeInferOp, public ge::
   std::shared_ptr<core::KernelRegistry> registry_;
   std::string opp_root_;
   std::shared_ptr<core::KernelSupply> supply_;
+  std::string compiled_soc_;  // Compile's target (DeclaredSoc)
 };
 
 }  // namespace cann
