@@ -324,7 +324,7 @@ ge::graphStatus KernelOp::DeclareLaunchArgs(gert::AnnotatedArgsContext &ctx) {
     if (!soc.ok()) return Fail(node, soc.status());
     ContextWorkspaces workspaces(ctx);
     core::LaunchDeclaration &d = scratch.declaration;
-    const core::Status declared = core::DeclareLaunch(call, soc.value(), *registry.value(), workspaces, &d);
+    const core::Status declared = core::DeclareLaunch(call, soc.value(), *registry.value(), workspaces, &d, &declared_names_);
     if (!declared.ok()) {
       return Fail(node, declared.WithContext("inputs " + core::ShapeText(inputs[0].dims) + " and " +
                                              core::ShapeText(inputs[1].dims)));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "graph/custom_op.h"
+#include "tf_ge_custom_core/declared_launch.h"
 #include "tf_ge_custom_core/kernel_registry.h"
 #include "tf_ge_custom_core/kernel_supply.h"
 #include "tf_ge_custom_core/op_definition.h"
@@ -69,6 +70,7 @@ class KernelOp : public ge::EagerExecuteOp,
   std::string opp_root_;
   std::shared_ptr<core::KernelSupply> supply_;
   std::string compiled_soc_;  // Compile's target (DeclaredSoc)
+  core::KernelNameLedger declared_names_;  // one binary per kernel name (declared_launch.h)
 };
 
 }  // namespace cann

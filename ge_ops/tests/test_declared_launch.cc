@@ -343,3 +343,24 @@ TEST(DeclaredLaunch, AReusedDeclarationEqualsAFreshOne) {
     CHECK_EQ(fresh.kernel.entry.entry, reused.kernel.entry.entry);
   }
 }
+
+TEST(DeclaredLaunch, TheLedgerRefusesASecondBinaryUnderAClaimedKernelName) {
+  test_support::TempDir opp;
+  test_support::WriteOppKernels(opp, "Ascend910B1", {KernelSpec(), [] {
+                                                       KernelSpec k;
+                                                       k.dtype = "float16";
+                                                       return k;
+                                                     }()});
+  auto registry = KernelRegistry::FromOppRoot(opp.path());
+  KernelNameLedger ledger;
+  Workspaces ws;
+  LaunchDeclaration d;
+  REQUIRE_OK(DeclareLaunch(Call("float32", {64}, {64}), "Ascend910B1", *registry, ws, &d, &ledger));
+  REQUIRE_OK(DeclareLaunch(Call("float32", {128}, {128}), "Ascend910B1", *registry, ws, &d, &ledger));  // same bytes
+  const Status st = DeclareLaunch(Call("float16", {64}, {64}), "Ascend910B1", *registry, ws, &d, &ledger);
+  CHECK_EQ(st.code(), Code::kUnsupported);
+  CHECK_TRUE(st.message().find("kernel entry add_kernel of Ascend910B1 flat float16 has the name this process already "
+                               "declared for Ascend910B1 flat float32") != std::string::npos);
+  KernelNameLedger other;  // without the earlier claim it is declared
+  REQUIRE_OK(DeclareLaunch(Call("float16", {64}, {64}), "Ascend910B1", *registry, ws, &d, &other));
+}

@@ -27,6 +27,8 @@
 #define TF_GE_CUSTOM_CORE_DECLARED_LAUNCH_H_
 
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -103,13 +105,30 @@ struct LaunchDeclaration {
   std::vector<uint8_t> bytes;  // the packed struct of launches[0]
 };
 
+// GE keeps one binary per kernel name in a model (its kernel store is a map by name, the last
+// added wins: ge base/common/tbe_handle_store/kernel_store.cc), and the name must be the entry
+// symbol inside the binary. Our entries are named per kernel, not per dtype ("add_kernel" for
+// every dtype's flat kernel), so two nodes declaring the same name with different bytes would
+// run one node with the other's kernel. The ledger refuses the second: a process declares each
+// entry name with one binary only. Thread-safe; no allocation once a name is claimed.
+class KernelNameLedger {
+ public:
+  // Ok for a new name or the same bytes again; else kUnsupported naming both kernels.
+  Status Claim(const KernelBinary &kernel);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::pair<std::string, std::string>> claimed_;  // name -> (sha256, what)
+};
+
 // The declaration for call (PrepareCall's choice, call.inputs/outputs the addresses GE's
 // context gives) on soc. A call of 0 elements declares one launch of the flat kernel over 0
 // elements with a grid of 1 (GE refuses a declaration without a launch; the kernel's loop
 // runs no iteration). Refusals name the variant, the SoC, the dtype and, for a shape, the
 // shapes. Reuses *out: no allocation once it has declared a call of that kernel.
+// With a ledger, the kernel is claimed in it (see KernelNameLedger).
 Status DeclareLaunch(const KernelCall &call, const std::string &soc, KernelRegistry &registry,
-                     DeclarationRuntime &runtime, LaunchDeclaration *out);
+                     DeclarationRuntime &runtime, LaunchDeclaration *out, KernelNameLedger *ledger = nullptr);
 
 // "[4096, 4096]"
 std::string ShapeText(const std::vector<int64_t> &dims);
