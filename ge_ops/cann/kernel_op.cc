@@ -218,6 +218,9 @@ ge::graphStatus KernelOp::Compile(gert::OpCompileContext *ctx) {
       std::lock_guard<std::mutex> lock(mutex_);
       compiled_soc_ = soc;  // what DeclareLaunchArgs declares for
     }
+    // GE compiles every node of a graph before it generates the graph's tasks: a new graph's
+    // declarations start a new ledger (core/declared_launch.h, KernelNameLedger).
+    declared_names_.Clear();
     return ge::GRAPH_SUCCESS;
   } catch (const std::exception &e) {
     return Fail(node, core::Status::Error(core::Code::kInternal, e.what()));

@@ -135,10 +135,15 @@ Status KernelNameLedger::Claim(const KernelBinary &kernel) {
   if (it->second.first == e.sha256) return Status::Ok();
   return Status::Error(Code::kUnsupported,
                        "kernel entry " + e.entry + " of " + kernel.soc + " " + e.variant + " " + e.dtype +
-                           " has the name this process already declared for " + it->second.second +
+                           " has the name this graph already declared for " + it->second.second +
                            ", with other bytes; a GE model keeps one binary per kernel name, so one of the two "
                            "nodes would run the other's kernel. Build a static graph with one dtype and broadcast "
                            "pattern of this op per kernel entry, or make it dynamic (compile_dynamic_mode=True)");
+}
+
+void KernelNameLedger::Clear() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  claimed_.clear();
 }
 
 Status PackArgWords(const ArgLayout &layout, const HostArgValues &values, const ArgWordRefs &refs,

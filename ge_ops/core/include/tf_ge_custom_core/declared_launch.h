@@ -109,12 +109,17 @@ struct LaunchDeclaration {
 // added wins: ge base/common/tbe_handle_store/kernel_store.cc), and the name must be the entry
 // symbol inside the binary. Our entries are named per kernel, not per dtype ("add_kernel" for
 // every dtype's flat kernel), so two nodes declaring the same name with different bytes would
-// run one node with the other's kernel. The ledger refuses the second: a process declares each
-// entry name with one binary only. Thread-safe; no allocation once a name is claimed.
+// run one node with the other's kernel. The ledger refuses the second: between two Clear()
+// calls each entry name is declared with one binary only. The GE library clears it in Compile,
+// which GE runs for every node of a graph before it generates any task of that graph, so the
+// ledger covers one graph build (graphs built one after another may use other dtypes; two
+// graphs built at the same time share it, which can only refuse more). Thread-safe; no
+// allocation once a name is claimed.
 class KernelNameLedger {
  public:
   // Ok for a new name or the same bytes again; else kUnsupported naming both kernels.
   Status Claim(const KernelBinary &kernel);
+  void Clear();
 
  private:
   std::mutex mutex_;
