@@ -1040,6 +1040,46 @@ def check_board_kernels(ctx):
     return Check(name, OK, kernel_sources.describe(served), data=data)
 
 
+def check_static_graph_path(ctx):
+    """Which path a graph whose shapes are all known takes on this build (docs/npu.md, "Static,
+    sunk graphs"): sunk, its launch declared (the GE library is an AnnotatedArgsOp, which
+    every toolkit that can host the library has: both since CANN 9.2.0-beta.1), or none."""
+    name = "static graphs (sunk / eager)"
+    ge = ctx.ge_info()
+    if not ge or not ge.get("built"):
+        why = (ge or {}).get("reason") or "this build has no GE library"
+        return Check(name, WARN, "no GE path at all (%s): AddCustom runs on the CPU kernel in any graph" % why,
+                     _ge_rebuild_fix(ctx))
+    try:
+        reader = ctx.manifest_reader()
+        manifests = reader.find_manifests(ctx.root)
+    except ImportError:
+        manifests, reader = {}, None
+    refused, limit = [], None
+    for soc in sorted(manifests):
+        try:
+            manifest = reader.load_manifest(manifests[soc], check_files=False)
+        except reader.ManifestError:
+            continue  # the npubins check reports it
+        for k in manifest.kernels:
+            if k.mix_mode != "aiv" or k.lock_num > 0:
+                refused.append("%s %s %s (%s%s)" % (soc, k.variant, k.dtype, "mix_mode " + k.mix_mode,
+                                                     ", %d locks" % k.lock_num if k.lock_num > 0 else ""))
+            limit = k.max_elements_per_launch if limit is None else min(limit, k.max_elements_per_launch)
+    detail = ("sunk: GE runs AddCustom as a task of the model with the launch it declared when it built the "
+              "graph (DeclareLaunchArgs): no host call per step, no copies inserted around it; a dynamic "
+              "graph (compile_dynamic_mode, unknown dims) runs Execute on the host at every step")
+    if limit is not None:
+        detail += "; a static shape of more than %d output elements needs several launches and is refused " \
+                  "when GE builds the graph" % limit
+    if refused:
+        return Check(name, WARN, detail + "; these kernels cannot be declared, so a static graph using them "
+                     "fails to build: " + ", ".join(refused),
+                     Instruction("use their dtypes and shapes in dynamic graphs (compile_dynamic_mode=True), "
+                                 "or rebuild the kernels as vector-core kernels without locks"))
+    return Check(name, OK, detail)
+
+
 CHECKS = (
     check_tensorflow, check_op_library, check_xla_library, check_opp_root,
     check_custom_opp_path, check_shell_environment, check_opp_path, check_home_path,
@@ -1048,6 +1088,7 @@ CHECKS = (
     check_kernels, check_kernel_cache,
     check_online_compile, check_custom_opp_search_order, check_npubin_toolchain,
     check_board_kernels, check_kernel_builder,
+    check_static_graph_path,
 )
 
 

@@ -33,65 +33,13 @@
 #include <string>
 #include <vector>
 
+#include "counting_new.h"
 #include "test_support.h"
 #include "tf_ge_custom_core/executor.h"
 #include "tf_ge_custom_core/kernel_cache.h"
 #include "tf_ge_custom_core/kernel_registry.h"
 #include "tf_ge_custom_core/op_checks.h"
 #include "tf_ge_custom_core/outputs.h"
-
-// ---- every heap allocation of the process, counted ----------------------------------------
-namespace {
-std::atomic<uint64_t> g_allocations{0};
-std::atomic<uint64_t> g_bytes{0};
-
-void *Allocate(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  g_bytes.fetch_add(n, std::memory_order_relaxed);
-  return std::malloc(n == 0 ? 1 : n);
-}
-
-void *AllocateAligned(std::size_t n, std::size_t alignment) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  g_bytes.fetch_add(n, std::memory_order_relaxed);
-  void *p = nullptr;
-  if (posix_memalign(&p, std::max(alignment, sizeof(void *)), n == 0 ? 1 : n) != 0) return nullptr;
-  return p;
-}
-}  // namespace
-
-void *operator new(std::size_t n) {
-  void *p = Allocate(n);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void *operator new[](std::size_t n) {
-  void *p = Allocate(n);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void *operator new(std::size_t n, const std::nothrow_t &) noexcept { return Allocate(n); }
-void *operator new[](std::size_t n, const std::nothrow_t &) noexcept { return Allocate(n); }
-void *operator new(std::size_t n, std::align_val_t a) {
-  void *p = AllocateAligned(n, static_cast<std::size_t>(a));
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void *operator new[](std::size_t n, std::align_val_t a) {
-  void *p = AllocateAligned(n, static_cast<std::size_t>(a));
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void operator delete(void *p) noexcept { std::free(p); }
-void operator delete[](void *p) noexcept { std::free(p); }
-void operator delete(void *p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void *p, std::size_t) noexcept { std::free(p); }
-void operator delete(void *p, const std::nothrow_t &) noexcept { std::free(p); }
-void operator delete[](void *p, const std::nothrow_t &) noexcept { std::free(p); }
-void operator delete(void *p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void *p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void *p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void *p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
 using namespace tf_ge_custom::core;
 
@@ -258,9 +206,9 @@ Measured Run(const Scenario &s, const std::string &opp_root, int rounds, double 
   };
 
   Measured m;
-  const uint64_t a0 = g_allocations.load();
+  const uint64_t a0 = bench::CountedAllocations();
   m.ok = once();
-  m.first_call_allocations = g_allocations.load() - a0;
+  m.first_call_allocations = bench::CountedAllocations() - a0;
   m.launches_per_call = runtime.launches;
   for (int i = 0; i < 200 && m.ok; ++i) m.ok = once();  // warm-up
 
@@ -277,15 +225,15 @@ Measured Run(const Scenario &s, const std::string &opp_root, int rounds, double 
     per_round *= 4;
   }
   std::vector<double> ns;
-  const uint64_t allocations_before = g_allocations.load(), bytes_before = g_bytes.load();
+  const uint64_t allocations_before = bench::CountedAllocations(), bytes_before = bench::CountedBytes();
   for (int r = 0; r < rounds && m.ok; ++r) {
     const auto t0 = Clock::now();
     for (uint64_t i = 0; i < per_round; ++i) m.ok &= once();
     ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / per_round);
     m.calls += per_round;
   }
-  m.allocations_per_call = static_cast<double>(g_allocations.load() - allocations_before) / std::max<uint64_t>(1, m.calls);
-  m.bytes_per_call = static_cast<double>(g_bytes.load() - bytes_before) / std::max<uint64_t>(1, m.calls);
+  m.allocations_per_call = static_cast<double>(bench::CountedAllocations() - allocations_before) / std::max<uint64_t>(1, m.calls);
+  m.bytes_per_call = static_cast<double>(bench::CountedBytes() - bytes_before) / std::max<uint64_t>(1, m.calls);
   std::sort(ns.begin(), ns.end());
   m.ns_median = ns.empty() ? 0 : ns[ns.size() / 2];
   m.ns_min = ns.empty() ? 0 : ns.front();

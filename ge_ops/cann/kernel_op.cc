@@ -9,6 +9,7 @@
 #include "acl_runtime.h"
 #include "ge_ops.inc"
 #include "ge_report.h"
+#include "tf_ge_custom_core/declared_launch.h"
 #include "tf_ge_custom_core/executor.h"
 #include "tf_ge_custom_core/kernel_cache.h"
 #include "tf_ge_custom_core/kernel_compiler.h"
@@ -108,6 +109,47 @@ class ContextOutputs : public core::OutputAllocator {
   gert::StorageShape shape_;
 };
 
+// What DeclareLaunchArgs reads and declares, kept per thread and reused (no allocation once a
+// thread has declared a node of that kernel; ge_ops/bench/ measures it).
+struct DeclareScratch {
+  std::vector<core::TensorInfo> inputs;
+  std::vector<int64_t> output_dims;
+  core::KernelCall call;
+  core::LaunchDeclaration declaration;
+};
+
+// GE's MallocWorkSpace of the annotated context: the workspace GE plans into the model.
+class ContextWorkspaces : public core::DeclarationRuntime {
+ public:
+  explicit ContextWorkspaces(gert::AnnotatedArgsContext &ctx) : ctx_(ctx) {}
+  core::Result<Workspace> AllocWorkspace(uint64_t bytes) override {
+    const gert::WorkspaceAddr ws = ctx_.MallocWorkSpace(static_cast<size_t>(bytes));
+    if (ws.addr == nullptr) {  // the header's failure value
+      return core::Status::ApiError("MallocWorkSpace", "returned no address for " + std::to_string(bytes) + " bytes");
+    }
+    Workspace w;
+    w.index = ws.index;
+    w.address = Address(ws.addr);
+    return w;
+  }
+
+ private:
+  gert::AnnotatedArgsContext &ctx_;
+};
+
+const void *Pointer(uint64_t address) { return reinterpret_cast<const void *>(static_cast<uintptr_t>(address)); }
+
+// One declared word as GE's annotated argument.
+ge::graphStatus AppendWord(const core::ArgWord &w, gert::AnnotatedKernelArgs *args) {
+  switch (w.kind) {
+    case core::ArgWordKind::kInput: return args->AppendArg(gert::InputAddr{w.index, Pointer(w.value)});
+    case core::ArgWordKind::kOutput: return args->AppendArg(gert::OutputAddr{w.index, Pointer(w.value)});
+    case core::ArgWordKind::kWorkspace: return args->AppendArg(gert::WorkspaceAddr{w.index, Pointer(w.value)});
+    case core::ArgWordKind::kValue: break;
+  }
+  return args->AppendArg(static_cast<uint64_t>(w.value));
+}
+
 }  // namespace
 
 KernelOp::KernelOp(const char *op_type) : op_type_(op_type), op_(core::FindOp(op_type)) {}
@@ -176,6 +218,13 @@ ge::graphStatus KernelOp::Compile(gert::OpCompileContext *ctx) {
     auto origin = core::PrepareKernel(*Supply(), *registry.value(), *op_, soc, npu_arch, inputs, &chosen);
     if (!origin.ok()) return Fail(node, origin.status(), soc);
     if (!chosen.empty()) ReportProgress(op_type_, "node " + std::string(node != nullptr ? node : "?") + ": " + chosen);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      compiled_soc_ = soc;  // what DeclareLaunchArgs declares for
+    }
+    // GE compiles every node of a graph before it generates the graph's tasks: a new graph's
+    // declarations start a new ledger (core/declared_launch.h, KernelNameLedger).
+    declared_names_.Clear();
     return ge::GRAPH_SUCCESS;
   } catch (const std::exception &e) {
     return Fail(node, core::Status::Error(core::Code::kInternal, e.what()));
@@ -218,6 +267,101 @@ ge::graphStatus KernelOp::Execute(gert::EagerOpExecutionContext *ctx) {
     if (!st.ok()) return Fail(node, st);
     return ge::GRAPH_SUCCESS;
   } catch (const std::exception &e) {  // e.g. std::bad_alloc: never let it unwind into GE
+    return Fail(node, core::Status::Error(core::Code::kInternal, e.what()));
+  }
+}
+
+core::Result<std::string> KernelOp::DeclaredSoc(core::KernelRegistry &registry) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!compiled_soc_.empty()) return compiled_soc_;
+  }
+  const std::vector<std::string> socs = registry.Socs();
+  if (socs.size() == 1) return socs[0];
+  std::string listed;
+  for (const auto &s : socs) listed += (listed.empty() ? "" : ", ") + s;
+  return core::Status::Error(core::Code::kUnknownSoc,
+                             "no Compile named the target SoC before DeclareLaunchArgs, and the kernels (" +
+                                 registry.origin() + ") hold " + std::to_string(socs.size()) +
+                                 " SoCs: " + (listed.empty() ? "none" : listed));
+}
+
+ge::graphStatus KernelOp::DeclareLaunchArgs(gert::AnnotatedArgsContext &ctx) {
+  const char *node = ctx.GetNodeName();
+  try {
+    if (op_ == nullptr) return Fail(node, core::Status::Error(core::Code::kInternal, "this library does not define the op"));
+    thread_local DeclareScratch scratch;
+    std::vector<core::TensorInfo> &inputs = scratch.inputs;
+    core::KernelCall &call = scratch.call;
+    inputs.resize(op_->inputs.size());
+    call.inputs.resize(op_->inputs.size());
+    for (size_t i = 0; i < op_->inputs.size(); ++i) {
+      const gert::Tensor *t = ctx.GetInputTensor(i);
+      if (t == nullptr) {
+        return Fail(node, core::Status::ApiError("GetInputTensor", "returned null for input " + std::to_string(i)));
+      }
+      SetDTypeName(t->GetDataType(), &inputs[i].dtype);
+      ReadDims(t->GetStorageShape(), &inputs[i].dims);
+      call.inputs[i] = Address(t->GetAddr());  // a logical address of the model: GE refreshes it
+    }
+    auto dtype = core::CheckDTypes(*op_, inputs);
+    if (!dtype.ok()) return Fail(node, dtype.status());
+    const core::Status prepared = core::PrepareCall(*op_, *dtype.value(), inputs[0].dims, inputs[1].dims, &call);
+    if (!prepared.ok()) return Fail(node, prepared);
+    call.outputs.resize(op_->outputs.size());
+    for (size_t o = 0; o < op_->outputs.size(); ++o) {
+      const gert::Tensor *t = ctx.GetOutputTensor(o);
+      if (t == nullptr) {
+        return Fail(node, core::Status::ApiError("GetOutputTensor", "returned null for output " + std::to_string(o)));
+      }
+      ReadDims(t->GetStorageShape(), &scratch.output_dims);
+      if (scratch.output_dims != call.choice.output) {
+        return Fail(node, core::Status::Error(core::Code::kBadShape,
+                                              "GE planned output " + std::to_string(o) + " as " +
+                                                  core::ShapeText(scratch.output_dims) + ", but the inputs " +
+                                                  core::ShapeText(inputs[0].dims) + " and " +
+                                                  core::ShapeText(inputs[1].dims) + " broadcast to " +
+                                                  core::ShapeText(call.choice.output)));
+      }
+      call.outputs[o] = Address(t->GetAddr());
+    }
+    auto registry = Registry();
+    if (!registry.ok()) return Fail(node, registry.status());
+    auto soc = DeclaredSoc(*registry.value());
+    if (!soc.ok()) return Fail(node, soc.status());
+    ContextWorkspaces workspaces(ctx);
+    core::LaunchDeclaration &d = scratch.declaration;
+    const core::Status declared = core::DeclareLaunch(call, soc.value(), *registry.value(), workspaces, &d, &declared_names_);
+    if (!declared.ok()) {
+      return Fail(node, declared.WithContext("inputs " + core::ShapeText(inputs[0].dims) + " and " +
+                                             core::ShapeText(inputs[1].dims)));
+    }
+    const uint32_t stream_id = ctx.GetStreamId();
+    for (core::DeclaredLaunch &launch : d.launches) {
+      gert::AnnotatedKernelArgs args;
+      for (const core::ArgWord &w : launch.words) {
+        const ge::graphStatus appended = AppendWord(w, &args);
+        if (appended != ge::GRAPH_SUCCESS) {
+          return Fail(node, core::Status::ApiError("AnnotatedKernelArgs::AppendArg",
+                                                   std::string("returned ") + std::to_string(appended) + " for a " +
+                                                       core::ArgWordKindName(w.kind) + " word"));
+        }
+      }
+      gert::AnnotatedKernelLaunchInfo info;
+      info.kernel_name = d.kernel.entry.entry.c_str();
+      info.kernel_bin = d.kernel.bytes->data();
+      info.kernel_bin_size = d.kernel.bytes->size();
+      info.block_dim = launch.block_dim;
+      info.stream_id = stream_id;
+      const ge::graphStatus added = ctx.AddLaunch(info, std::move(args));
+      if (added != ge::GRAPH_SUCCESS) {
+        return Fail(node, core::Status::ApiError("AddLaunch", "returned " + std::to_string(added) + " (kernel " +
+                                                                  d.kernel.entry.entry + ", stream " +
+                                                                  std::to_string(stream_id) + ")"));
+      }
+    }
+    return ge::GRAPH_SUCCESS;
+  } catch (const std::exception &e) {
     return Fail(node, core::Status::Error(core::Code::kInternal, e.what()));
   }
 }

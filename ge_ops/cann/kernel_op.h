@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "graph/custom_op.h"
+#include "tf_ge_custom_core/declared_launch.h"
 #include "tf_ge_custom_core/kernel_registry.h"
 #include "tf_ge_custom_core/kernel_supply.h"
 #include "tf_ge_custom_core/op_definition.h"
@@ -20,7 +21,11 @@
 namespace tf_ge_custom {
 namespace cann {
 
-class KernelOp : public ge::EagerExecuteOp, public ge::ShapeInferOp, public ge::PortableOp, public ge::CompilableOp {
+class KernelOp : public ge::EagerExecuteOp,
+                 public ge::ShapeInferOp,
+                 public ge::PortableOp,
+                 public ge::CompilableOp,
+                 public ge::AnnotatedArgsOp {
  public:
   explicit KernelOp(const char *op_type);
 
@@ -33,6 +38,12 @@ class KernelOp : public ge::EagerExecuteOp, public ge::ShapeInferOp, public ge::
   // (core::PrepareCall), allocates the output, then launches the kernel for the current SoC
   // and dtype (core::LaunchKernels).
   ge::graphStatus Execute(gert::EagerOpExecutionContext *ctx) override;
+  // Static graphs (GE sinks them): when GE builds the model, declares the launch Execute would
+  // make for the node's static shapes (core::DeclareLaunch: the kernel of the SoC Compile
+  // targeted, its bytes, block dim and argument words), so that GE runs it as a task of the
+  // model, refreshes its addresses itself and inserts no copies (docs/ge-library.md, "Sunk
+  // static graphs"). Dynamic graphs still run Execute.
+  ge::graphStatus DeclareLaunchArgs(gert::AnnotatedArgsContext &ctx) override;
   // The output takes the inputs' broadcast shape (tf.math.add's rules, with GE's unknown
   // dims and rank) and x's dtype; incompatible shapes and differing dtypes are refused.
   ge::graphStatus InferShape(gert::InferShapeContext *ctx) override;
@@ -49,6 +60,9 @@ class KernelOp : public ge::EagerExecuteOp, public ge::ShapeInferOp, public ge::
   std::shared_ptr<core::KernelSupply> Supply();
   // The refusal to stderr and to GE's error manager, with the op type, node and SoC (ge_report.h).
   ge::graphStatus Fail(const char *node, const core::Status &status, const std::string &soc = "") const;
+  // The SoC DeclareLaunchArgs declares for: the one Compile targeted last, else the only SoC
+  // the kernels have.
+  core::Result<std::string> DeclaredSoc(core::KernelRegistry &registry);
 
   const char *op_type_;
   const core::OpDefinition *op_;
@@ -56,6 +70,8 @@ class KernelOp : public ge::EagerExecuteOp, public ge::ShapeInferOp, public ge::
   std::shared_ptr<core::KernelRegistry> registry_;
   std::string opp_root_;
   std::shared_ptr<core::KernelSupply> supply_;
+  std::string compiled_soc_;  // Compile's target (DeclaredSoc)
+  core::KernelNameLedger declared_names_;  // one binary per kernel name (declared_launch.h)
 };
 
 }  // namespace cann

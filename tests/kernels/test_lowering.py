@@ -222,3 +222,29 @@ def test_every_variant_lowers_for_every_soc_and_the_core_table_matches(tmp_path)
             args = m.kernel("AddCustom", variant, "float32").args
             assert [(s.name, s.role, s.index, s.dim, s.offset, s.size) for s in args.slots] == \
                 _layout(variant), (name, variant)
+
+
+@pytest.mark.parametrize("soc", SOCS)
+def test_no_kernel_reads_its_ffts_lock_or_workspace_argument(built, soc):
+    """The sunk static path declares the ffts word as 0 and the lock and workspace as null
+    (ge_ops/core/include/tf_ge_custom_core/declared_launch.h; docs/ge-library.md, "Sunk static
+    graphs"): that is right only while no kernel reads those three arguments. Every entry is
+    a vector-core (AIV) function whose body never names %arg0..%arg2, and the manifest asks
+    for no lock and no workspace."""
+    out, _, _ = built
+    m = kernel_manifest.load_manifest(os.path.join(str(out), soc, "manifest.json"))
+    for dtype in DTYPES:
+        for variant in VARIANTS:
+            entry = ADD_CUSTOM.kernel.variant(variant).entry
+            text = _hivm(out, soc, variant, dtype)
+            head = re.search(r"func\.func @%s\((.*?)\) attributes \{([^\n]*hacc\.entry[^\n]*)\{\n" % entry, text)
+            assert head, "no hacc.entry %s in %s %s" % (entry, variant, dtype)
+            assert "hacc.arg_type<ffts_base_address>" in head.group(1).split("%arg1:")[0]
+            assert "func_core_type<AIV>" in head.group(2)
+            body = text[head.end():]
+            for arg in ("%arg0", "%arg1", "%arg2"):
+                assert not re.search(re.escape(arg) + r"\b", body), (
+                    "%s %s %s reads %s" % (soc, variant, dtype, arg))
+            assert not re.search(r"ffts|sync_block", body)
+            k = m.kernel("AddCustom", variant, dtype)
+            assert k.mix_mode == "aiv" and k.lock_num == 0 and k.workspace_size == 0

@@ -84,6 +84,7 @@ MISSING_HERE = {
     "NPU_LARGE": ("TF Adapter", "Ascend NPU", "GE library"),
     "NPU_BROADCAST": ("TF Adapter", "Ascend NPU", "GE library"),
     "COMPILE_AT_BUILD": ("--soc", "CANN toolkit"),
+    "SINK": ("npu_bridge", "Ascend NPU", "GE library"),
     "GE_LOAD_ONCE": ("TF Adapter", "Ascend NPU", "GE library"),
     "EXPORT_OM": ("--soc", "CANN toolkit", "atc", "GE library"),
     "RUN_OM": ("EXPORT_OM",),

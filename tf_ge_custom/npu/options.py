@@ -461,3 +461,44 @@ def validate(options, api=TF1, warn_deprecated=True):
                 DeprecationWarning, stacklevel=3)
     _check_combination(values, api)
     return values
+
+
+# --- static, sunk graphs (docs/npu.md, "Static, sunk graphs") -------------------------------
+# What session_config(static_sink=True) sets unless given: every input shape starts static
+# (compile_dynamic_mode off) and a changed shape recompiles a static graph (jit_compile
+# "true") instead of generalising it to a dynamic one, which GE would run through Execute.
+STATIC_SINK_DEFAULTS = {"compile_dynamic_mode": False, "jit_compile": "true"}
+# Options that make some dimension unknown (dynamic gears) and so the graph dynamic.
+_DYNAMIC_SHAPE_OPTIONS = ("input_shape", "dynamic_dims", "dynamic_node_type", "compile_hybrid_mode")
+
+
+def static_sink(values, api=TF1):
+    """``values`` (validated options) completed for a static graph GE sinks to the device.
+
+    Adds :data:`STATIC_SINK_DEFAULTS` for what is not given; raises :class:`NpuOptionError`
+    naming the option when a given one would make the graph dynamic (``compile_dynamic_mode``
+    True, ``jit_compile`` other than "true", dynamic gears). ``iterations_per_loop`` is kept:
+    above 1 it sinks that many steps per ``session.run`` (the training loop must use TF
+    Adapter's loop helpers for it, docs/npu.md).
+    """
+    where = "%s(static_sink=True)" % api
+    if values.get("compile_dynamic_mode") is True:
+        raise NpuOptionError(
+            "%s: compile_dynamic_mode=True makes every input dynamic, so GE runs AddCustom through "
+            "Execute on the host at every step instead of sinking the graph; drop it or pass "
+            "static_sink=False" % where)
+    jit = values.get("jit_compile")
+    if jit is not None and jit != "true":
+        raise NpuOptionError(
+            "%s: jit_compile=%r lets TF Adapter generalise a changed input shape to a dynamic graph "
+            "(run through Execute); a static, sunk graph needs jit_compile='true' (recompile on a new "
+            "shape)" % (where, jit))
+    given = [name for name in _DYNAMIC_SHAPE_OPTIONS if values.get(name) is not None]
+    if given:
+        raise NpuOptionError(
+            "%s: %s give the graph dynamic dimensions (gears); a static, sunk graph has fixed "
+            "shapes: drop %s or pass static_sink=False" % (where, ", ".join(given),
+                                                          "it" if len(given) == 1 else "them"))
+    completed = dict(STATIC_SINK_DEFAULTS)
+    completed.update(values)
+    return completed

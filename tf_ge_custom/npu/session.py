@@ -68,13 +68,20 @@ def _ensure_npu_bridge():
     return False
 
 
-def session_config(config=None, **options):
+def session_config(config=None, static_sink=False, **options):
     """A ``tf.compat.v1.ConfigProto`` that runs the session through TF Adapter on the NPU.
 
     Args:
       config: an existing ``ConfigProto`` to complete (it is copied, not modified), or
         None for a new one. NpuOptimizer parameters already in it are validated and kept
         unless an option of the same name is given here.
+      static_sink: True for a static graph GE sinks to the device (AddCustom then runs as a
+        task of the model, its launch declared when GE builds it: no host call per step and
+        no copies around it; docs/npu.md, "Static, sunk graphs"). Sets
+        ``compile_dynamic_mode=False`` and ``jit_compile="true"`` unless given, and refuses
+        options that would make the graph dynamic (``compile_dynamic_mode=True``, another
+        ``jit_compile``, ``input_shape``/``dynamic_dims`` gears). ``iterations_per_loop`` may
+        be given with it.
       **options: TF Adapter's ``NpuOptimizer`` keys, typed: e.g. ``use_off_line=True``,
         ``graph_run_mode=0``, ``precision_mode_v2="origin"``, ``enable_dump=True,
         dump_path="/tmp/dump"``, ``profiling_options={"output": "/tmp/prof"}``. ``None``
@@ -89,14 +96,17 @@ def session_config(config=None, **options):
 
     Raises:
       NpuOptionError: an unknown key, a value outside its allowed set, a ``dump_path`` that
-        is not an existing writable directory, options that contradict each other (a
-        ``ValueError``).
+        is not an existing writable directory, options that contradict each other, or with
+        ``static_sink`` options that would make the graph dynamic (a ``ValueError``).
       NpuOptionTypeError: an option or ``config`` of the wrong type (a ``TypeError``).
     """
     import tensorflow as tf
 
     from tensorflow.core.protobuf import rewriter_config_pb2
 
+    if not isinstance(static_sink, bool):
+        raise NpuOptionTypeError("session_config: static_sink must be a bool (True/False), got %r (%s)"
+                                 % (static_sink, type(static_sink).__name__))
     if config is None:
         result = tf.compat.v1.ConfigProto()
     elif isinstance(config, tf.compat.v1.ConfigProto):
@@ -115,6 +125,8 @@ def session_config(config=None, **options):
             merged[key] = _attr_value_to_python(key, entry.parameter_map[key])
     merged.update(options)
     values = _options.validate(merged, _options.TF1)
+    if static_sink:
+        values = _options.static_sink(values, _options.TF1)
 
     # One NpuOptimizer entry, placed where the first one was (order matters to Grappler).
     if npu_entries:

@@ -204,3 +204,48 @@ def build_kernels_cache(soc, cache_dir, timeout):
                            "build-kernels", "--soc", soc, "--cache"], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, universal_newlines=True, env=env, timeout=timeout)
     return proc.returncode, proc.stdout
+
+
+class SunkRun(NamedTuple):
+    run: DeviceRun
+    graph_files: list  # GE's dumped graphs (ge_onnx_*.pbtxt), in the order GE numbered them
+
+
+def run_sunk(pairs, dtype, dump_dir, runs=1):
+    """``add_custom(x, y)`` for each pair in one static TF1 graph, in a session configured by
+    ``npu.session_config(static_sink=True)``, with GE's graph dump on (``DUMP_GE_GRAPH=2``
+    into ``dump_dir``; set before TF Adapter starts GE, which reads it once). Returns the
+    results and the dumped graph files."""
+    import glob
+
+    name = adapter("npu_bridge")  # StageSkip without npu_bridge
+    os.environ["DUMP_GE_GRAPH"] = "2"
+    os.environ["DUMP_GRAPH_PATH"] = dump_dir
+    import tensorflow as tf
+
+    import tf_ge_custom
+    from tf_ge_custom import npu
+
+    config = npu.session_config(static_sink=True, **OPTIONS)
+    graph = tf.Graph()
+    with graph.as_default():
+        nodes = []
+        for i, (x, y) in enumerate(pairs):
+            px = tf.compat.v1.placeholder(dtype, x.shape, name="x_%d" % i)
+            py = tf.compat.v1.placeholder(dtype, y.shape, name="y_%d" % i)
+            nodes.append((px, py, tf_ge_custom.add_custom(px, py)))
+    run_options = tf.compat.v1.RunOptions(output_partition_graphs=True)
+    op_counts = Counter()
+    outputs = []
+    with tf.compat.v1.Session(graph=graph, config=config) as session:
+        feeds = {}
+        for (x, y), (px, py, _) in zip(pairs, nodes):
+            feeds[px], feeds[py] = x, y
+        for _ in range(runs):
+            metadata = tf.compat.v1.RunMetadata()
+            outputs = list(session.run([z for _, _, z in nodes], feeds, options=run_options, run_metadata=metadata))
+            for partition in metadata.partition_graphs:
+                op_counts.update(node.op for node in partition.node)
+    on_npu, evidence = _tf1_placement(op_counts)
+    files = sorted(glob.glob(os.path.join(dump_dir, "**", "ge_onnx_*.pbtxt"), recursive=True))
+    return SunkRun(DeviceRun(outputs, on_npu, evidence, name), files)

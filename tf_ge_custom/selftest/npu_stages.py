@@ -257,3 +257,104 @@ def ge_load_once(ctx):
                       "entry?)" % (GE_LIBRARY, [len(m) for m in seen], ", ".join(p for p, _ in last)), **figures)
     return passed("one mapping of %s (inode %s) after %d sessions x %d runs, counted in /proc/self/maps" % (
         last[0][0], last[0][1], SESSIONS, RUNS), **figures)
+
+
+# --- SINK: a static graph GE sinks, AddCustom declared (no host call, no copies) ---------------
+SINK_CASES = (((8, 2048), (8, 2048)), ((8, 2048), (2048,)))
+# The node types GE inserts to copy around an op whose addresses it cannot refresh.
+COPY_OPS = ("Identity", "MemcpyAsync", "MemcpyAddrAsync")
+
+
+def dumped_nodes(text):
+    """The nodes of one GE graph dump (ONNX text format, ``node { ... }`` blocks): a list of
+    ``(name, op_type, inputs)``, inputs as the node names they come from (``name:0`` -> ``name``)."""
+    import re
+
+    nodes = []
+    for m in re.finditer(r"(?m)^\s*node\s*\{", text):
+        depth, i = 0, m.end() - 1
+        for i in range(m.end() - 1, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            if depth == 0:
+                break
+        block = text[m.end():i]
+        # the node's own fields: the block with its nested blocks removed
+        own, depth = [], 0
+        for ch in block:
+            depth += {"{": 1}.get(ch, 0)
+            if depth == 0:
+                own.append(ch)
+            depth -= {"}": 1}.get(ch, 0)
+        own = "".join(own)
+        name = re.search(r'\bname:\s*"([^"]*)"', own)
+        op_type = re.search(r'\bop_type:\s*"([^"]*)"', own)
+        inputs = [s.rsplit(":", 1)[0] for s in re.findall(r'\binput:\s*"([^"]*)"', own)]
+        if name and op_type:
+            nodes.append((name.group(1), op_type.group(1), inputs))
+    return nodes
+
+
+def build_graph_file(files):
+    """The dump of the graph GE built last: the highest-numbered file whose stage name says
+    Build, else the highest-numbered one (None for none)."""
+    import os
+    import re
+
+    def index(path):
+        m = re.match(r"ge_onnx_(\d+)_", os.path.basename(path))
+        return int(m.group(1)) if m else -1
+
+    ordered = sorted(files, key=index)
+    built = [f for f in ordered if "build" in os.path.basename(f).lower()]
+    return (built or ordered or [None])[-1]
+
+
+def copies_around(nodes, op=op_def.ADD_CUSTOM.type_name):
+    """The copy nodes (:data:`COPY_OPS`) that feed an ``op`` node or read one: [(copy, its type, op node)]."""
+    kinds = {name: kind for name, kind, _ in nodes}
+    found = []
+    for name, kind, inputs in nodes:
+        if kind == op:
+            found += [(i, kinds[i], name) for i in inputs if kinds.get(i) in COPY_OPS]
+        elif kind in COPY_OPS:
+            found += [(name, kind, i) for i in inputs if kinds.get(i) == op]
+    return found
+
+
+def sink(ctx):
+    """float32 [8, 2048] + [8, 2048] and + [2048] in one static graph GE sinks: the results
+    against tf.math.add on the CPU, and GE's dumped built graph must hold both AddCustom
+    nodes with no copy node next to either."""
+    import os
+
+    dump = os.path.join(ctx.workdir, "ge_graphs")
+    os.makedirs(dump, exist_ok=True)
+    pairs = [make_pair("float32", xs, ys, 300 + j) for j, (xs, ys) in enumerate(SINK_CASES)]
+    sunk = ctx.device.run_sunk(pairs, "float32", dump)
+    run = sunk.run
+    problem = _placement_problem(run)
+    if problem:
+        return failed(problem, adapter=run.adapter)
+    problem, err = judge(run, cpu_reference(pairs, "float32"), "float32", _shapes(SINK_CASES))
+    if problem:
+        return failed(problem, adapter=run.adapter, max_error=err)
+    path = build_graph_file(sunk.graph_files)
+    if path is None:
+        return failed("GE dumped no graph into %s (DUMP_GE_GRAPH=2): cannot tell whether copies were inserted" % dump,
+                      max_error_ulp=err)
+    with open(path) as f:
+        nodes = dumped_nodes(f.read())
+    ours = [n for n, kind, _ in nodes if kind == op_def.ADD_CUSTOM.type_name]
+    figures = dict(adapter=run.adapter, max_error_ulp=err, shapes=_shapes(SINK_CASES), graph=path,
+                   graph_nodes=len(nodes), add_custom_nodes=len(ours), evidence=run.evidence)
+    if len(ours) != len(SINK_CASES):
+        return failed("%s holds %d AddCustom node(s), expected %d" % (path, len(ours), len(SINK_CASES)), **figures)
+    copies = copies_around(nodes)
+    if copies:
+        return failed("GE inserted %s next to AddCustom (%s): it did not take the declared launch, so it copies "
+                      "around a non-refreshable op" % (
+                          ", ".join("%s %s" % (kind, name) for name, kind, _ in copies), os.path.basename(path)),
+                      copies=[list(c) for c in copies], **figures)
+    return passed("float32 %s in one static graph: max error %g ulp, %d AddCustom nodes and no copy node next to "
+                  "them in %s; %s" % (", ".join(_shapes(SINK_CASES)), err, len(ours), os.path.basename(path),
+                                      run.evidence), **figures)

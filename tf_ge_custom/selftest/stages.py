@@ -65,6 +65,9 @@ STAGES = (
     Stage("COMPILE_AT_BUILD", "a kernel for this SoC compiled into the kernel cache when none is packaged "
           "(tf-ge-custom build-kernels --soc SOC --cache)", _OFF + "compile_at_build",
           ("soc", "cann", "build_kernels_cache"), timeout=3600),
+    Stage("SINK", "a static graph GE sinks (npu.session_config(static_sink=True)): float32 results against "
+          "tf.math.add on the CPU, no copy node next to AddCustom in GE's dumped graph", _NPU + "sink",
+          ("npu_bridge", "npu", "ge_library"), timeout=1800),
     Stage("GE_LOAD_ONCE", "the GE library is mapped once per process over two sessions of three runs "
           "(counted in /proc/self/maps)", _NPU + "ge_load_once", ("tf_adapter", "npu", "ge_library"), timeout=1800),
     Stage("EXPORT_OM", "a SavedModel with add_custom exported to OM for this SoC (freeze, AIR, atc)",

@@ -105,19 +105,7 @@ Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &regis
   Launch &l = scratch.launch;
   for (int64_t i = 0; i < plan.launch_count(); ++i) {
     plan.launch(i, &l);
-    values.inputs.clear();
-    values.outputs.clear();
-    // Kernel operand k reads op input choice.operands[k], advanced to the launch's box.
-    for (size_t k = 0; k < choice.operands.size(); ++k) {
-      values.inputs.push_back(call.inputs[static_cast<size_t>(choice.operands[k])] + l.input_offsets[k]);
-    }
-    for (uint64_t a : call.outputs) values.outputs.push_back(a + l.output_offset);
-    values.num_elements = l.num_elements;
-    values.dims = l.dims;                    // copy-assigned: capacity reused
-    values.input_strides = l.input_strides;
-    values.grid_x = l.grid_x;
-    values.grid_y = l.grid_y;
-    values.grid_z = l.grid_z;
+    SetLaunchValues(choice, call.inputs, call.outputs, l, &values);  // shared with DeclareLaunch
     TF_GE_CUSTOM_RETURN_IF_ERROR(PackHostArgs(entry.args, values, &args));
     if (lock_bytes > 0) TF_GE_CUSTOM_RETURN_IF_ERROR(runtime.FillBytes(values.sync_block_lock, lock_bytes, lock_fill));
     Status launched = runtime.Launch(loaded, l.block_dim(), &args);

@@ -88,5 +88,21 @@ Status PackHostArgs(const ArgLayout &layout, const HostArgValues &v, std::vector
   return Status::Ok();
 }
 
+void SetLaunchValues(const KernelChoice &choice, const std::vector<uint64_t> &inputs,
+                     const std::vector<uint64_t> &outputs, const Launch &l, HostArgValues *v) {
+  v->inputs.clear();
+  v->outputs.clear();
+  for (size_t k = 0; k < choice.operands.size(); ++k) {
+    v->inputs.push_back(inputs[static_cast<size_t>(choice.operands[k])] + l.input_offsets[k]);
+  }
+  for (uint64_t a : outputs) v->outputs.push_back(a + l.output_offset);
+  v->num_elements = l.num_elements;
+  v->dims = l.dims;  // copy-assigned: capacity reused
+  v->input_strides = l.input_strides;
+  v->grid_x = l.grid_x;
+  v->grid_y = l.grid_y;
+  v->grid_z = l.grid_z;
+}
+
 }  // namespace core
 }  // namespace tf_ge_custom

@@ -131,3 +131,44 @@ def build_kernels_cache(soc, cache_dir, timeout):
         shutil.copy(os.path.join(FIXTURES, "valid_binaries.json"), os.path.join(target, "manifest.json"))
         return 0, "compiled (double)\n"
     return 0, "nothing written (double)\n"
+
+
+def _dump_node(name, op_type, inputs):
+    lines = ["  node {"] + ['    input: "%s:0"' % i for i in inputs] + [
+        '    output: "%s:0"' % name, '    name: "%s"' % name, '    op_type: "%s"' % op_type,
+        '    attribute {', '      name: "_kernel"', '      s: "node { name: \\"inner\\" }"', '    }', "  }"]
+    return "\n".join(lines)
+
+
+def run_sunk(pairs, dtype, dump_dir, runs=1):
+    """SINK's device step, doubled: right results, and GE's graph dump written as the double's
+    behaviour says: ``pass`` (the built graph has each AddCustom fed by the placeholders, an
+    earlier dump has an Identity that the judging must not take for the built graph),
+    ``copies`` (the built graph has an Identity in front of the first AddCustom and a
+    MemcpyAsync after it), ``nodump`` (no file)."""
+    from tf_ge_custom.selftest.device import SunkRun
+
+    what = behaviour()
+    _common(what)
+    run = run_add(pairs, dtype, runs=runs, prefer="npu_bridge") if what != "copies" else DeviceRun(
+        [np.add(x, y).astype(x.dtype) for x, y in pairs], True, "AddCustom inside 1 GeOp node(s) (double)",
+        "npu_bridge")
+    if what == "nodump":
+        return SunkRun(run, [])
+    early, built = [], []
+    for i in range(len(pairs)):
+        early.append(_dump_node("ident_%d" % i, "Identity", ["x_%d" % i]))
+        early.append(_dump_node("AddCustom_%d" % i, "AddCustom", ["ident_%d" % i, "y_%d" % i]))
+        if what == "copies" and i == 0:
+            built.append(_dump_node("copy_in", "Identity", ["x_0"]))
+            built.append(_dump_node("AddCustom_0", "AddCustom", ["copy_in", "y_0"]))
+            built.append(_dump_node("copy_out", "MemcpyAsync", ["AddCustom_0"]))
+        else:
+            built.append(_dump_node("AddCustom_%d" % i, "AddCustom", ["x_%d" % i, "y_%d" % i]))
+    files = []
+    for index, stage, nodes in ((3, "PreRunBegin", early), (12, "PreRunAfterBuild", built)):
+        path = os.path.join(dump_dir, "ge_onnx_%08d_graph_1_%s.pbtxt" % (index, stage))
+        with open(path, "w") as f:
+            f.write("graph {\n%s\n}\n" % "\n".join(nodes))
+        files.append(path)
+    return SunkRun(run, files)

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "tf_ge_custom_core/broadcast.h"
+#include "tf_ge_custom_core/launch_plan.h"
 #include "tf_ge_custom_core/manifest.h"
 #include "tf_ge_custom_core/status.h"
 
@@ -29,6 +31,14 @@ struct HostArgValues {
 // extent or stride) and a slot whose value is not given; out's bytes are then unspecified.
 // Reuses out's capacity: no allocation once it has held a struct of that size.
 Status PackHostArgs(const ArgLayout &layout, const HostArgValues &values, std::vector<uint8_t> *out);
+
+// The values of one launch of a plan: kernel operand k reads op input choice.operands[k]
+// (its address in inputs, advanced to the launch's box), each output advanced likewise, and
+// the box's element count, extents, strides and grid. The ffts, lock and workspace fields
+// are left as they are. Execute (LaunchKernels) and the declared launch (DeclareLaunch) both
+// fill their values here, so they pack the same struct. Reuses *values' lists' capacity.
+void SetLaunchValues(const KernelChoice &choice, const std::vector<uint64_t> &inputs,
+                     const std::vector<uint64_t> &outputs, const Launch &launch, HostArgValues *values);
 
 }  // namespace core
 }  // namespace tf_ge_custom
