@@ -1197,8 +1197,7 @@ def run(args):
         try:
             socs.resolve(board)
         except KeyError as e:
-            sys.stderr.write("tf-ge-custom doctor: error: --soc: %s
-" % e.args[0])
+            sys.stderr.write("tf-ge-custom doctor: error: --soc: %s\n" % e.args[0])
             return 2
     try:
         ctx = Context()
@@ -1208,8 +1207,7 @@ def run(args):
     except Exception as e:  # --json promises one JSON document, whatever happened
         document, check = _broken_report(e)
         if args.json:
-            sys.stdout.write(json.dumps(document, indent=2) + "
-")
+            sys.stdout.write(json.dumps(document, indent=2) + "\n")
         else:
             sys.stdout.write(format_text([check], None))
         return 1
