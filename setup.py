@@ -71,6 +71,7 @@ setup(
     packages=[
         "tf_ge_custom",
         "tf_ge_custom._build",
+        "tf_ge_custom.doctor",
         "tf_ge_custom.npu",
         "tf_ge_custom.kernels",
         "tf_ge_custom.export",

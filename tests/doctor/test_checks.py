@@ -305,8 +305,8 @@ def test_dlopen_in_a_child_reports_unresolved_dependencies(tmp_path):
     source.write_text("int tf_ge_custom_probe(void) { return 7; }\n")
     library = tmp_path / "libok.so"
     subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
-    assert doctor._dlopen_in_child(str(library), {}) == ""
-    error = doctor._dlopen_in_child(tf_ge_custom.library_path(), {})
+    assert doctor.dlopen_in_child(str(library), {}) == ""
+    error = doctor.dlopen_in_child(tf_ge_custom.library_path(), {})
     assert "libtensorflow_framework" in error
 
 
@@ -401,7 +401,7 @@ def test_a_crashing_check_becomes_a_fail_line(root):
 def test_exit_status_is_nonzero_only_on_fail(monkeypatch, capsys):
     args = types.SimpleNamespace(json=True)
     for statuses, code in (([doctor.OK, doctor.WARN], 0), ([doctor.OK, doctor.FAIL], 1)):
-        monkeypatch.setattr(doctor, "run_checks", lambda ctx, s=statuses: [
+        monkeypatch.setattr(doctor.reporting, "run_checks", lambda ctx, s=statuses: [
             doctor.Check("c%d" % i, st, "d") for i, st in enumerate(s)])
         assert doctor.run(args) == code
         assert json.loads(capsys.readouterr().out)["status"] == max(

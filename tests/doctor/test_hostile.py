@@ -183,11 +183,11 @@ def test_the_ge_rebuild_fix_sources_a_toolkit_that_can_host_the_library(root, tm
     home = Path(fake_toolkit("Ascend/cann"))
     script = home / "set_env.sh"
     script.write_text('export ASCEND_HOME_PATH="%s"\n' % home)
-    monkeypatch.setattr(doctor, "REBUILD", 'echo "rebuild with $ASCEND_HOME_PATH"')
+    monkeypatch.setattr(doctor.remedies, "REBUILD", 'echo "rebuild with $ASCEND_HOME_PATH"')
     not_built = {"ge": {"built": False, "reason": "ASCEND_HOME_PATH is not set"}}
     for check_fn in (doctor.check_ge_library, doctor.check_npu_placement):
         check = check_fn(context(root, {}, build_info=not_built, install_dirs=(str(home.parent),)))
-        assert check.fix == "source %s && %s" % (shlex.quote(str(script)), doctor.REBUILD)
+        assert check.fix == "source %s && %s" % (shlex.quote(str(script)), doctor.remedies.REBUILD)
         proc = subprocess.run(["bash", "-c", check.fix], stdout=subprocess.PIPE,
                               universal_newlines=True, env={"PATH": os.environ["PATH"]})
         assert proc.returncode == 0 and proc.stdout == "rebuild with %s\n" % home

@@ -112,6 +112,6 @@ def test_doctor_finds_the_builder_venv(builder, tmp_path):
     ctx = doctor.Context(environ=_env(tmp_path, TF_GE_CUSTOM_BUILDER=venv))
     ctx.builder_describe = lambda python, parent, env: (
         {"ok": False, "error": "it cannot import triton (ModuleNotFoundError)"} if python == sys.executable
-        else doctor._describe_builder(python, parent, env))
+        else doctor.kernels._describe_builder(python, parent, env))
     result = doctor.check_kernel_builder(ctx)
     assert result.status == "OK" and result.data["python"] == str(venv / "bin" / "python")

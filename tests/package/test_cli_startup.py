@@ -82,7 +82,7 @@ def test_doctor_imports_tensorflow_only_in_its_child_process(recording_tensorflo
     assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
     assert len(imports) == 1, "one child process should have tried to import TensorFlow"
     # the import came from the probe program, not from doctor's own process
-    assert 'File "<string>"' in imports[0] and "doctor.py" not in imports[0], imports[0]
+    assert 'File "<string>"' in imports[0] and os.sep + "doctor" + os.sep not in imports[0], imports[0]
     lines = proc.stdout.splitlines()
     assert any(line.startswith("FAIL  TensorFlow") and "test double" in line for line in lines)
     assert any(line.startswith("FAIL  op library") and "without TensorFlow" in line
