@@ -168,8 +168,9 @@ def test_every_case_passes_under_asan_and_ubsan(runs):
 # in the cases named (a mutation nothing catches would show a blind spot). (file, text, mutant)
 MUTATIONS = {
     "inputs_read_in_the_wrong_order": (
-        "kernel_op.cc", "call.inputs[i] = Address(t->GetAddr());",
-        "call.inputs[op_->inputs.size() - 1 - i] = Address(t->GetAddr());",
+        # Execute's line (DeclareLaunchArgs' twin carries a comment after it).
+        "kernel_op.cc", "call.inputs[i] = Address(t->GetAddr());\n",
+        "call.inputs[op_->inputs.size() - 1 - i] = Address(t->GetAddr());\n",
         ["Execute.FlatFloat32LaunchesOnceWithTheA2ArgumentBytesOnTheContextsStream",
          "Execute.EveryTiledVariantGetsItsExtentsStridesAndGrid",
          "Execute.MoreThanTwoToThe31ElementsAreChunkedWithoutAllocatingThem"]),
