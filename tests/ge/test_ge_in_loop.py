@@ -121,6 +121,21 @@ def test_every_listed_upstream_file_is_at_its_tag(hicann_snapshots, tag):
     assert entry["address_descriptors"] == kind, (tag, kind)
 
 
+def test_the_harness_builds_every_adapter_source_the_package_builds():
+    """The harness takes every .cc of ge_ops/cann/ but op_proto.cc (CMakeLists.txt's glob);
+    the package's GE library lists its sources in ge_ops/CMakeLists.txt. The two sets agree, so
+    an adapter file the package gains is in the harness too, and none the package dropped."""
+    text = (SOURCE_ROOT / "ge_ops" / "CMakeLists.txt").read_text()
+    listed = re.search(r"add_library\(tf_ge_custom_ge SHARED([^)]*)\)", text)
+    assert listed, "ge_ops/CMakeLists.txt no longer defines tf_ge_custom_ge"
+    package = sorted(os.path.basename(s) for s in listed.group(1).split())
+    in_folder = sorted(p.name for p in (SOURCE_ROOT / "ge_ops" / "cann").glob("*.cc"))
+    assert package == in_folder, (package, in_folder)
+    assert "ge_report.cc" in package and "kernel_op.cc" in package
+    harness = [name for name in in_folder if name != "op_proto.cc"]
+    assert len(harness) == len(package) - 1
+
+
 @pytest.mark.parametrize("tag", TAGS)
 def test_every_case_in_the_driver_is_registered(runs, tag):
     build, exe, _, _ = runs(tag)
@@ -153,8 +168,9 @@ def test_every_case_passes_under_asan_and_ubsan(runs):
 # in the cases named (a mutation nothing catches would show a blind spot). (file, text, mutant)
 MUTATIONS = {
     "inputs_read_in_the_wrong_order": (
-        "kernel_op.cc", "call.inputs[i] = Address(t->GetAddr());",
-        "call.inputs[op_->inputs.size() - 1 - i] = Address(t->GetAddr());",
+        # Execute's line (DeclareLaunchArgs' twin carries a comment after it).
+        "kernel_op.cc", "call.inputs[i] = Address(t->GetAddr());\n",
+        "call.inputs[op_->inputs.size() - 1 - i] = Address(t->GetAddr());\n",
         ["Execute.FlatFloat32LaunchesOnceWithTheA2ArgumentBytesOnTheContextsStream",
          "Execute.EveryTiledVariantGetsItsExtentsStridesAndGrid",
          "Execute.MoreThanTwoToThe31ElementsAreChunkedWithoutAllocatingThem"]),
@@ -166,6 +182,12 @@ MUTATIONS = {
     "output_shape_of_the_first_dimension": (
         "kernel_op.cc", "out->SetDim(k, shape.value()[k]);", "out->SetDim(k, shape.value()[0]);",
         ["InferShape.BroadcastsAsTfMathAdd", "InferShape.GesRankLimitHolds"]),
+    "output_address_declared_as_an_input": (
+        "kernel_op.cc", "return args->AppendArg(gert::OutputAddr{w.index, Pointer(w.value)});",
+        "return args->AppendArg(gert::InputAddr{w.index, Pointer(w.value)});",
+        ["DeclareLaunchArgs.FlatFloat32IsOneLaunchOfTheFlatKernelAsGesHandlerRecordsIt",
+         "DeclareLaunchArgs.ARowBroadcastDeclaresTheTiledKernelsExtentsStridesAndGrid",
+         "DeclareLaunchArgs.Float16DeclaresItsOwnBinaryWithTheElementCount"]),
 }
 MUTATION_TAG = "v9.2.0-beta.1" if "v9.2.0-beta.1" in TAGS else TAGS[0]
 
@@ -184,8 +206,8 @@ def test_deliberate_adapter_defects_are_caught(runs, tmp_path):
         original = (SOURCE_ROOT / "ge_ops" / "cann" / filename).read_text()
         assert original.count(text) == 1, "the mutation %s no longer applies to %s: update MUTATIONS" % (
             name, filename)
-        for other in ("kernel_op.cc", "acl_runtime.cc"):  # only this mutation in the copy
-            shutil.copyfile(str(SOURCE_ROOT / "ge_ops" / "cann" / other), str(cann / other))
+        for other in (SOURCE_ROOT / "ge_ops" / "cann").iterdir():  # only this mutation in the copy
+            shutil.copyfile(str(other), str(cann / other.name))
         (cann / filename).write_text(original.replace(text, mutant))
         library = build.build(build_dir=tmp_path / "mutant", cann_dir=cann, prebuilt=build,
                               target="tf_ge_custom_ge")

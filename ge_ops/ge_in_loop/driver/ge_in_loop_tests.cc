@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "error_manager_stand_in.h"
 #include "harness.h"
 #include "testing.h"
 
@@ -141,7 +142,8 @@ TEST(Execute, EveryTiledVariantGetsItsExtentsStridesAndGrid) {
 TEST(Execute, AnNchwBiasRunsTheColumnKernelWithItsOuterStride) {
   // [8, 64, 56, 56] + [1, 64, 1, 1] (float16) -> (8, 64, 3136): x's outer stride 64 * 3136 =
   // 200704, y's 0; 64 rows of 3136: 1x4096 needs 64 tiles, 16x256 52 (not under 48),
-  // 128x32 98: col_1x4096, 8 * 64 tiles capped at the manifest's 40 programs.
+  // 128x32 98: col_1x4096, 8 * 64 tiles capped at the device's 48 vector cores (the recording
+  // ACL's aclrtGetDeviceInfo(ACL_DEV_ATTR_VECTOR_CORE_NUM); the manifest's own cap says 40).
   auto *op = As<ge::EagerExecuteOp>(FactoryOp());
   recording_acl::Reset(OnFreshDevice());
   EagerCall call({8, 64, 56, 56}, {1, 64, 1, 1}, ge::DT_FLOAT16, ge::DT_FLOAT16);
@@ -150,9 +152,10 @@ TEST(Execute, AnNchwBiasRunsTheColumnKernelWithItsOuterStride) {
   REQUIRE_EQ(r.loads.size(), size_t{1});
   CHECK_EQ(r.loads[0].bytes, test_support::FakeBinary(kSoc, "float16", "col_1x4096"));
   REQUIRE_EQ(r.launches.size(), size_t{1});
-  CHECK_EQ(r.launches[0].block_dim, 40u);
+  CHECK_EQ(r.device_info_attrs, (std::vector<int>{ACL_DEV_ATTR_VECTOR_CORE_NUM}));
+  CHECK_EQ(r.launches[0].block_dim, 48u);
   CHECK_EQ(r.launches[0].args,
-           TiledArgs(kX, kY, call.allocator.last, {1, 1, 8, 64, 3136}, {0, 0, 200704, 0, 0, 0}, 40));
+           TiledArgs(kX, kY, call.allocator.last, {1, 1, 8, 64, 3136}, {0, 0, 200704, 0, 0, 0}, 48));
   CHECK_EQ(DimsOf(call.z.GetStorageShape()), (std::vector<int64_t>{8, 64, 56, 56}));
   CHECK_EQ(call.z.GetDataType(), ge::DT_FLOAT16);
   CHECK_EQ(call.allocator.l1_sizes, (std::vector<size_t>{size_t{8} * 64 * 56 * 56 * 2}));
@@ -192,7 +195,9 @@ TEST(Execute, MoreThanTwoToThe31ElementsAreChunkedWithoutAllocatingThem) {
   REQUIRE_EQ(r.launches.size(), size_t{3});
   const uint64_t offsets[] = {0, uint64_t{1} << 31, uint64_t{1} << 32};
   const uint64_t counts[] = {uint64_t{1} << 30, uint64_t{1} << 30, 5};
-  const uint32_t grids[] = {40, 40, 1};
+  // The grid: the device's 48 vector cores (the recording ACL's aclrtGetDeviceInfo), under
+  // the 2^31 - 1 - 2^30 elements of room over blocks of 4096 that 32-bit indexes leave.
+  const uint32_t grids[] = {48, 48, 1};
   for (int i = 0; i < 3; ++i) {
     CHECK_EQ(r.launches[i].args, FlatArgs(kX + offsets[i], kY + offsets[i], z + offsets[i], counts[i], grids[i]));
     CHECK_EQ(r.launches[i].block_dim, grids[i]);
@@ -274,6 +279,21 @@ TEST(ExecuteRefuses, MixedDtypesNamingTheNodeAndBoth) {
   CHECK_TRUE(Contains(r.err, "float32") && Contains(r.err, "int32"));
   CHECK_EQ(r.allocations.size(), size_t{0});
   CHECK_EQ(r.record.launches.size(), size_t{0});
+}
+
+TEST(ExecuteRefuses, TheRefusalReachesGesErrorManagerAsAnInnerError) {
+  // ge_report.cc reports through metadef's REPORT_INNER_ERROR (error_message::ReportInnerError,
+  // recorded by the error-manager stand-in) with GE's inner-error code, the line as data.
+  (void)error_manager_stand_in::Take();
+  EagerCall call({4}, {4}, ge::DT_FLOAT, ge::DT_INT32, "report_node");
+  const Refused r = RunRefused(call, OnFreshDevice());
+  CHECK_EQ(r.status, ge::GRAPH_FAILED);
+  const std::vector<error_manager_stand_in::Report> reports = error_manager_stand_in::Take();
+  REQUIRE_EQ(reports.size(), size_t{1});
+  CHECK_EQ(reports[0].error_code, std::string("E19999"));
+  CHECK_TRUE(Contains(reports[0].message, "[tf-ge-custom] AddCustom node report_node: "));
+  CHECK_TRUE(Contains(reports[0].message, "float32") && Contains(reports[0].message, "int32"));
+  CHECK_TRUE(Contains(r.err, reports[0].message));  // and the same line on stderr
 }
 
 TEST(ExecuteRefuses, ADtypeTheOpDoesNotHave) {
@@ -443,7 +463,10 @@ TEST(Compile, APackagedSocFromThePlatformNeedsNoBuild) {
     ge::graphStatus st = ge::GRAPH_FAILED;
     err = CaptureStderr([&] { st = Compile(op.get(), ge::DT_FLOAT16, ge::DT_FLOAT16); });
     CHECK_EQ(st, ge::GRAPH_SUCCESS);
-    CHECK_EQ(err, std::string());
+    // One progress line (ge_report.cc: GE's log and stderr), naming the packaged kernels.
+    CHECK_TRUE(Contains(err, "[tf-ge-custom] AddCustom: node compile_node: AddCustom float16 for SoC Ascend910B1: "
+                             "the package ("));
+    CHECK_EQ(std::count(err.begin(), err.end(), '\n'), 1);
   }
   const char *count = std::getenv("TF_GE_CUSTOM_DOUBLE_COUNT");
   if (count != nullptr) CHECK_FALSE(std::filesystem::exists(count));

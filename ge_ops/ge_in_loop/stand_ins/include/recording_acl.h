@@ -41,6 +41,9 @@ struct Settings {
   std::string soc = "Ascend910B1";  // aclrtGetSocName (empty: returns null)
   int32_t device = 0;
   uint64_t sync_address = 0x00000000FF001000ull;
+  uint64_t context = 0x00000000C0000001ull;  // aclrtGetCurrentContext
+  int64_t vector_cores = 48;                 // aclrtGetDeviceInfo(ACL_DEV_ATTR_VECTOR_CORE_NUM)
+  int context_error = 0, device_info_error = 0;
   int get_device_error = 0, sync_error = 0, memset_error = 0, load_error = 0, get_function_error = 0,
       launch_error = 0;
 };
@@ -51,7 +54,9 @@ struct Record {
   std::vector<Memset> memsets;
   std::vector<Launch> launches;
   std::vector<void *> unloads;
-  int soc_calls = 0, device_calls = 0, sync_calls = 0;
+  int soc_calls = 0, device_calls = 0, sync_calls = 0, context_calls = 0;
+  std::vector<uint32_t> device_info_devices;  // the device of each aclrtGetDeviceInfo call
+  std::vector<int> device_info_attrs;
 };
 
 // Resets the record and installs settings; Take() returns the record so far.

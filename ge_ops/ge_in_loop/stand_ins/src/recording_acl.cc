@@ -62,6 +62,23 @@ aclError aclrtGetHardwareSyncAddr(void **addr) {
   return ACL_SUCCESS;
 }
 
+aclError aclrtGetCurrentContext(aclrtContext *context) {
+  std::lock_guard<std::mutex> lock(Mutex());
+  ++Log().context_calls;
+  if (Current().context_error != 0) return Current().context_error;
+  *context = reinterpret_cast<aclrtContext>(static_cast<uintptr_t>(Current().context));
+  return ACL_SUCCESS;
+}
+
+aclError aclrtGetDeviceInfo(uint32_t device_id, aclrtDevAttr attr, int64_t *value) {
+  std::lock_guard<std::mutex> lock(Mutex());
+  Log().device_info_devices.push_back(device_id);
+  Log().device_info_attrs.push_back(static_cast<int>(attr));
+  if (Current().device_info_error != 0) return Current().device_info_error;
+  *value = attr == ACL_DEV_ATTR_VECTOR_CORE_NUM ? Current().vector_cores : 0;
+  return ACL_SUCCESS;
+}
+
 aclError aclrtMemsetAsync(void *dev_ptr, size_t max_count, int32_t value, size_t count, aclrtStream stream) {
   std::lock_guard<std::mutex> lock(Mutex());
   if (Current().memset_error != 0) return Current().memset_error;

@@ -17,6 +17,12 @@ typedef int aclError;
 typedef void *aclrtStream;
 typedef void *aclrtFuncHandle;
 typedef void *aclrtBinHandle;
+typedef void *aclrtContext;
+/* The launch errors the adapter treats as a stale kernel handle (acl_runtime.cc IsInvalidHandle). */
+#define ACL_ERROR_RT_INVALID_HANDLE 107017        /* invented value */
+#define ACL_ERROR_INVALID_RESOURCE_HANDLE 100013  /* invented value */
+#define ACL_ERROR_RT_CONTEXT_NULL 107002          /* invented value */
+typedef enum { ACL_DEV_ATTR_AICORE_CORE_NUM = 1, ACL_DEV_ATTR_VECTOR_CORE_NUM = 2 } aclrtDevAttr; /* invented values */
 typedef struct aclrtLaunchKernelCfg aclrtLaunchKernelCfg;
 typedef struct aclrtPlaceHolderInfo aclrtPlaceHolderInfo;
 
@@ -41,6 +47,8 @@ typedef struct {
 const char *aclrtGetSocName(void);
 aclError aclrtGetDevice(int32_t *device_id);
 aclError aclrtGetHardwareSyncAddr(void **addr);
+aclError aclrtGetCurrentContext(aclrtContext *context);
+aclError aclrtGetDeviceInfo(uint32_t device_id, aclrtDevAttr attr, int64_t *value);
 aclError aclrtMemsetAsync(void *dev_ptr, size_t max_count, int32_t value, size_t count, aclrtStream stream);
 aclError aclrtBinaryLoadFromData(const void *data, size_t length, const aclrtBinaryLoadOptions *options,
                                  aclrtBinHandle *bin_handle);

@@ -1,0 +1,135 @@
+// KernelOp's DeclareLaunchArgs (static, sunk graphs) through GE's real annotated-args code:
+// the unchanged adapter appends its words to GE's AnnotatedKernelArgs and hands the launch to
+// GE's AnnotatedArgsContext::AddLaunch; the cases read back what GE's own AnnotatedArgsHandler
+// recorded (harness.h, AnnotatedCall) and compare it with layouts worked out here by hand from
+// the manifest's slot table (test_support.cc: ffts, lock, workspace, the operands, then the
+// extents, strides and grid as 4-byte values), not with the core's code.
+#include "harness.h"
+#include "testing.h"
+
+using namespace harness;
+
+namespace {
+
+// A fresh op (its own kernel-name ledger) whose Compile named kSoc, as GE compiles every node
+// of a graph before it asks for any declaration.
+std::unique_ptr<ge::BaseCustomOp> CompiledOp(ge::DataType dtype) {
+  InstallPlatform(kSoc, std::string());
+  auto op = PulledOp();
+  ge::graphStatus st = ge::GRAPH_FAILED;
+  if (op != nullptr) (void)CaptureStderr([&] { st = Compile(op.get(), dtype, dtype); });
+  if (st != ge::GRAPH_SUCCESS) return nullptr;
+  return op;
+}
+
+ge::graphStatus Declare(ge::BaseCustomOp *op, AnnotatedCall &call, std::string *err = nullptr) {
+  ge::graphStatus st = ge::GRAPH_FAILED;
+  const std::string text = CaptureStderr([&] { st = As<ge::AnnotatedArgsOp>(op)->DeclareLaunchArgs(call.ctx()); });
+  if (err != nullptr) *err = text;
+  return st;
+}
+
+// The declared struct: the ffts word is declared as 0 (a vector-core kernel never reads it;
+// core/declared_launch.h), everything else as Execute would pass it.
+std::vector<uint8_t> Declared(std::vector<uint8_t> bytes) {
+  for (size_t i = 0; i < 8; ++i) bytes[i] = 0;
+  return bytes;
+}
+
+// The tag's descriptors of the three operand words after ffts, lock and workspace.
+std::string Operands() { return "c c c " + InputDesc(0) + " " + InputDesc(1) + " " + OutputDesc(0); }
+
+}  // namespace
+
+TEST(DeclareLaunchArgs, FlatFloat32IsOneLaunchOfTheFlatKernelAsGesHandlerRecordsIt) {
+  auto op = CompiledOp(ge::DT_FLOAT);
+  REQUIRE_TRUE(op != nullptr);
+  REQUIRE_TRUE(As<ge::AnnotatedArgsOp>(op.get()) != nullptr);
+  AnnotatedCall call({4096, 4096}, {4096, 4096}, {4096, 4096}, ge::DT_FLOAT, 7);
+  std::string err;
+  REQUIRE_EQ(Declare(op.get(), call, &err), ge::GRAPH_SUCCESS);
+  CHECK_EQ(err, std::string());
+  const std::vector<RecordedDeclaration> d = call.Declared();
+  REQUIRE_EQ(d.size(), size_t{1});
+  CHECK_EQ(d[0].kernel_name, std::string("add_kernel"));
+  CHECK_EQ(d[0].kernel_bin, test_support::FakeBinary(kSoc, "float32", "flat"));
+  // 4096 * 4096 = 16777216 elements in blocks of 4096: 4096 tiles, capped at the manifest's
+  // 40 programs; under the 2^30 elements of one launch.
+  CHECK_EQ(d[0].block_dim, 40u);
+  CHECK_EQ(d[0].stream_id, 7u);
+  // Slots: ffts, lock, workspace, x, y, z, then n with gridX and gridY with gridZ (4 bytes each).
+  CHECK_EQ(DescString(d[0].descs), Operands() + " c c");
+  CHECK_EQ(d[0].args, Declared(FlatArgs(kX, kY, AnnotatedCall::kZ, 16777216, 40)));
+  CHECK_EQ(call.allocator.block_sizes, (std::vector<size_t>{}));  // no workspace asked for
+}
+
+TEST(DeclareLaunchArgs, ARowBroadcastDeclaresTheTiledKernelsExtentsStridesAndGrid) {
+  // x [2, 4096] + y [4096]: 2 rows of 4096, the 1x4096 row kernel over 2 tiles; no outer
+  // dimension, so the extents are 1, 1, 1, 2, 4096 and every outer stride is 0.
+  auto op = CompiledOp(ge::DT_FLOAT);
+  REQUIRE_TRUE(op != nullptr);
+  AnnotatedCall call({2, 4096}, {4096}, {2, 4096});
+  REQUIRE_EQ(Declare(op.get(), call), ge::GRAPH_SUCCESS);
+  const std::vector<RecordedDeclaration> d = call.Declared();
+  REQUIRE_EQ(d.size(), size_t{1});
+  CHECK_EQ(d[0].kernel_name, std::string("add_tile_kernel"));
+  CHECK_EQ(d[0].kernel_bin, test_support::FakeBinary(kSoc, "float32", "row_1x4096"));
+  CHECK_EQ(d[0].block_dim, 2u);
+  // 104 bytes: 6 pointer words, 5 extents, 6 strides, 3 grid values (14 values in 7 words).
+  CHECK_EQ(DescString(d[0].descs), Operands() + " c c c c c c c");
+  CHECK_EQ(d[0].args, Declared(TiledArgs(kX, kY, AnnotatedCall::kZ, {1, 1, 1, 2, 4096}, {0, 0, 0, 0, 0, 0}, 2)));
+}
+
+TEST(DeclareLaunchArgs, Float16DeclaresItsOwnBinaryWithTheElementCount) {
+  // [3, 1000] float16: 3000 elements, one tile of 4096.
+  auto op = CompiledOp(ge::DT_FLOAT16);
+  REQUIRE_TRUE(op != nullptr);
+  AnnotatedCall call({3, 1000}, {3, 1000}, {3, 1000}, ge::DT_FLOAT16);
+  REQUIRE_EQ(Declare(op.get(), call), ge::GRAPH_SUCCESS);
+  const std::vector<RecordedDeclaration> d = call.Declared();
+  REQUIRE_EQ(d.size(), size_t{1});
+  CHECK_EQ(d[0].kernel_name, std::string("add_kernel"));
+  CHECK_EQ(d[0].kernel_bin, test_support::FakeBinary(kSoc, "float16", "flat"));
+  CHECK_EQ(d[0].block_dim, 1u);
+  CHECK_EQ(DescString(d[0].descs), Operands() + " c c");
+  CHECK_EQ(d[0].args, Declared(FlatArgs(kX, kY, AnnotatedCall::kZ, 3000, 1)));
+}
+
+TEST(DeclareLaunchArgsRefuses, AShapeOverThePerLaunchLimitNamingItAndDeclaringNothing) {
+  // 32768 * 32769 = 1073774592 elements, over the 2^30 = 1073741824 of one launch.
+  auto op = CompiledOp(ge::DT_FLOAT);
+  REQUIRE_TRUE(op != nullptr);
+  AnnotatedCall call({32768, 32769}, {32768, 32769}, {32768, 32769}, ge::DT_FLOAT, 3, "big_node");
+  std::string err;
+  CHECK_EQ(Declare(op.get(), call, &err), ge::GRAPH_FAILED);
+  CHECK_TRUE(Contains(err, "[tf-ge-custom] AddCustom node big_node: "));
+  CHECK_TRUE(Contains(err, "1073774592 elements") && Contains(err, "1073741824"));
+  CHECK_TRUE(Contains(err, "[32768, 32769]"));
+  CHECK_EQ(call.Declared().size(), size_t{0});
+}
+
+TEST(DeclareLaunchArgsRefuses, TwoBinariesUnderOneKernelNameInOneGraphBuild) {
+  // float32's and float16's flat kernels are both "add_kernel": GE keeps one binary per name
+  // in a model, so the second declaration of one graph build is refused; after the next
+  // graph's Compile it is accepted.
+  auto op = CompiledOp(ge::DT_FLOAT);
+  REQUIRE_TRUE(op != nullptr);
+  AnnotatedCall first({16}, {16}, {16}, ge::DT_FLOAT, 3, "f32_node");
+  REQUIRE_EQ(Declare(op.get(), first), ge::GRAPH_SUCCESS);
+  AnnotatedCall again({32}, {32}, {32}, ge::DT_FLOAT, 3, "f32_again");
+  CHECK_EQ(Declare(op.get(), again), ge::GRAPH_SUCCESS);  // the same bytes again: fine
+  AnnotatedCall second({16}, {16}, {16}, ge::DT_FLOAT16, 3, "f16_node");
+  std::string err;
+  CHECK_EQ(Declare(op.get(), second, &err), ge::GRAPH_FAILED);
+  CHECK_TRUE(Contains(err, "[tf-ge-custom] AddCustom node f16_node: "));
+  CHECK_TRUE(Contains(err, "add_kernel") && Contains(err, "float16") && Contains(err, "float32"));
+  CHECK_EQ(second.Declared().size(), size_t{0});
+  // A new graph build: GE compiles its nodes first.
+  ge::graphStatus compiled = ge::GRAPH_FAILED;
+  (void)CaptureStderr([&] { compiled = Compile(op.get(), ge::DT_FLOAT16, ge::DT_FLOAT16); });
+  REQUIRE_EQ(compiled, ge::GRAPH_SUCCESS);
+  AnnotatedCall next({16}, {16}, {16}, ge::DT_FLOAT16, 3, "f16_next");
+  REQUIRE_EQ(Declare(op.get(), next), ge::GRAPH_SUCCESS);
+  REQUIRE_EQ(next.Declared().size(), size_t{1});
+  CHECK_EQ(next.Declared()[0].kernel_bin, test_support::FakeBinary(kSoc, "float16", "flat"));
+}
