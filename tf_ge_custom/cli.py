@@ -21,7 +21,7 @@ COMMANDS = (
      "list and verify the precompiled kernels a package or wheel carries"),
     ("export", "tf_ge_custom.export.cli.export_command",
      "export a TensorFlow model to a frozen graph (.pb), AIR or OM (offline inference)"),
-    ("run-om", "tf_ge_custom.export.cli.export_command.run_om_command",
+    ("run-om", "tf_ge_custom.export.cli.run_om_command",
      "run an OM through ACL on the NPU and compare it with TensorFlow on the CPU"),
     ("setup-builder", "tf_ge_custom.builder_venv",
      "make the Python >= 3.9 venv the kernel builder runs in on a Python 3.7 host"),

@@ -94,8 +94,10 @@ def test_command_modules_import_without_tensorflow():
     # until they run (here TensorFlow is made unimportable; tf_ge_custom copes without it).
     code = ("import sys; sys.modules['tensorflow'] = None\n"
             "import argparse\n"
-            "from tf_ge_custom.export import cli, run_om_cli, pipeline, om_runner, toolchain\n"
-            "for m in (cli, run_om_cli):\n"
+            "from tf_ge_custom.export import pipeline, om_runner\n"
+            "from tf_ge_custom.export.cann_tools import toolchain\n"
+            "from tf_ge_custom.export.cli import export_command, run_om_command\n"
+            "for m in (export_command, run_om_command):\n"
             "    p = argparse.ArgumentParser(); m.add_arguments(p); p.format_help()\n"
             "print('numpy' in sys.modules, 'keras' in sys.modules)\n")
     env = dict(os.environ)
