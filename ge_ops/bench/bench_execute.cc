@@ -61,6 +61,10 @@ class RecordingRuntime : public DeviceRuntime {
   Result<uint64_t> HardwareSyncAddress() override { return uint64_t{0xFF001000ull}; }
   Result<uint64_t> AllocWorkspace(uint64_t bytes) override { return uint64_t{0x7000000000ull}; }
   Status FillBytes(uint64_t, uint64_t, uint8_t) override { return Status::Ok(); }
+  // As ge_ops/cann/acl_runtime.cc answers them (aclrtGetDeviceInfo, aclrtGetCurrentContext):
+  // a runtime that cannot say refuses with a message, which allocates on every call.
+  Result<int64_t> VectorCoreCount(int32_t) override { return int64_t{48}; }
+  Result<uint64_t> ContextId() override { return uint64_t{0xC0DE0000ull}; }
   Status Launch(const LoadedKernel &kernel, uint32_t block_dim, std::vector<uint8_t> *args) override {
     ++launches;
     last_block_dim = block_dim;
