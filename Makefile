@@ -56,7 +56,7 @@ test: install triton-interp
 test-compat: $(foreach c,$(COMPAT),.venv-$(c)/.deps)
 	set -e; for c in $(COMPAT); do \
 	  .venv-$$c/bin/python -m pip install -q --disable-pip-version-check --no-deps --force-reinstall --no-build-isolation . ; \
-	  .venv-$$c/bin/pytest tests/compat $(PYTEST_ARGS); \
+	  .venv-$$c/bin/pytest tests/compat/test_*.py tests/compat/adapter_user_commands.py $(PYTEST_ARGS); \
 	done
 
 # Every benchmark, then benchmarks/results/README.md + throughput.png (benchmarks/run_all.py);
