@@ -35,9 +35,32 @@ import sys
 import pytest
 
 SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _keep_the_source_tree_off_sys_path():
+    """The tests import the installed package. ``python -m pytest`` from the checkout puts the
+    checkout first on sys.path (the current directory), where ``import tf_ge_custom`` would find
+    the source tree, without its op library, kernels or build records; importlib mode keeps
+    pytest itself from adding it, and this drops the one Python added (or a PYTHONPATH entry)."""
+    root = os.path.realpath(str(SOURCE_ROOT))
+    sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != root]
+    module = sys.modules.get("tf_ge_custom")
+    where = os.path.realpath(getattr(module, "__file__", None) or "") if module else ""
+    if where.startswith(os.path.join(root, "tf_ge_custom") + os.sep):
+        raise pytest.UsageError(
+            "tf_ge_custom was imported from the source tree (%s) before the tests started; the "
+            "tests need the installed package: run `make install`, then `.venv/bin/pytest PATHS` "
+            "or `.venv/bin/python -m pytest PATHS`" % where)
+
+
+_keep_the_source_tree_off_sys_path()
 STRICT_VAR = "TF_GE_CUSTOM_STRICT_SKIPS"
 SKIP_LOG_VAR = "TF_GE_CUSTOM_SKIP_LOG"
 GE_REPO_VAR, METADEF_REPO_VAR = "TF_GE_CUSTOM_GE_REPO", "TF_GE_CUSTOM_METADEF_REPO"
+TF_ADAPTER_REPO_VAR = "TF_GE_CUSTOM_TF_ADAPTER_REPO"
+# The snapshot variables a "needs the hicann snapshots" reason may name (hicann/ge,
+# hicann/metadef, hicann/tensorflow); a reason that names none means GE's two.
+SNAPSHOT_VARS = (GE_REPO_VAR, METADEF_REPO_VAR, TF_ADAPTER_REPO_VAR)
 
 
 def syntax_checker_path():
@@ -60,9 +83,22 @@ def _missing_checker(reason=""):
     return "%s does not exist" % path
 
 
+def snapshot_vars(reason):
+    """The snapshot variables ``reason`` names (GE's two when it names none). A name that is
+    not one of SNAPSHOT_VARS (a misspelling would be unset forever, and its skip would always
+    hold) is a ValueError."""
+    named = sorted(set(re.findall(r"TF_GE_CUSTOM_[A-Z0-9_]*REPO\b", reason)))
+    unknown = [n for n in named if n not in SNAPSHOT_VARS]
+    if unknown:
+        raise ValueError("%s: not a snapshot variable; the snapshot variables are %s"
+                         % (", ".join(unknown), ", ".join(SNAPSHOT_VARS)))
+    return named or [GE_REPO_VAR, METADEF_REPO_VAR]
+
+
 def _missing_snapshots(reason=""):
-    # The snapshot variables the reason names (e.g. TF_GE_CUSTOM_TF_ADAPTER_REPO), else GE's two.
-    names = sorted(set(re.findall(r"TF_GE_CUSTOM_[A-Z_]+_REPO", reason))) or [GE_REPO_VAR, METADEF_REPO_VAR]
+    # Only the variables this reason names: a skip for hicann/tensorflow holds while
+    # TF_GE_CUSTOM_TF_ADAPTER_REPO is missing, whatever GE's variables say.
+    names = snapshot_vars(reason)
     bad = ["%s %s" % (var, "is unset" if not os.environ.get(var) else
                       "=%s is not a git directory" % os.environ[var])
            for var in names if not _git_dir(os.environ.get(var))]
@@ -184,7 +220,10 @@ def judge(nodeid, reason):
     if cause.checked and reason not in _issued.get(nodeid, ()):
         return cause, ("%r not issued by the needs marker/fixture, which looks for the thing "
                        "itself: use @pytest.mark.needs(%r, ...)" % (cause.words.strip(), cause.key))
-    missing = cause.missing(reason)
+    try:
+        missing = cause.missing(reason)
+    except ValueError as e:
+        return cause, str(e)
     if missing is None:
         return cause, "the cause does not hold on this machine: %s" % cause.here
     return cause, None
@@ -240,6 +279,9 @@ def pytest_configure(config):
                             "causes: " + ", ".join(CAUSE_BY_KEY))
     config.addinivalue_line("markers", "kind(name): what a test's evidence is; kinds: "
                             + ", ".join(KINDS))
+    config.addinivalue_line("markers", "documents(*commands): the command lines of README.md and "
+                            "docs/*.md this test runs, spelled as the docs show them "
+                            "(tests/user/test_documented_commands.py wants one per command)")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -286,6 +328,80 @@ def pytest_collection_modifyitems(items):
         if kind not in KINDS and kind != "untagged":
             raise pytest.UsageError("%s: unknown kind %r; kinds: %s" % (item.nodeid, kind, ", ".join(KINDS)))
         _kinds[kind] += 1
+
+
+# --- documented commands and the tests that run them ----------------------------------------
+# ``@pytest.mark.documents("tf-ge-custom doctor")`` on a test says it runs that command line of
+# README.md or docs/*.md; tests/user/test_documented_commands.py holds every command line of
+# the docs against the tests collected with such a marker.
+DOCUMENTS_OUT_VAR = "TF_GE_CUSTOM_DOCUMENTS_OUT"  # a collect-only child writes its markers there
+# The modules only the compat run collects (make test-compat names them; their names are not
+# test_*.py, so the main suite does not collect them).
+COMPAT_ONLY_MODULES = ("tests/compat/adapter_user_commands.py",)
+
+
+def documents_of(items):
+    """{command line: [test ids]} of ``items``' ``documents`` markers."""
+    found = {}
+    for item in items:
+        for marker in item.iter_markers("documents"):
+            for command in marker.args:
+                found.setdefault(command, []).append(item.nodeid)
+    return found
+
+
+def pytest_collection_finish(session):
+    out = os.environ.get(DOCUMENTS_OUT_VAR)
+    if out:
+        with open(out, "w") as f:
+            json.dump({"documents": documents_of(session.items),
+                       "modules": sorted(_collection["modules"])}, f, sort_keys=True)
+
+
+def _whole_suite_collected():
+    """True when this run collected every tests/**/test_*.py and deselected nothing."""
+    expected = {p.relative_to(SOURCE_ROOT).as_posix() for p in (SOURCE_ROOT / "tests").rglob("test_*.py")}
+    return not _collection["deselected"] and expected <= _collection["modules"]
+
+
+def _collect_documents(paths):
+    """documents_of() of a ``pytest --collect-only`` of ``paths`` in a fresh process."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        out = os.path.join(scratch, "documents.json")
+        env = {k: v for k, v in os.environ.items()
+               if k not in (STRICT_VAR, SKIP_LOG_VAR, "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")}
+        env[DOCUMENTS_OUT_VAR] = out
+        proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
+                               "-p", "no:cacheprovider"] + list(paths), cwd=str(SOURCE_ROOT),
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True, timeout=900)
+        if proc.returncode != 0 or not os.path.isfile(out):
+            raise AssertionError("collecting %s to find their documents markers failed (exit %d):\n%s"
+                                 % (" ".join(paths), proc.returncode, proc.stdout[-4000:]))
+        with open(out) as f:
+            return json.load(f)["documents"]
+
+
+@pytest.fixture(scope="session")
+def compat_only_modules():
+    return COMPAT_ONLY_MODULES
+
+
+@pytest.fixture(scope="session")
+def documenting_tests(request):
+    """{command line: [test ids]} of the tests carrying ``@pytest.mark.documents(command)``:
+    those this run collected, and those of the compat run's own modules (COMPAT_ONLY_MODULES,
+    collected in a fresh process). When this run was given only part of the suite, the whole
+    of tests/ is collected in that process too, so the answer does not depend on the paths
+    given."""
+    whole = _whole_suite_collected()
+    found = documents_of(request.session.items) if whole else {}
+    paths = ([] if whole else ["tests"]) + list(COMPAT_ONLY_MODULES)
+    for command, tests in _collect_documents(paths).items():
+        found.setdefault(command, []).extend(t for t in tests if t not in found.get(command, ()))
+    return found
 
 
 def pytest_deselected(items):

@@ -39,7 +39,8 @@ def scratch(tmp_path):
             tool.unlink()
         child = {k: v for k, v in os.environ.items()
                  if k not in ("TF_GE_CUSTOM_STRICT_SKIPS", "ASCEND_HOME_PATH", "TF_GE_CUSTOM_GE_REPO",
-                              "TF_GE_CUSTOM_METADEF_REPO", "TF_GE_CUSTOM_SKIP_LOG", "PYTEST_ADDOPTS")}
+                              "TF_GE_CUSTOM_METADEF_REPO", "TF_GE_CUSTOM_TF_ADAPTER_REPO",
+                              "TF_GE_CUSTOM_SKIP_LOG", "PYTEST_ADDOPTS")}
         if strict:
             child["TF_GE_CUSTOM_STRICT_SKIPS"] = "1"
         child.update(env or {})
@@ -200,3 +201,72 @@ def test_a_module_hidden_by_collect_ignore_fails_strict_mode(scratch, tmp_path):
     status, out = scratch("def test_a():\n    assert True\n")
     assert status == 1, out
     assert "tests/sub/test_hidden.py: never collected" in out
+
+
+# A test that needs one snapshot (hicann/tensorflow) says so by naming its variable.
+NEEDS_TF_ADAPTER = """
+    import os
+    import pytest
+
+    def test_reads_the_adapter(needs):
+        needs("hicann_snapshots", "reads hicann/tensorflow (TF_GE_CUSTOM_TF_ADAPTER_REPO)")
+        assert os.path.isdir(os.environ["TF_GE_CUSTOM_TF_ADAPTER_REPO"])
+"""
+
+
+@pytest.fixture
+def bare_repos(tmp_path):
+    def make(*names):
+        made = {}
+        for name in names:
+            repo = tmp_path / "repos" / name
+            subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True)
+            made[name] = str(repo)
+        return made
+    return make
+
+
+def test_a_tf_adapter_snapshot_need_runs_when_that_snapshot_is_there(scratch, bare_repos):
+    # The snapshot the reason names is configured, GE's two are not: the test must run. A check
+    # that looked at GE's variables whatever the reason names would skip it, and strict mode
+    # would accept that skip, since GE's snapshots are indeed missing.
+    status, out = scratch(NEEDS_TF_ADAPTER, env={"TF_GE_CUSTOM_TF_ADAPTER_REPO": bare_repos("tensorflow")["tensorflow"]})
+    assert (status, "1 passed" in out, "0 skipped" in out) == (0, True, True), out
+
+
+def test_a_tf_adapter_snapshot_need_skips_naming_that_variable_while_ges_are_there(scratch, bare_repos):
+    repos = bare_repos("ge", "metadef")
+    status, out = scratch(NEEDS_TF_ADAPTER, env={"TF_GE_CUSTOM_GE_REPO": repos["ge"],
+                                                 "TF_GE_CUSTOM_METADEF_REPO": repos["metadef"]})
+    assert status == 0 and "1 skipped; hicann_snapshots: 1" in out, out
+    assert "(TF_GE_CUSTOM_TF_ADAPTER_REPO is unset)" in out
+    assert "TF_GE_CUSTOM_GE_REPO is unset" not in out
+
+
+def test_a_hand_written_tf_adapter_snapshot_skip_is_refused_while_that_snapshot_is_there(scratch, bare_repos):
+    status, out = scratch("""
+        import pytest
+
+        def test_x():
+            pytest.skip("needs the hicann snapshots: said by hand (TF_GE_CUSTOM_TF_ADAPTER_REPO)")
+    """, env={"TF_GE_CUSTOM_TF_ADAPTER_REPO": bare_repos("tensorflow")["tensorflow"]})
+    assert status == 1, out
+    assert "test_x: the cause does not hold on this machine: the snapshot variables name git directories" in out
+
+
+def test_a_misspelt_snapshot_variable_is_refused_not_taken_as_missing(scratch):
+    # Unset forever, a misspelt variable would make its skip hold on every machine.
+    status, out = scratch("""
+        def test_x(needs):
+            needs("hicann_snapshots", "reads hicann/tensorflow (TF_GE_CUSTOM_TFADAPTER_REPO)")
+            assert True
+    """)
+    assert status == 1, out
+    assert "TF_GE_CUSTOM_TFADAPTER_REPO: not a snapshot variable; the snapshot variables are " in out
+    status, out = scratch("""
+        import pytest
+
+        def test_x():
+            pytest.skip("needs the hicann snapshots: by hand (TF_GE_CUSTOM_TFADAPTER_REPO)")
+    """)
+    assert status == 1 and "test_x: TF_GE_CUSTOM_TFADAPTER_REPO: not a snapshot variable" in out, out
