@@ -33,6 +33,8 @@ def results(tmp_path_factory):
     return out, proc.stdout
 
 
+# make bench runs the same benchmarks for hours; the suite runs them briefly (BENCH_QUICK=1)
+@pytest.mark.documents("make bench BENCH_QUICK=1", "make bench")
 @pytest.mark.slow
 def test_every_benchmark_ran_and_wrote_its_json_and_log(results):
     out, stdout = results

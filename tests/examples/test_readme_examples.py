@@ -54,6 +54,7 @@ def _run(command, cwd):
     return proc.stdout, time.time() - started
 
 
+@pytest.mark.documents("python examples/tf1_session.py")
 @pytest.mark.slow
 def test_tf1_session_example(checkout):
     out, _ = _run(COMMANDS[0], checkout)
@@ -63,6 +64,7 @@ def test_tf1_session_example(checkout):
     assert out.rstrip().endswith("TF1_SESSION=PASS")
 
 
+@pytest.mark.documents("python examples/tf2_npu_device.py")
 @pytest.mark.slow
 def test_tf2_npu_device_example(checkout):
     out, _ = _run(COMMANDS[1], checkout)
@@ -72,6 +74,7 @@ def test_tf2_npu_device_example(checkout):
     assert out.rstrip().endswith("TF2_DEVICE=PASS")
 
 
+@pytest.mark.documents("python examples/keras_train.py")
 @pytest.mark.slow
 def test_keras_example_trains_saves_and_reloads(checkout):
     out, _ = _run(COMMANDS[2], checkout)
@@ -81,6 +84,7 @@ def test_keras_example_trains_saves_and_reloads(checkout):
     assert out.rstrip().endswith("KERAS_TRAIN=PASS")
 
 
+@pytest.mark.documents("python examples/export_model.py --output out/add_model")
 @pytest.mark.slow
 def test_export_example_writes_a_verified_frozen_graph(checkout):
     out, _ = _run(COMMANDS[3], checkout)

@@ -173,6 +173,7 @@ def test_cli_without_hivmc_prints_progress_then_one_error(tmp_path):
     assert len(ours) == 3 and ours[2].startswith("tf-ge-custom build-kernels: error: hivmc")
 
 
+@pytest.mark.documents("tf-ge-custom build-kernels --ir-only")
 def test_cli_ir_only_then_list_kernels(tmp_path, capsys):
     out = str(tmp_path / "out")
     assert cli.main(["build-kernels", "--ir-only", "--soc", "Ascend910_9392",

@@ -3,14 +3,17 @@
 host like CI's: no NPU, no CANN toolkit. The commands that need one are run too, and must
 refuse the way the text says (exit status 2, naming what is missing), never with a traceback.
 
-``test_every_documented_command_is_run`` reads the code blocks of README.md and docs/*.md and
-fails for a command line this file does not run (or name as run elsewhere), so that a command
-added to the docs without a test is caught.
+Each test says which command lines of the docs it runs with ``@pytest.mark.documents(line)``
+(here or in any other test file). ``test_every_documented_command_has_a_test_collected_with_its_marker``
+reads the code blocks of README.md and docs/*.md and fails for a line no collected test is
+marked with, so that a command added to the docs, or a test deleted, is caught; and for a
+marker naming a line the docs no longer show.
 """
 import glob
 import json
 import os
 import re
+import subprocess
 import sys
 
 import pytest
@@ -19,34 +22,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PROGRAM = re.compile(r"^(tf-ge-custom|python -m tf_ge_custom|python examples/|python -c|make |"
                      r"export ASCEND_CUSTOM_OPP_PATH=\$\(python -c)")
 
-# Command lines (as the docs spell them, comment cut) run by another test file, and which.
-RUN_ELSEWHERE = {
-    "make demo": "tests/tf/test_demo.py (examples/demo.py, the script make demo runs)",
-    "make test": "CI itself (.ci/run runs make test)",
-    "make bench": "tests/benchmarks/test_make_bench.py, as make bench BENCH_QUICK=1 only (the full "
-                  "run takes hours and is run by hand)",
-    "make bench BENCH_QUICK=1": "tests/benchmarks/test_make_bench.py",
-    "python examples/tf1_session.py": "tests/examples/test_readme_examples.py",
-    "python examples/tf2_npu_device.py": "tests/examples/test_readme_examples.py",
-    "python examples/keras_train.py": "tests/examples/test_readme_examples.py",
-    "python examples/export_model.py --output out/add_model": "tests/examples/test_readme_examples.py",
-    "tf-ge-custom export saved_model_dir --to pb --output out/model":
-        "tests/user/test_export.py (every model kind)",
-    "tf-ge-custom export saved_model_dir --to om --soc Ascend910B1 --output out/model --dry-run":
-        "tests/user/test_export.py::test_export_to_om_dry_run_prints_the_atc_command_and_writes_nothing",
-    "tf-ge-custom build-kernels --soc Ascend910B1,Ascend910_9392 --dtype all --out kernels-out":
-        "test_build_kernels_without_cann here, with one SoC (the same code path per SoC and dtype)",
-    "tf-ge-custom build-kernels --soc Ascend910B1,Ascend910_9392 --dtype all --out DIR":
-        "test_build_kernels_without_cann here, with one SoC",
-    "tf-ge-custom build-kernels --soc Ascend910B1,Ascend910B4,Ascend910_9392 --dtype all --out kernels-out":
-        "test_build_kernels_without_cann here, with one SoC",
-    "tf-ge-custom build-kernels --ir-only": "tests/kernels/test_builder.py (the IR build, in-process: "
-                                            "minutes); its command-line start: test_build_kernels_without_cann here",
-    "tf-ge-custom list-kernels --wheel dist/tf_ge_custom-*.whl --soc Ascend910B1":
-        "test_list_kernels_wheel here, on a wheel-shaped zip (no test builds a wheel to list)",
-    "tf-ge-custom list-kernels --wheel dist/tf_ge_custom-*.whl --soc Ascend910_9392 --dtype bfloat16":
-        "test_list_kernels_wheel here, on a wheel-shaped zip, --soc Ascend910B1 only",
-}
 # Lines in code blocks that are output shown, or a synopsis, not a command to run.
 NOT_COMMANDS = ("tf-ge-custom 0.", "tf-ge-custom selftest [--soc SOC]", '{"format"')
 
@@ -72,20 +47,56 @@ def documented_commands():
     return found
 
 
-RUN_HERE = {}  # command line -> test function name (filled by @runs)
+def test_every_documented_command_has_a_test_collected_with_its_marker(documenting_tests):
+    """Each command line of the docs has a test marked ``@pytest.mark.documents(line)`` that
+    pytest collected (tests/conftest.py ``documenting_tests``), and each such marker names a
+    line the docs still show."""
+    documented = documented_commands()
+    missing = [(where, c) for where, c in documented if c not in documenting_tests]
+    assert not missing, (
+        "documented commands with no test collected in this run:\n%s\nPut the marker on the "
+        "test that runs each one, with the line exactly as above (continuation lines joined, the "
+        "'  #' comment cut), e.g.\n    @pytest.mark.documents(%r)\n(a test in the compat run's "
+        "own modules, COMPAT_ONLY_MODULES of tests/conftest.py, counts as well)" % (
+            "\n".join("  %s: %s" % m for m in missing), missing[0][1]))
+    shown = {c for _, c in documented}
+    stale = {c: tests for c, tests in documenting_tests.items() if c not in shown}
+    assert not stale, ("documents markers naming a line no code block of README.md or docs/*.md "
+                       "shows (the docs changed? mark the line as it is spelled now):\n" + "\n".join(
+                           "  %r: %s" % (c, ", ".join(t)) for c, t in sorted(stale.items())))
 
 
-def runs(*commands):
-    def mark(function):
-        for c in commands:
-            RUN_HERE[c] = function.__name__
-        return function
-    return mark
+def _make(*args):
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "PYTHONPATH")}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    return subprocess.run(["make", "--no-print-directory"] + list(args), cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, timeout=600)
 
 
-def test_every_documented_command_is_run():
-    missing = [(where, c) for where, c in documented_commands() if c not in RUN_HERE and c not in RUN_ELSEWHERE]
-    assert not missing, "documented commands no test runs:\n" + "\n".join("%s: %s" % m for m in missing)
+@pytest.mark.documents("make demo")
+def test_make_demo(tmp_path):
+    """make demo, with the package this suite tests (-o install: installed already, PY: this
+    interpreter): the demo's own check against tf.math.add passes."""
+    ran = _make("-o", "install", "demo", "PY=" + sys.executable)
+    assert ran.returncode == 0, ran.stdout[-4000:]
+    assert ran.stdout.startswith("%s examples/demo.py\n" % sys.executable), ran.stdout[:500]
+    assert ran.stdout.rstrip().endswith("result: PASS"), ran.stdout[-4000:]
+
+
+@pytest.mark.documents("make test")
+def test_make_test_runs_the_whole_suite_then_the_compat_run(request, compat_only_modules):
+    """What make test runs, from make's dry run (CI runs it for real: .ci/run): pytest with no
+    paths of its own, so the configured testpaths (tests/); then make test-compat, whose pytest
+    runs tests/compat/ and the compat-only modules the main suite does not collect."""
+    ran = _make("-n", "-o", "install", "-o", "triton-interp", "test", "PYTEST_ARGS=")
+    assert ran.returncode == 0, ran.stdout[-4000:]
+    lines = ran.stdout.splitlines()
+    main = [l for l in lines if l.startswith("TF_GE_CUSTOM_TRITON_INTERP=")]
+    assert len(main) == 1 and main[0].split()[1:] == [".venv/bin/pytest"], lines
+    assert request.config.getini("testpaths") == ["tests"]
+    compat = [l.split("/bin/pytest", 1)[1].split(";")[0].split() for l in lines
+              if "/bin/pytest " in l and not l.startswith("TF_GE_CUSTOM_TRITON_INTERP=")]
+    assert compat == [["tests/compat/test_*.py"] + list(compat_only_modules)], lines
 
 
 def _no_cann_env(user, tmp_path):
@@ -106,7 +117,7 @@ def test_help_and_version(tf_ge_custom_cmd, tmp_path, launcher):
     assert ran.out.startswith("tf-ge-custom %s (op library built for TensorFlow " % tf_ge_custom.__version__), ran
 
 
-@runs("tf-ge-custom doctor", "tf-ge-custom doctor --json")
+@pytest.mark.documents("tf-ge-custom doctor", "tf-ge-custom doctor --json")
 @pytest.mark.parametrize("launcher", ["script", "python -m"])
 def test_doctor(tf_ge_custom_cmd, user, tmp_path, launcher):
     env = _no_cann_env(user, tmp_path)
@@ -120,7 +131,7 @@ def test_doctor(tf_ge_custom_cmd, user, tmp_path, launcher):
     assert statuses["op library"] == "OK" and statuses["TensorFlow"] == "OK", statuses
 
 
-@runs("tf-ge-custom selftest --json selftest.json --keep selftest-logs")
+@pytest.mark.documents("tf-ge-custom selftest --json selftest.json --keep selftest-logs")
 @pytest.mark.slow
 def test_selftest_as_the_readme_shows(tf_ge_custom_cmd, user, tmp_path):
     ran = tf_ge_custom_cmd("selftest", "--json", "selftest.json", "--keep", "selftest-logs", cwd=tmp_path,
@@ -138,8 +149,11 @@ def test_selftest_list(tf_ge_custom_cmd, tmp_path):
     assert ran.status == 0 and "EXPORT_OM" in ran.out and "CPU_ADD" in ran.out, ran
 
 
-@runs("tf-ge-custom build-kernels --soc Ascend910B1 --cache",
-      "tf-ge-custom build-kernels --soc Ascend910B1 --out kernels-out")
+@pytest.mark.documents("tf-ge-custom build-kernels --soc Ascend910B1 --cache",
+                        "tf-ge-custom build-kernels --soc Ascend910B1 --out kernels-out",
+                        # the same code path per SoC and dtype: run here with one SoC
+                        "tf-ge-custom build-kernels --soc Ascend910B1,Ascend910_9392 --dtype all --out kernels-out",
+                        "tf-ge-custom build-kernels --soc Ascend910B1,Ascend910_9392 --dtype all --out DIR")
 @pytest.mark.slow
 @pytest.mark.parametrize("args", [["--soc", "Ascend910B1", "--cache"], ["--soc", "Ascend910B1", "--out", "kernels-out"]])
 def test_build_kernels_without_cann(tf_ge_custom_cmd, user, tmp_path, args):
@@ -151,7 +165,7 @@ def test_build_kernels_without_cann(tf_ge_custom_cmd, user, tmp_path, args):
     assert not os.path.exists(str(tmp_path / "kernels-out" / "Ascend910B1" / "manifest.json"))
 
 
-@runs("tf-ge-custom list-kernels --cache --soc Ascend910B1 --dtype float32")
+@pytest.mark.documents("tf-ge-custom list-kernels --cache --soc Ascend910B1 --dtype float32")
 def test_list_kernels_cache(tf_ge_custom_cmd, user, tmp_path):
     ran = tf_ge_custom_cmd("list-kernels", "--cache", "--soc", "Ascend910B1", "--dtype", "float32", cwd=tmp_path,
                            env=user.env(TF_GE_CUSTOM_CACHE_DIR=str(tmp_path / "cache"), HOME=str(tmp_path)))
@@ -159,8 +173,6 @@ def test_list_kernels_cache(tf_ge_custom_cmd, user, tmp_path):
     assert "kernel cache: %s" % (tmp_path / "cache") in ran.out, ran
 
 
-@runs("tf-ge-custom list-kernels --soc Ascend910B1",
-      "tf-ge-custom list-kernels --dir kernels-out --soc Ascend910B1 --dtype float32,float16,bfloat16,int32")
 def test_list_kernels_installed_and_dir(tf_ge_custom_cmd, tmp_path):
     import tf_ge_custom
 
@@ -175,6 +187,7 @@ def test_list_kernels_installed_and_dir(tf_ge_custom_cmd, tmp_path):
     assert ran.status == 1 and "kernels-out: no precompiled kernels" in ran.out, ran
 
 
+@pytest.mark.documents("tf-ge-custom list-kernels --wheel dist/tf_ge_custom-*.whl --soc Ascend910B1")
 def test_list_kernels_wheel(tf_ge_custom_cmd, tmp_path):
     """The --wheel form on a wheel-shaped zip (building a real wheel is test_packaging's)."""
     import zipfile
@@ -187,7 +200,7 @@ def test_list_kernels_wheel(tf_ge_custom_cmd, tmp_path):
     assert ran.status == 1 and "no precompiled kernels" in ran.out, ran
 
 
-@runs('tf-ge-custom export saved_model_dir --to om --soc Ascend910B1 --output out/model --input-shape "x:8,2048;y:8,2048"')
+@pytest.mark.documents('tf-ge-custom export saved_model_dir --to om --soc Ascend910B1 --output out/model --input-shape "x:8,2048;y:8,2048"')
 @pytest.mark.slow
 def test_export_to_om_without_cann(tf_ge_custom_cmd, user, models, tmp_path):
     ran = tf_ge_custom_cmd("export", models["saved_model"], "--to", "om", "--soc", "Ascend910B1", "--output",
@@ -196,8 +209,8 @@ def test_export_to_om_without_cann(tf_ge_custom_cmd, user, models, tmp_path):
     assert not os.path.exists(str(tmp_path / "out" / "model.pb"))
 
 
-@runs("tf-ge-custom run-om out/model.om --input x.npy --input y.npy",
-      "tf-ge-custom run-om /tmp/add_model.om --input /tmp/add_model.x.npy --input /tmp/add_model.y.npy")
+@pytest.mark.documents("tf-ge-custom run-om out/model.om --input x.npy --input y.npy",
+                        "tf-ge-custom run-om /tmp/add_model.om --input /tmp/add_model.x.npy --input /tmp/add_model.y.npy")
 def test_run_om_without_cann(tf_ge_custom_cmd, user, models, tmp_path):
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "model.om").write_bytes(b"not an om")
@@ -207,8 +220,8 @@ def test_run_om_without_cann(tf_ge_custom_cmd, user, models, tmp_path):
     assert "RUN_OM=PASS" not in ran.out
 
 
-@runs('export ASCEND_CUSTOM_OPP_PATH=$(python -c "import tf_ge_custom; print(tf_ge_custom.opp_root())")'
-      '${ASCEND_CUSTOM_OPP_PATH:+:$ASCEND_CUSTOM_OPP_PATH}')
+@pytest.mark.documents('export ASCEND_CUSTOM_OPP_PATH=$(python -c "import tf_ge_custom; print(tf_ge_custom.opp_root())")'
+                        '${ASCEND_CUSTOM_OPP_PATH:+:$ASCEND_CUSTOM_OPP_PATH}')
 def test_the_opp_path_line_of_docs_npu(user, tmp_path):
     import tf_ge_custom
 
@@ -226,7 +239,7 @@ def test_python_m_tf_ge_custom_opp_of_docs_adding_an_op(user, tmp_path):
     assert "AddCustom" in json.load(open(str(target)))
 
 
-@runs("python examples/export_model.py --to om --soc Ascend910B1 --output /tmp/add_model")
+@pytest.mark.documents("python examples/export_model.py --to om --soc Ascend910B1 --output /tmp/add_model")
 @pytest.mark.slow
 def test_export_model_example_to_om_without_cann(user, tmp_path):
     """docs/export.md's Ascend-host line, here (no CANN): exit 2 naming atc, no OM; the

@@ -18,6 +18,7 @@ def _export_args(models, kind, output):
     return args
 
 
+@pytest.mark.documents("tf-ge-custom export saved_model_dir --to pb --output out/model")
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_export_writes_a_verified_pb_from_the_console_script(tf_ge_custom_cmd, models, check_pb,
@@ -42,6 +43,7 @@ def test_python_dash_m_exports_too(tf_ge_custom_cmd, models, check_pb, tmp_path,
     check_pb(output + ".pb", kind, models["x"], models["y"])
 
 
+@pytest.mark.documents("tf-ge-custom export saved_model_dir --to om --soc Ascend910B1 --output out/model --dry-run")
 @pytest.mark.slow
 def test_export_to_om_dry_run_prints_the_atc_command_and_writes_nothing(tf_ge_custom_cmd, models,
                                                                        tmp_path):
