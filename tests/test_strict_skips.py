@@ -270,3 +270,26 @@ def test_a_misspelt_snapshot_variable_is_refused_not_taken_as_missing(scratch):
             pytest.skip("needs the hicann snapshots: by hand (TF_GE_CUSTOM_TFADAPTER_REPO)")
     """)
     assert status == 1 and "test_x: TF_GE_CUSTOM_TFADAPTER_REPO: not a snapshot variable" in out, out
+
+
+def test_python_m_pytest_from_the_checkout_tests_the_installed_package(scratch, tmp_path):
+    # ``python -m pytest`` puts the current directory first on sys.path; from a checkout that
+    # is the source tree's tf_ge_custom/ (no op library, no kernels), here a stand-in.
+    stand_in = tmp_path / "checkout" / "tf_ge_custom"
+    stand_in.mkdir()
+    (stand_in / "__init__.py").write_text("SOURCE_TREE = True\n")
+    status, out = scratch("""
+        import importlib.util
+        import pathlib
+
+        def test_the_package_found_is_not_the_checkouts():
+            spec = importlib.util.find_spec("tf_ge_custom")
+            checkout = pathlib.Path(__file__).resolve().parents[1]
+            assert spec is not None and checkout not in pathlib.Path(spec.origin).resolve().parents, spec.origin
+    """)
+    assert status == 0 and "1 passed" in out, out
+    # imported from the source tree before the conftest could keep it off: a usage error saying what to run
+    (tmp_path / "checkout" / "early_import.py").write_text("import tf_ge_custom\n")
+    status, out = scratch("def test_x():\n    assert True\n", "-p", "early_import")
+    assert status == 4, out
+    assert "tf_ge_custom was imported from the source tree" in out and "make install" in out, out
