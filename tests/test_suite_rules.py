@@ -132,3 +132,34 @@ def test_the_named_checkers_assert(name):
     node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls)
     func = next(n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == method)
     assert any(isinstance(n, ast.Assert) for n in ast.walk(func)), qualname
+
+
+def _mutation_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_mutations_run", str(TESTS / "mutations" / "run.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_mutation_of_the_mutation_check_still_applies_and_names_a_real_catcher():
+    # The check itself runs in CI after the suite (tests/mutations/run.py); here, cheaply, that
+    # none of its mutations has drifted from the tree: each changes its file, and the test
+    # named to catch it exists in the tests it runs.
+    run = _mutation_script()
+    assert len(run.MUTATIONS) >= 4
+    for mutation in run.MUTATIONS:
+        text = (TESTS.parent / mutation.path).read_text()
+        assert run.APPLY[mutation.name](text, mutation.path) != text, mutation.name
+        module, name = mutation.catcher.split("::")
+        assert any(t.split("::")[0] == module for t in mutation.tests), mutation.name
+        assert name in _functions(ast.parse((TESTS.parent / module).read_text())), mutation.catcher
+
+
+def test_a_mutation_that_no_longer_applies_is_an_error_naming_the_file():
+    run = _mutation_script()
+    with pytest.raises(ValueError, match="compare.py: the text to mutate occurs 0 times"):
+        run._replace("no such text", "x")("other text", "compare.py")
+    with pytest.raises(ValueError, match="no function test_gone to delete"):
+        run._delete_function("test_gone")("def test_here():\n    pass\n", "t.py")

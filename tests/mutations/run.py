@@ -1,0 +1,204 @@
+"""The mutation check: each fixed mutation below, a change a real bug would make, must make the
+tests meant to catch it fail.
+
+  python tests/mutations/run.py [--list] [NAME ...]    (with the venv's python, after make install)
+
+For each mutation: the tree (tracked and untracked, not ignored files) is copied to a scratch
+folder and the change applied to the copy, never to the tree; the named tests run there with
+pytest in a fresh process, first on a clean copy (they must pass: a failure there is not the
+mutation's doing) and then on the mutated one (they must fail, and among the failures must be
+the test named as the catcher). A change to the package (tf_ge_custom/...) reaches the tests
+through an overlay: a copy of the installed package with the mutated file in it, first on
+PYTHONPATH, since the tests import the installed package. Exit status 0 when every mutation
+was caught, 1 when one survived, could not be applied, or its tests failed without it.
+"""
+import argparse
+import ast
+import collections
+import importlib.util
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+Mutation = collections.namedtuple("Mutation", "name why path old new tests catcher")
+
+
+def _replace(old, new):
+    def apply(text, path):
+        if text.count(old) != 1:
+            raise ValueError("%s: the text to mutate occurs %d times, expected once: %r (the code "
+                             "changed? update tests/mutations/run.py)" % (path, text.count(old), old))
+        return text.replace(old, new)
+    return apply
+
+
+def _delete_function(name):
+    def apply(text, path):
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.FunctionDef) and node.name == name:
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                lines = text.splitlines(True)
+                return "".join(lines[:first - 1] + lines[node.end_lineno:])
+        raise ValueError("%s: no function %s to delete (renamed? update tests/mutations/run.py)" % (path, name))
+    return apply
+
+
+MUTATIONS = (
+    Mutation("float32-tolerance-loosened",
+             "the float32 tolerance of the verification check loosened to (1e-2, 1e-2)",
+             "tf_ge_custom/export/checking/compare.py",
+             '64 * _EPS["float32"], 64 * _EPS["float32"],', "1e-2, 1e-2,",
+             ["tests/export/test_tolerances.py"],
+             "tests/export/test_tolerances.py::test_an_error_just_inside_the_tolerance_passes_and_just_outside_fails"),
+    Mutation("float32-tolerance-tightened",
+             "the float32 tolerance of the verification check tightened to (1e-6, 1e-7)",
+             "tf_ge_custom/export/checking/compare.py",
+             '64 * _EPS["float32"], 64 * _EPS["float32"],', "1e-6, 1e-7,",
+             ["tests/export/test_tolerances.py"],
+             "tests/export/test_tolerances.py::test_an_error_just_inside_the_tolerance_passes_and_just_outside_fails"),
+    Mutation("execute-times-as-str",
+             "npu_device's execute_times (an int, default -1) validated as a string",
+             "tf_ge_custom/npu/options.py",
+             '_o("execute_times", INT, "execute_times", tf1=False)',
+             '_o("execute_times", STR, "execute_times", tf1=False)',
+             ["tests/npu/test_adapter_options.py"],
+             "tests/npu/test_adapter_options.py::test_each_option_takes_the_type_the_adapter_reads_and_refuses_the_others"),
+    Mutation("snapshot-skip-checks-ges-variables",
+             "strict mode's snapshot cause checks GE's and metadef's variables whatever snapshot the skip names",
+             "tests/conftest.py",
+             "    names = snapshot_vars(reason)\n", "    names = [GE_REPO_VAR, METADEF_REPO_VAR]\n",
+             ["tests/test_strict_skips.py"],
+             "tests/test_strict_skips.py::test_a_tf_adapter_snapshot_need_runs_when_that_snapshot_is_there"),
+    Mutation("keras-example-test-deleted",
+             "the test that runs `python examples/keras_train.py` deleted",
+             "tests/examples/test_readme_examples.py",
+             None, None,
+             ["tests/user/test_documented_commands.py::"
+              "test_every_documented_command_has_a_test_collected_with_its_marker"],
+             "tests/user/test_documented_commands.py::"
+             "test_every_documented_command_has_a_test_collected_with_its_marker"),
+)
+APPLY = {m.name: (_replace(m.old, m.new) if m.old is not None else None) for m in MUTATIONS}
+APPLY["keras-example-test-deleted"] = _delete_function("test_keras_example_trains_saves_and_reloads")
+
+
+def _tree_files():
+    out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                         stdout=subprocess.PIPE, check=True).stdout.decode()
+    return [f for f in out.split("\0") if f]
+
+
+def _copy_tree(files, into):
+    for rel in files:
+        source, target = ROOT / rel, into / rel
+        if not (source.is_file() or source.is_symlink()):
+            continue  # deleted in the working tree, or a submodule folder
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            os.symlink(os.readlink(str(source)), str(target))
+        else:
+            shutil.copy2(str(source), str(target))
+
+
+def _installed_package():
+    """The folder of the tf_ge_custom this interpreter imports outside the checkout."""
+    proc = subprocess.run([sys.executable, "-c", "import importlib.util as u; "
+                           "print(u.find_spec('tf_ge_custom').submodule_search_locations[0])"],
+                          cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    if proc.returncode != 0:
+        raise SystemExit("error: %s cannot import tf_ge_custom: run make install, then this script with "
+                         ".venv/bin/python\n%s" % (sys.executable, proc.stderr[-2000:]))
+    return pathlib.Path(proc.stdout.strip())
+
+
+def _run_tests(checkout, tests, overlay=None):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TF_GE_CUSTOM_STRICT_SKIPS", "TF_GE_CUSTOM_SKIP_LOG", "PYTEST_ADDOPTS", "PYTHONPATH")}
+    if overlay is not None:
+        env["PYTHONPATH"] = str(overlay)
+    started = time.time()
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider"] + tests,
+                          cwd=str(checkout), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, timeout=900)
+    failed = re.findall(r"^FAILED (\S+)", proc.stdout, re.M)
+    return proc.returncode, failed, proc.stdout, time.time() - started
+
+
+def check(mutation, clean, scratch, installed):
+    """(caught, lines to print) for one mutation."""
+    where = scratch / mutation.name
+    checkout = where / "checkout"
+    shutil.copytree(str(clean), str(checkout), symlinks=True)
+    target = checkout / mutation.path
+    text = target.read_text()
+    try:
+        target.write_text(APPLY[mutation.name](text, mutation.path))
+    except ValueError as e:
+        return False, ["NOT APPLIED %s: %s" % (mutation.name, e)]
+    overlay = None
+    if mutation.path.startswith("tf_ge_custom/"):
+        relative = pathlib.Path(mutation.path).relative_to("tf_ge_custom")
+        installed_file = installed / relative
+        if not installed_file.is_file() or installed_file.read_text() != text:
+            return False, ["NOT APPLIED %s: the installed %s is not the tree's %s (run make install)"
+                           % (mutation.name, installed_file, mutation.path)]
+        overlay = where / "overlay"
+        shutil.copytree(str(installed), str(overlay / "tf_ge_custom"), symlinks=True)
+        shutil.copy2(str(target), str(overlay / "tf_ge_custom" / relative))
+    status, failed, out, seconds = _run_tests(clean, mutation.tests)
+    if status != 0:
+        return False, ["BASELINE FAILS %s: %s fail without the mutation (exit %d, %.0f s):" % (
+            mutation.name, " ".join(mutation.tests), status, seconds), out[-4000:]]
+    lines = ["%s: %s" % (mutation.name, mutation.why),
+             "  clean copy: %s pass (%.0f s)" % (" ".join(mutation.tests), seconds)]
+    status, failed, out, seconds = _run_tests(checkout, mutation.tests, overlay)
+    caught = status not in (0, 5) and any(f.startswith(mutation.catcher) for f in failed)
+    lines.append("  mutated copy: exit %d in %.0f s; %d failed" % (status, seconds, len(failed)))
+    if caught:
+        lines.append("  CAUGHT by %s" % next(f for f in failed if f.startswith(mutation.catcher)))
+        lines += ["    " + l for l in re.findall(r"^E +(.*\S)", out, re.M)[:3]]
+    else:
+        lines += ["  SURVIVED: %s was meant to fail" % mutation.catcher, out[-4000:]]
+    return caught, lines
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help="mutations to check (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the mutations and exit")
+    args = parser.parse_args(argv)
+    by_name = {m.name: m for m in MUTATIONS}
+    if args.list:
+        for m in MUTATIONS:
+            print("%-36s %s (%s; caught by %s)" % (m.name, m.why, m.path, m.catcher))
+        return 0
+    unknown = [n for n in args.names if n not in by_name]
+    if unknown:
+        parser.error("unknown mutation %s; mutations: %s" % (", ".join(unknown), ", ".join(by_name)))
+    chosen = [by_name[n] for n in args.names] or list(MUTATIONS)
+    installed = _installed_package()
+    if installed.resolve() == (ROOT / "tf_ge_custom").resolve():
+        raise SystemExit("error: %s imports tf_ge_custom from the source tree; install it (make install)"
+                         % sys.executable)
+    caught = 0
+    with tempfile.TemporaryDirectory(prefix="tf-ge-custom-mutations-") as scratch:
+        scratch = pathlib.Path(scratch)
+        clean = scratch / "clean" / "checkout"
+        _copy_tree(_tree_files(), clean)
+        for mutation in chosen:
+            ok, lines = check(mutation, clean, scratch, installed)
+            caught += ok
+            print("\n".join(lines), flush=True)
+    print("mutation check: %d of %d mutations caught" % (caught, len(chosen)))
+    return 0 if caught == len(chosen) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
