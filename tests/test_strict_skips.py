@@ -231,7 +231,10 @@ def test_a_tf_adapter_snapshot_need_runs_when_that_snapshot_is_there(scratch, ba
     # that looked at GE's variables whatever the reason names would skip it, and strict mode
     # would accept that skip, since GE's snapshots are indeed missing.
     status, out = scratch(NEEDS_TF_ADAPTER, env={"TF_GE_CUSTOM_TF_ADAPTER_REPO": bare_repos("tensorflow")["tensorflow"]})
-    assert (status, "1 passed" in out, "0 skipped" in out) == (0, True, True), out
+    summary = [l for l in out.splitlines() if "skipped" in l or "passed" in l]
+    assert (status, "1 passed" in out, "0 skipped" in out) == (0, True, True), (
+        "with TF_GE_CUSTOM_TF_ADAPTER_REPO set the test must run, not skip: exit %d; %s\n%s"
+        % (status, " | ".join(summary), out))
 
 
 def test_a_tf_adapter_snapshot_need_skips_naming_that_variable_while_ges_are_there(scratch, bare_repos):

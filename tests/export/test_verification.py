@@ -38,16 +38,22 @@ def test_a_model_with_its_own_python_layer_verifies_without_it(tmp_path):
     np.testing.assert_allclose(model([x, y]).numpy(), (x + y) * 3.0, rtol=1e-6)
 
 
+def _tampered(frozen, v2, tmp_path):
+    """The frozen graph with its folded variable v = [1.5, -2, 3] made [1.5, -2, v2], written."""
+    tampered = type(frozen.graph_def)()
+    tampered.CopyFrom(frozen.graph_def)
+    for node in tampered.node:
+        if node.op == "Const" and tf.make_ndarray(node.attr["value"].tensor).tolist() == [1.5, -2.0, 3.0]:
+            node.attr["value"].tensor.CopyFrom(tf.make_tensor_proto(np.array([1.5, -2.0, v2], np.float32)))
+    path = str(tmp_path / "tampered.pb")
+    with open(path, "wb") as f:
+        f.write(tampered.SerializeToString())
+    return path
+
+
 def test_a_graph_that_differs_from_its_source_fails_with_the_max_error(models, tmp_path):
     with freeze(models.saved_model) as frozen:
-        tampered = type(frozen.graph_def)()
-        tampered.CopyFrom(frozen.graph_def)
-        for node in tampered.node:  # the folded variable v = [1.5, -2, 3] becomes [1.5, -2, 3.5]
-            if node.op == "Const" and tf.make_ndarray(node.attr["value"].tensor).tolist() == [1.5, -2.0, 3.0]:
-                node.attr["value"].tensor.CopyFrom(tf.make_tensor_proto(np.array([1.5, -2.0, 3.5], np.float32)))
-        path = str(tmp_path / "tampered.pb")
-        with open(path, "wb") as f:
-            f.write(tampered.SerializeToString())
+        path = _tampered(frozen, 3.5, tmp_path)
         inputs = sample_inputs(frozen.record.inputs)  # what verify generates (seeded)
         with pytest.raises(VerificationError) as info:
             verify(frozen, path)
@@ -66,3 +72,17 @@ def test_a_graph_that_cannot_run_in_the_fresh_process_fails(models, tmp_path):
     with freeze(models.pb) as frozen:
         with pytest.raises(VerificationError, match="(?s)does not run in a fresh process.*exit 1.*No module named"):
             verify(frozen, models.pb, python=str(fake_python))
+
+
+def test_a_relative_difference_of_1e_4_fails_a_float32_graph(models, tmp_path):
+    # Far beyond any evaluation-order difference of float32 (64 eps is 7.6e-6), far within a
+    # loosened 1e-2: the frozen graph's out differs from its source by 1e-4 of its value.
+    eps = float(np.finfo(np.float32).eps)
+    with freeze(models.saved_model) as frozen:
+        path = _tampered(frozen, 3.0 * (1 + 1e-4), tmp_path)
+        with pytest.raises(VerificationError) as info:
+            verify(frozen, path)
+        same = verify(frozen, _write(frozen, tmp_path / "same.pb"))
+    out = [l for l in str(info.value).splitlines() if l.strip().startswith("out ")][0]
+    assert "DIFFERS" in out and "(beyond rtol %g, atol %g)" % (64 * eps, 64 * eps) in out, out
+    assert same.ok and all(c.max_error == 0.0 for c in same.comparisons)
