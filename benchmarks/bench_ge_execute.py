@@ -10,6 +10,8 @@ allocation with a replaced global ``operator new``. Scenarios
 (``ge_ops/bench/bench_execute.cc``): ``steady`` (float32 [8, 2048], one launch of the flat
 kernel), ``steady_broadcast`` (float32 [8, 2048] + [2048]: a row variant, extents and strides
 in the host arguments), ``steady_chunked`` (float16, 2^31 + 5 elements, three launches),
+``steady_vector_cores_unknown`` and ``steady_core_counts_unknown`` (float32 [64, 8192] on a
+device that reports no vector-core count: twice its AI cores, then the manifest's cap),
 ``adapter`` and ``adapter_broadcast`` (the same calls plus what ``ge_ops/cann/kernel_op.cc``
 does around the core: tensors read into its per-thread lists, the call prepared in place),
 ``adapter_fresh_lists`` (the adapter before those lists: inputs and call built anew each

@@ -11,6 +11,9 @@
 //   steady_broadcast float32 [8, 2048] + [2048] (a row variant: extents and strides in the
 //                 host arguments), one launch, reused as in "steady"
 //   steady_chunked float16 2^31 + 5 elements: three launches of at most 2^30 elements
+//   steady_vector_cores_unknown  float32 [64, 8192] (128 blocks) on a device whose vector-core
+//                 count is 0 (ACL's answer where the driver has none): 2 x 24 AI cores = 48
+//   steady_core_counts_unknown   the same with no AI-core count either: the manifest's 40
 //   adapter        as "steady", plus what kernel_op.cc's Execute does around the core: the
 //                  dtype names and dims read into its per-thread lists, the call prepared in
 //                  place (adapter_broadcast: the same for [8, 2048] + [2048])
@@ -61,9 +64,11 @@ class RecordingRuntime : public DeviceRuntime {
   Result<uint64_t> HardwareSyncAddress() override { return uint64_t{0xFF001000ull}; }
   Result<uint64_t> AllocWorkspace(uint64_t bytes) override { return uint64_t{0x7000000000ull}; }
   Status FillBytes(uint64_t, uint64_t, uint8_t) override { return Status::Ok(); }
-  // As ge_ops/cann/acl_runtime.cc answers them (aclrtGetDeviceInfo, aclrtGetCurrentContext):
-  // a runtime that cannot say refuses with a message, which allocates on every call.
-  Result<int64_t> VectorCoreCount(int32_t) override { return int64_t{48}; }
+  // As ge_ops/cann/acl_runtime.cc answers them (aclrtGetDeviceInfo, aclrtGetCurrentContext);
+  // vector_cores 0 is a driver that cannot say (ACL's success with 0): twice the AI cores.
+  int64_t vector_cores = 48, ai_cores = 24;
+  int64_t VectorCoreCount(int32_t) override { return vector_cores; }
+  int64_t AiCoreCount(int32_t) override { return ai_cores; }
   Result<uint64_t> ContextId() override { return uint64_t{0xC0DE0000ull}; }
   Status Launch(const LoadedKernel &kernel, uint32_t block_dim, std::vector<uint8_t> *args) override {
     ++launches;
@@ -138,11 +143,14 @@ struct Scenario {
   const char *dtype;
   std::vector<int64_t> x, y;
   enum Kind { kSteady, kAdapter, kAdapterFresh, kReloadEveryCall } kind;
+  int64_t vector_cores = 48, ai_cores = 24;  // what the device reports (0: cannot say)
+  uint32_t want_grid = 0;                    // the programs of the last launch (0: not checked)
 };
 
 struct Measured {
   double ns_median = 0, ns_min = 0, allocations_per_call = 0, bytes_per_call = 0;
   uint64_t first_call_allocations = 0, calls = 0, launches_per_call = 0, loads = 0;
+  uint32_t last_block_dim = 0;
   int64_t last_num_elements = 0;
   size_t last_args_bytes = 0;
   bool ok = true;
@@ -153,6 +161,8 @@ using Clock = std::chrono::steady_clock;
 Measured Run(const Scenario &s, const std::string &opp_root, int rounds, double round_seconds) {
   const OpDefinition &op = *FindOp("AddCustom");
   RecordingRuntime runtime;
+  runtime.vector_cores = s.vector_cores;
+  runtime.ai_cores = s.ai_cores;
   FixedOutputs outputs;
   std::shared_ptr<KernelRegistry> registry = KernelRegistry::FromOppRoot(opp_root);
   KernelCache cache;
@@ -229,6 +239,7 @@ Measured Run(const Scenario &s, const std::string &opp_root, int rounds, double 
     per_round *= 4;
   }
   std::vector<double> ns;
+  ns.reserve(static_cast<size_t>(std::max(rounds, 0)));  // no allocation of the bench's own in the window
   const uint64_t allocations_before = bench::CountedAllocations(), bytes_before = bench::CountedBytes();
   for (int r = 0; r < rounds && m.ok; ++r) {
     const auto t0 = Clock::now();
@@ -244,6 +255,7 @@ Measured Run(const Scenario &s, const std::string &opp_root, int rounds, double 
   m.loads = runtime.loads;
   m.last_num_elements = runtime.last_num_elements;
   m.last_args_bytes = runtime.last_args_bytes;
+  m.last_block_dim = runtime.last_block_dim;
   return m;
 }
 
@@ -279,6 +291,8 @@ int main(int argc, char **argv) {
       {"steady", "float32", {8, 2048}, {8, 2048}, Scenario::kSteady},
       {"steady_broadcast", "float32", {8, 2048}, {2048}, Scenario::kSteady},
       {"steady_chunked", "float16", {chunked}, {chunked}, Scenario::kSteady},
+      {"steady_vector_cores_unknown", "float32", {64, 8192}, {64, 8192}, Scenario::kSteady, 0, 24, 48},
+      {"steady_core_counts_unknown", "float32", {64, 8192}, {64, 8192}, Scenario::kSteady, 0, 0, 40},
       {"adapter", "float32", {8, 2048}, {8, 2048}, Scenario::kAdapter},
       {"adapter_broadcast", "float32", {8, 2048}, {2048}, Scenario::kAdapter},
       {"adapter_fresh_lists", "float32", {8, 2048}, {8, 2048}, Scenario::kAdapterFresh},
@@ -288,26 +302,29 @@ int main(int argc, char **argv) {
   for (const Scenario &s : scenarios) {
     const Measured m = Run(s, opp.path(), rounds, round_seconds);
     // Self-checks against numbers worked out by hand: [8, 2048] (also with a [2048] row
-    // broadcast) is one launch of 16384 elements; 2^31 + 5 elements make launches of 2^30,
-    // 2^30 and 5 elements; the load-once cache loads once, a fresh cache on every call.
+    // broadcast) is one launch of 16384 elements, [64, 8192] one of 524288 elements in
+    // programs of the grid asked; 2^31 + 5 elements make launches of 2^30, 2^30 and 5
+    // elements; the load-once cache loads once, a fresh cache on every call.
     const bool is_chunked = s.x.size() == 1;
+    const int64_t elements = is_chunked ? chunked : s.x[0] * s.x[1];
     const uint64_t want_launches = is_chunked ? 3 : 1;
-    const int64_t want_last = is_chunked ? 5 : 8 * 2048;
+    const int64_t want_last = is_chunked ? 5 : elements;
     const size_t want_args_bytes = s.x == s.y ? 64 : 104;  // the flat kernel, or a tiled variant
     const bool checks = m.ok && m.launches_per_call == want_launches && m.last_num_elements == want_last &&
                         m.last_args_bytes == want_args_bytes &&
+                        (s.want_grid == 0 || m.last_block_dim == s.want_grid) &&
                         (s.kind == Scenario::kReloadEveryCall ? m.loads > 1 : m.loads == 1);
     ok &= checks;
     std::printf(
         "{\"scenario\": \"%s\", \"dtype\": \"%s\", \"elements\": %lld, \"launches_per_call\": %llu, "
         "\"ns_per_call_median\": %.1f, \"ns_per_call_min\": %.1f, \"allocations_per_call\": %.3f, "
         "\"bytes_per_call\": %.1f, \"first_call_allocations\": %llu, \"loads\": %llu, \"calls\": %llu, "
-        "\"rounds\": %d, \"args_bytes\": %zu, \"checks\": %s}\n",
-        s.name, s.dtype, static_cast<long long>(is_chunked ? chunked : 8 * 2048),
+        "\"rounds\": %d, \"args_bytes\": %zu, \"block_dim\": %u, \"checks\": %s}\n",
+        s.name, s.dtype, static_cast<long long>(elements),
         static_cast<unsigned long long>(m.launches_per_call), m.ns_median, m.ns_min, m.allocations_per_call,
         m.bytes_per_call, static_cast<unsigned long long>(m.first_call_allocations),
         static_cast<unsigned long long>(m.loads), static_cast<unsigned long long>(m.calls), rounds,
-        m.last_args_bytes, checks ? "true" : "false");
+        m.last_args_bytes, m.last_block_dim, checks ? "true" : "false");
     std::fflush(stdout);
   }
   std::printf(ok ? "bench: ok\n" : "bench: a self-check failed\n");

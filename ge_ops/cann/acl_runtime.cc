@@ -26,6 +26,14 @@ uint32_t LoadMagic(core::BinaryMagic magic) {
   return ACL_RT_BINARY_MAGIC_ELF_AICORE;  // not reached: every enumerator has its case
 }
 
+// A count of the device's cores, 0 when unknown: a failed query is no failure of the call
+// (the core falls back), and no message is made for it.
+int64_t CoreCount(int32_t device, aclrtDevAttr attribute) {
+  int64_t count = 0;
+  if (aclrtGetDeviceInfo(static_cast<uint32_t>(device), attribute, &count) != ACL_SUCCESS) return 0;
+  return count > 0 ? count : 0;
+}
+
 }  // namespace
 
 core::Result<std::string> AclRuntime::SocName() {
@@ -77,12 +85,9 @@ core::Status AclRuntime::Launch(const core::LoadedKernel &kernel, uint32_t block
   return core::Status::Ok();
 }
 
-core::Result<int64_t> AclRuntime::VectorCoreCount(int32_t device) {
-  int64_t cores = 0;
-  const aclError ret = aclrtGetDeviceInfo(static_cast<uint32_t>(device), ACL_DEV_ATTR_VECTOR_CORE_NUM, &cores);
-  if (ret != ACL_SUCCESS) return AclError("aclrtGetDeviceInfo(ACL_DEV_ATTR_VECTOR_CORE_NUM)", ret);
-  return cores;
-}
+int64_t AclRuntime::VectorCoreCount(int32_t device) { return CoreCount(device, ACL_DEV_ATTR_VECTOR_CORE_NUM); }
+
+int64_t AclRuntime::AiCoreCount(int32_t device) { return CoreCount(device, ACL_DEV_ATTR_AICORE_CORE_NUM); }
 
 core::Result<uint64_t> AclRuntime::ContextId() {
   aclrtContext context = nullptr;

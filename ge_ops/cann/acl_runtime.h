@@ -21,8 +21,11 @@ class AclRuntime final : public core::DeviceRuntime {
   core::Status FillBytes(uint64_t address, uint64_t bytes, uint8_t value) override;
   core::Status Launch(const core::LoadedKernel &kernel, uint32_t block_dim, std::vector<uint8_t> *host_args) override;
   core::Status LoadKernel(int32_t device, const core::KernelBinary &kernel, core::LoadedKernel *out) override;
-  // aclrtGetDeviceInfo(ACL_DEV_ATTR_VECTOR_CORE_NUM): the cap on programs per launch.
-  core::Result<int64_t> VectorCoreCount(int32_t device) override;
+  // aclrtGetDeviceInfo(ACL_DEV_ATTR_VECTOR_CORE_NUM) and (ACL_DEV_ATTR_AICORE_CORE_NUM): the
+  // cap on programs per launch; 0 when the query fails or the driver reports no count (ACL
+  // answers success with 0 then).
+  int64_t VectorCoreCount(int32_t device) override;
+  int64_t AiCoreCount(int32_t device) override;
   // aclrtGetCurrentContext: the kernel cache's key (a reset device or a new aclInit loads again).
   core::Result<uint64_t> ContextId() override;
   // The last launch failed with ACL_ERROR_RT_INVALID_HANDLE, ACL_ERROR_INVALID_RESOURCE_HANDLE

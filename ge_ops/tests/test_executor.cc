@@ -436,16 +436,22 @@ namespace {
 class LifecycleRuntime : public RecordingRuntime {
  public:
   uint64_t context = 0xC0;
-  int64_t cores = 0;         // 0: the runtime does not say
+  int64_t cores = 0;         // the vector-core count answered (0: the device does not say)
+  int64_t ai_cores = 0;      // the AI-core count answered (0: the device does not say)
+  std::vector<std::string> core_queries;  // "vector", "ai": in the order asked
   bool loads_dead = false;   // every load gives a handle that is already invalid
   std::vector<uint64_t> loaded_in;
   std::set<void *> alive;
   int failed_launches = 0;
 
   void ResetDevice() { alive.clear(); }  // aclrtResetDevice: every handle of the device dies
-  Result<int64_t> VectorCoreCount(int32_t) override {
-    if (cores == 0) return Status::Error(Code::kUnsupported, "no count");
+  int64_t VectorCoreCount(int32_t) override {
+    core_queries.push_back("vector");
     return cores;
+  }
+  int64_t AiCoreCount(int32_t) override {
+    core_queries.push_back("ai");
+    return ai_cores;
   }
   Result<uint64_t> ContextId() override { return context; }
   bool IsInvalidHandle(const Status &s) override { return s.message().find("returned 107017") != std::string::npos; }
@@ -519,25 +525,62 @@ TEST(DeviceLifecycle, AHandleStillInvalidAfterOneReloadIsTheError) {
 }
 
 TEST(DeviceLifecycle, ProgramsPerLaunchAreCappedByTheDevicesOwnVectorCores) {
-  // 100 blocks of work; the manifest says 40 programs (Spec's max_programs).
-  for (const auto &c : std::vector<std::pair<int64_t, uint32_t>>{{0, 40}, {48, 48}, {24, 24}}) {
+  // 100 blocks of work; the manifest says 40 programs (Spec's max_programs). A device that
+  // reports its vector cores is not asked for its AI cores.
+  for (const auto &c : std::vector<std::pair<int64_t, uint32_t>>{{48, 48}, {24, 24}, {1, 1}}) {
     LifecycleFixture f;
     f.runtime.cores = c.first;
+    f.runtime.ai_cores = 7;  // never used while the vector count is known
     REQUIRE_OK(f.Run(4096 * 100));
     REQUIRE_EQ(f.runtime.launches.size(), size_t{1});
     CHECK_EQ(f.runtime.launches[0].block_dim, c.second);
     CHECK_EQ(ReadLe(f.runtime.launches[0].args, 52, 4), uint64_t{c.second});  // gridX
+    CHECK_EQ(f.runtime.core_queries, std::vector<std::string>{"vector"});
   }
 }
 
-TEST(DeviceLifecycle, ABoardServedByAnotherSocsKernelsNeedsTheDeviceCount) {
+TEST(DeviceLifecycle, AnUnknownVectorCoreCountFallsBackToTwiceTheAiCoresThenToTheManifest) {
+  // ACL answers ACL_DEV_ATTR_VECTOR_CORE_NUM with success and 0 where the driver has no count
+  // (the runtime gives 0 for a failed query too). triton-ascend sizes grids as 2 x AI cores;
+  // with neither count the manifest's 40 stays. Never a refusal. 100 blocks of work.
+  struct Case {
+    int64_t vector_cores, ai_cores;
+    uint32_t grid;
+    std::vector<std::string> asked;
+  };
+  const std::vector<Case> cases = {
+      {0, 24, 48, {"vector", "ai"}},   // Ascend910B1: 24 AI cores, 48 vector cores
+      {0, 20, 40, {"vector", "ai"}},   // Ascend910B4
+      {0, 10, 20, {"vector", "ai"}},   // fewer than the manifest's 40
+      {0, 0, 40, {"vector", "ai"}},    // neither known: the manifest's max_programs
+      {-1, -3, 40, {"vector", "ai"}},  // nonsense counts are unknown too
+  };
+  for (const Case &c : cases) {
+    LifecycleFixture f;
+    f.runtime.cores = c.vector_cores;
+    f.runtime.ai_cores = c.ai_cores;
+    REQUIRE_OK(f.Run(4096 * 100));
+    REQUIRE_EQ(f.runtime.launches.size(), size_t{1});
+    CHECK_EQ(f.runtime.launches[0].block_dim, c.grid);
+    CHECK_EQ(ReadLe(f.runtime.launches[0].args, 52, 4), uint64_t{c.grid});  // gridX
+    CHECK_EQ(f.runtime.core_queries, c.asked);
+  }
+}
+
+TEST(DeviceLifecycle, ABoardServedByAnotherSocsKernelsUsesTheDevicesOwnCount) {
   LifecycleFixture f(/*every_variant=*/true);
   REQUIRE_OK(f.registry->Serve("Ascend910B4-1", "Ascend910B1", "AddCustom", "float32"));
   f.runtime.soc = "Ascend910B4-1";
-  const Status refused = f.Run(4096 * 100);
-  REQUIRE_TRUE(!refused.ok());
-  CHECK_TRUE(refused.message().find("the kernels of SoC Ascend910B1 serve SoC Ascend910B4-1") != std::string::npos);
-  f.runtime.cores = 40;
+  f.runtime.cores = 36;
   REQUIRE_OK(f.Run(4096 * 100));
-  CHECK_EQ(f.runtime.launches.back().block_dim, 40u);  // the board's 40, not B1's manifest
+  CHECK_EQ(f.runtime.launches.back().block_dim, 36u);  // the board's own count, not B1's manifest
+  f.runtime.cores = 0;                                 // the driver cannot say: 2 x 16 AI cores
+  f.runtime.ai_cores = 16;
+  REQUIRE_OK(f.Run(4096 * 100));
+  CHECK_EQ(f.runtime.launches.back().block_dim, 32u);
+  f.runtime.ai_cores = 0;  // nothing known: B1's manifest cap (40 in Spec), still no refusal
+  REQUIRE_OK(f.Run(4096 * 100));
+  CHECK_EQ(f.runtime.launches.back().block_dim, 40u);
+  CHECK_EQ(f.runtime.launches.size(), size_t{3});
 }
+

@@ -80,10 +80,12 @@ def test_the_ge_execute_path_allocates_nothing_per_call_after_the_first(results)
     out, _ = results
     with open(str(out / "raw" / "ge_execute.json")) as f:
         scenarios = {s["scenario"]: s for s in json.load(f)["scenarios"]}
-    assert set(scenarios) == {"steady", "steady_broadcast", "steady_chunked", "adapter",
-                              "adapter_broadcast", "adapter_fresh_lists", "reload_every_call"}
+    assert set(scenarios) == {"steady", "steady_broadcast", "steady_chunked", "steady_vector_cores_unknown",
+                              "steady_core_counts_unknown", "adapter", "adapter_broadcast",
+                              "adapter_fresh_lists", "reload_every_call"}
     assert all(s["checks"] for s in scenarios.values())
-    for name in ("steady", "steady_broadcast", "steady_chunked", "adapter", "adapter_broadcast"):
+    for name in ("steady", "steady_broadcast", "steady_chunked", "steady_vector_cores_unknown",
+                 "steady_core_counts_unknown", "adapter", "adapter_broadcast"):
         assert scenarios[name]["allocations_per_call"] == 0, scenarios[name]
         assert scenarios[name]["bytes_per_call"] == 0
         assert scenarios[name]["first_call_allocations"] > 0  # the caches are filled by the first call
@@ -92,5 +94,9 @@ def test_the_ge_execute_path_allocates_nothing_per_call_after_the_first(results)
     # the flat kernel's 64-byte argument struct; a row variant's 104 bytes with extents and strides
     assert (scenarios["steady"]["args_bytes"], scenarios["steady_broadcast"]["args_bytes"]) == (64, 104)
     assert scenarios["reload_every_call"]["loads"] > 1
+    # 128 blocks of [64, 8192]: 2 x 24 AI cores where the vector-core count is 0, else the
+    # manifest's 40 programs (ge_ops/tests/test_support.h, KernelSpec)
+    assert (scenarios["steady_vector_cores_unknown"]["block_dim"],
+            scenarios["steady_core_counts_unknown"]["block_dim"]) == (48, 40)
     # the control: lists and call built anew on every call do allocate (the counter counts)
     assert scenarios["adapter_fresh_lists"]["allocations_per_call"] > 0

@@ -21,7 +21,7 @@ BUILD_ROOT = SOURCE_ROOT / "build"
 NATIVE_TESTS = SOURCE_ROOT / "ge_ops" / "tests"
 _TEST_RE = re.compile(r"^TEST\((\w+),\s*(\w+)\)", re.M)
 NATIVE_TARGETS = ("tf_ge_custom_core_tests", "tf_ge_custom_fuzz", "tf_ge_custom_plan",
-                  "tf_ge_custom_compile_driver")
+                  "tf_ge_custom_compile_driver", "tf_ge_custom_child_start_tests")
 NATIVE_OPTIONS = ("-DTF_GE_CUSTOM_WITH_CANN=OFF", "-DTF_GE_CUSTOM_TESTS=ON")
 
 

@@ -51,6 +51,19 @@ int64_t ProgramCap(const KernelEntry &entry, int64_t cores) {
   return std::max<int64_t>(1, cap);
 }
 
+// The running device's vector cores, the cap on programs per launch whatever SoC the kernel
+// set was built for (a board may take another SoC's kernel set of its architecture). Where
+// the runtime cannot say (ACL answers success with 0 when the driver has no count), twice its
+// AI cores, as triton-ascend sizes its grids (one AI core, two vector cores on dav-2201);
+// 0 when neither is known, and the manifest's own cap stays.
+int64_t DeviceVectorCores(DeviceRuntime &runtime, int32_t device) {
+  const int64_t vector_cores = runtime.VectorCoreCount(device);
+  if (vector_cores > 0) return vector_cores;
+  const int64_t ai_cores = runtime.AiCoreCount(device);
+  if (ai_cores > 0 && ai_cores <= (int64_t{1} << 32)) return 2 * ai_cores;
+  return 0;
+}
+
 // Every step in order; a refusal goes up unchanged and LaunchKernels adds the context once.
 Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &registry, KernelCache &cache,
            DeviceRuntime &runtime) {
@@ -66,18 +79,10 @@ Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &regis
   const KernelEntry &entry = kernel.entry;
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(const uint64_t context, runtime.ContextId());
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(LoadedKernel loaded, cache.GetOrLoad(device, context, kernel, runtime));
-  // Programs per launch: the running device's vector cores, never the SoC the kernels were
-  // built for (a board may take another SoC's kernel set of its architecture).
-  auto cores = runtime.VectorCoreCount(device);
-  if (cores.ok()) {
-    if (cores.value() < 1) {
-      return Status::ApiError("VectorCoreCount", "reported " + std::to_string(cores.value()) + " vector cores");
-    }
-    scratch.kernel.entry.max_programs = ProgramCap(entry, cores.value());
-  } else if (kernel.soc != soc) {
-    return cores.status().WithPrefix("the kernels of SoC " + kernel.soc + " serve SoC " + soc +
-                                     ", so the device's own vector-core count is needed");
-  }
+  // Programs per launch: the device's own cores when it can say, else the manifest's cap (a
+  // grid of more programs than the device has cores runs in turns, only slower).
+  const int64_t cores = DeviceVectorCores(runtime, device);
+  if (cores > 0) scratch.kernel.entry.max_programs = ProgramCap(entry, cores);
   LaunchPlan &plan = scratch.plan;
   TF_GE_CUSTOM_RETURN_IF_ERROR(LaunchPlan::Make(choice, call.dtype->itemsize, entry, &plan));
 

@@ -25,8 +25,98 @@
 
 extern char **environ;
 
+// 1: close the child's descriptors with close_range where the kernel has it (Linux 5.9+), else
+// by listing them. 0: always list them, as on kernel 4.19 (EulerOS, openEuler, Ubuntu 18.04):
+// the build of the child-start tests sets it (ge_ops/CMakeLists.txt).
+#ifndef TF_GE_CUSTOM_CLOSE_RANGE
+#define TF_GE_CUSTOM_CLOSE_RANGE 1
+#endif
+
 namespace tf_ge_custom {
 namespace core {
+namespace child_process {
+namespace {
+
+// The kernel's record of one directory entry (getdents64); the name follows, NUL-terminated.
+struct DirectoryEntry {
+  uint64_t inode;
+  int64_t offset;
+  unsigned short length;
+  unsigned char type;
+  char name[1];
+};
+
+// A descriptor's number from its /proc/self/fd entry name; -1 for "." and "..".
+int DescriptorNumber(const char *name) {
+  if (name[0] < '0' || name[0] > '9') return -1;
+  long fd = 0;
+  for (const char *c = name; *c != '\0'; ++c) {
+    if (*c < '0' || *c > '9' || fd > (1L << 31)) return -1;
+    fd = fd * 10 + (*c - '0');
+  }
+  return fd <= 0x7FFFFFFF ? static_cast<int>(fd) : -1;
+}
+
+}  // namespace
+
+long CloseInheritedDescriptors(int keep, const char *fd_dir) {
+  long calls = 0;
+#if TF_GE_CUSTOM_CLOSE_RANGE && defined(SYS_close_range)
+  {
+    const unsigned int k = static_cast<unsigned int>(keep);
+    bool closed = true;
+    if (k > 3) {
+      ++calls;
+      closed = syscall(SYS_close_range, 3u, k - 1, 0u) == 0;
+    }
+    if (closed) {
+      ++calls;
+      closed = syscall(SYS_close_range, k + 1, ~0u, 0u) == 0;
+    }
+    if (closed) return calls;  // else ENOSYS (an older kernel): list them
+  }
+#endif
+  // Only what is open: its own fd folder lists the child's table (its copy, made at the vfork).
+  int dir = open(fd_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0 && errno == EMFILE) {
+    // Every number below the limit is taken, 3 and 4 among them: one is freed to look.
+    ++calls;
+    close(keep == 3 ? 4 : 3);
+    dir = open(fd_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  }
+  if (dir >= 0) {
+    alignas(8) char buffer[4096];
+    long got = 0;
+    // Entries come in descriptor order, and closing one already read moves none still to come.
+    while ((got = syscall(SYS_getdents64, dir, buffer, sizeof(buffer))) > 0) {
+      for (long at = 0; at < got;) {
+        const DirectoryEntry *entry = reinterpret_cast<const DirectoryEntry *>(buffer + at);
+        at += entry->length;
+        const int fd = DescriptorNumber(entry->name);
+        if (fd >= 3 && fd != keep && fd != dir) {
+          ++calls;
+          close(fd);
+        }
+      }
+    }
+    close(dir);
+    if (got == 0) return calls;  // else a listing cut short: the bounded loop below as well
+  }
+  // Neither close_range nor /proc (or a failed listing): one close per number, up to the
+  // limit but never past kMaxDescriptorsWithoutProc, so a limit of 2^30 cannot stall here.
+  struct rlimit rl;
+  rlim_t limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : kMaxDescriptorsWithoutProc;
+  if (limit == RLIM_INFINITY || limit > kMaxDescriptorsWithoutProc) limit = kMaxDescriptorsWithoutProc;
+  for (long fd = 3; fd < static_cast<long>(limit); ++fd) {
+    if (fd == keep) continue;
+    ++calls;
+    close(static_cast<int>(fd));
+  }
+  return calls;
+}
+
+}  // namespace child_process
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -65,7 +155,24 @@ std::vector<char *> Pointers(std::vector<std::string> &strings) {
 class Pipe {
  public:
   ~Pipe() { Close(); }
-  bool Open() { return pipe2(fds_, O_CLOEXEC) == 0; }
+  // Both ends above 2: in a host process with stdin, stdout or stderr closed, pipe2 hands out
+  // those numbers, and the child's dup2 onto 0, 1 and 2 would overwrite an end.
+  bool Open() {
+    if (pipe2(fds_, O_CLOEXEC) != 0) return false;
+    for (int &fd : fds_) {
+      if (fd > 2) continue;
+      const int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+      const int err = errno;
+      close(fd);
+      fd = moved;
+      if (moved < 0) {
+        Close();
+        errno = err;
+        return false;
+      }
+    }
+    return true;
+  }
   int read_end() const { return fds_[0]; }
   int write_end() const { return fds_[1]; }
   void CloseWrite() {
@@ -174,22 +281,7 @@ void SignalAll(const std::set<pid_t> &pids, int sig) {
   if (err == 0 && (dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)) err = errno;
   if (err == 0) {
     // Every descriptor but 0, 1, 2 and the (close-on-exec) error pipe.
-    const unsigned int keep = static_cast<unsigned int>(error_fd);
-    bool closed = true;
-#ifdef SYS_close_range
-    if (keep > 3 && syscall(SYS_close_range, 3u, keep - 1, 0u) != 0) closed = false;
-    if (closed && syscall(SYS_close_range, keep + 1, ~0u, 0u) != 0) closed = false;
-#else
-    closed = false;
-#endif
-    if (!closed) {
-      struct rlimit rl;
-      const long limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
-                             ? static_cast<long>(rl.rlim_cur) : 65536;
-      for (long fd = 3; fd < limit; ++fd) {
-        if (fd != error_fd) close(static_cast<int>(fd));
-      }
-    }
+    (void)child_process::CloseInheritedDescriptors(error_fd);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);

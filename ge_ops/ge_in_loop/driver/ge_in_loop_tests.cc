@@ -281,16 +281,16 @@ TEST(ExecuteRefuses, MixedDtypesNamingTheNodeAndBoth) {
   CHECK_EQ(r.record.launches.size(), size_t{0});
 }
 
-TEST(ExecuteRefuses, TheRefusalReachesGesErrorManagerAsAnInnerError) {
+TEST(ExecuteRefuses, TheRefusalReachesGesErrorManagerAsAnOperatorError) {
   // ge_report.cc reports through metadef's REPORT_INNER_ERROR (error_message::ReportInnerError,
-  // recorded by the error-manager stand-in) with GE's inner-error code, the line as data.
+  // recorded by the error-manager stand-in) with GE's operator-error code, the line as data.
   (void)error_manager_stand_in::Take();
   EagerCall call({4}, {4}, ge::DT_FLOAT, ge::DT_INT32, "report_node");
   const Refused r = RunRefused(call, OnFreshDevice());
   CHECK_EQ(r.status, ge::GRAPH_FAILED);
   const std::vector<error_manager_stand_in::Report> reports = error_manager_stand_in::Take();
   REQUIRE_EQ(reports.size(), size_t{1});
-  CHECK_EQ(reports[0].error_code, std::string("E19999"));
+  CHECK_EQ(reports[0].error_code, std::string("EZ9999"));
   CHECK_TRUE(Contains(reports[0].message, "[tf-ge-custom] AddCustom node report_node: "));
   CHECK_TRUE(Contains(reports[0].message, "float32") && Contains(reports[0].message, "int32"));
   CHECK_TRUE(Contains(r.err, reports[0].message));  // and the same line on stderr

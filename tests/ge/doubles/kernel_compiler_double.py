@@ -11,6 +11,9 @@ It proves nothing about triton-ascend, bishengir-compile or hivmc. The GE librar
            per kernel variant, slowly (half, a pause, the rest) after TF_GE_CUSTOM_DOUBLE_SLEEP
            seconds
   fail     compiles: prints builder-like lines and a failed result naming hivmc, exits 1
+  fail_long  as fail, with five builder-like lines of 300 characters (the last ending
+           "LAST-LINE-END") and an error of 700 characters: a failure whose message and log
+           tail are as long as the GE library's messages get
   hang     compiles: starts a grandchild ``sleep`` (its pid into TF_GE_CUSTOM_DOUBLE_PIDFILE),
            prints a line, then sleeps until killed
   crash    compiles: prints a line and kills itself with SIGKILL (no result line)
@@ -103,6 +106,13 @@ def main():
             print("error: hivmc is missing, so no npubin could be built (double)", flush=True)
             _result(ok=False, kind="toolchain", missing=["hivmc"],
                     error="hivmc is missing (double: source the CANN toolkit's set_env.sh)")
+            return 1
+        if mode == "fail_long":
+            for i in range(5):
+                line = "bishengir-compile (double) line %d: %s" % (i, "x" * 300)
+                print(line[:292] + ("LAST-LINE-END" if i == 4 else ""), flush=True)
+            _result(ok=False, kind="runtime",
+                    error="the double failed on purpose: " + "a long explanation, " * 33)
             return 1
         if mode == "hang":
             child = subprocess.Popen(["sleep", "600"])

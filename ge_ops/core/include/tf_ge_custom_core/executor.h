@@ -28,12 +28,12 @@ class DeviceRuntime : public KernelLoader {
   virtual Status FillBytes(uint64_t address, uint64_t bytes, uint8_t value) = 0;  // on the stream
   virtual Status Launch(const LoadedKernel &kernel, uint32_t block_dim, std::vector<uint8_t> *host_args) = 0;
 
-  // The running device's vector-core count: the cap on programs per launch, whatever SoC the
-  // kernel set was built for. Runtimes that cannot say return a refusal, and a kernel set
-  // built for the running SoC then keeps its manifest's cap.
-  virtual Result<int64_t> VectorCoreCount(int32_t device) {
-    return Status::Error(Code::kUnsupported, "this runtime does not report the vector-core count");
-  }
+  // The running device's vector cores and AI cores, or 0 when the runtime cannot say (a
+  // failed query, or ACL's success with 0 when the driver has no count). Never a refusal:
+  // the program cap falls back from one to the next (ProgramsPerLaunch, executor.cc), and
+  // a plain count makes no message on a device that never reports one.
+  virtual int64_t VectorCoreCount(int32_t device) { return 0; }
+  virtual int64_t AiCoreCount(int32_t device) { return 0; }
   // What the loaded handles belong to (the current ACL context): the kernel cache's key, so a
   // reset device or a re-initialised runtime loads again. 0 when unknown.
   virtual Result<uint64_t> ContextId() { return uint64_t{0}; }

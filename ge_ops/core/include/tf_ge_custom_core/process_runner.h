@@ -5,8 +5,10 @@
 // calls only async-signal-safe functions before the exec, as posix_spawn does, so it is safe
 // in GE's many-threaded process), stdin from /dev/null, stdout and stderr into one pipe, and
 // in the child before the exec:
-//   - every descriptor but 0, 1 and 2 closed (close_range, else one close per descriptor), so
-//     Python, bishengir and hivmc hold none of GE's, the driver's or the log's descriptors;
+//   - every descriptor but 0, 1 and 2 closed, so Python, bishengir and hivmc hold none of GE's,
+//     the driver's or the log's descriptors: close_range where the kernel has it, else one
+//     close per descriptor listed in /proc/self/fd (never a loop up to RLIMIT_NOFILE, which
+//     can be 2^30 in a container while vfork holds the calling thread);
 //   - PR_SET_PDEATHSIG(SIGKILL): the child dies with the thread that started it (a killed
 //     parent leaves no builder behind);
 //   - the parent's process group kept: an interrupt of the parent's group (Ctrl-C in a
@@ -17,6 +19,7 @@
 // a timeout ends the whole tree (the child, its descendants and any process still holding
 // the token), SIGTERM first and SIGKILL after 2 s. Output lines are handed to
 // ProcessSpec::on_line as they arrive, kept in a tail, and copied to a log file when asked.
+// Its pipes never take descriptors 0, 1 or 2, even when the host process has them closed.
 #ifndef TF_GE_CUSTOM_CORE_PROCESS_RUNNER_H_
 #define TF_GE_CUSTOM_CORE_PROCESS_RUNNER_H_
 
@@ -70,6 +73,22 @@ class PosixProcessRunner : public ProcessRunner {
  public:
   Result<ProcessOutcome> Run(const ProcessSpec &spec) override;
 };
+
+namespace child_process {
+
+// Where neither close_range nor /proc/self/fd is there, the child closes each number below
+// min(RLIMIT_NOFILE, this): descriptors at or above it would stay open.
+constexpr long kMaxDescriptorsWithoutProc = 65536;
+
+// What the child runs between vfork and execve: closes every descriptor but 0, 1, 2 and keep,
+// calling only async-signal-safe functions and allocating nothing (close_range; else the
+// listing of fd_dir read with getdents64; else one close per number up to the bound above).
+// Returns the number of close and close_range calls made. Exposed for tests, which call it in
+// a forked child only; the build of the child-start tests compiles the close_range path out
+// (TF_GE_CUSTOM_CLOSE_RANGE=0).
+long CloseInheritedDescriptors(int keep, const char *fd_dir = "/proc/self/fd");
+
+}  // namespace child_process
 
 // The last max_lines non-empty lines of text (without lines starting with skip_prefix, when
 // it is non-empty), each trimmed and cut to kTailLineChars, joined with " | ", at most

@@ -42,7 +42,12 @@ struct Settings {
   int32_t device = 0;
   uint64_t sync_address = 0x00000000FF001000ull;
   uint64_t context = 0x00000000C0000001ull;  // aclrtGetCurrentContext
-  int64_t vector_cores = 48;                 // aclrtGetDeviceInfo(ACL_DEV_ATTR_VECTOR_CORE_NUM)
+  // aclrtGetDeviceInfo: ACL_DEV_ATTR_VECTOR_CORE_NUM and ACL_DEV_ATTR_AICORE_CORE_NUM. A count
+  // of 0 with success is what ACL answers where the driver cannot report it (hicann/runtime
+  // npu_driver.cc); an error code fails that query (device_info_error: every query), and a
+  // failed query writes 4096 into the value, which a caller must not use.
+  int64_t vector_cores = 48, ai_cores = 24;
+  int vector_cores_error = 0, ai_cores_error = 0;
   int context_error = 0, device_info_error = 0;
   int get_device_error = 0, sync_error = 0, memset_error = 0, load_error = 0, get_function_error = 0,
       launch_error = 0;

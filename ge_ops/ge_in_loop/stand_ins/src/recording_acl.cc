@@ -74,8 +74,17 @@ aclError aclrtGetDeviceInfo(uint32_t device_id, aclrtDevAttr attr, int64_t *valu
   std::lock_guard<std::mutex> lock(Mutex());
   Log().device_info_devices.push_back(device_id);
   Log().device_info_attrs.push_back(static_cast<int>(attr));
-  if (Current().device_info_error != 0) return Current().device_info_error;
-  *value = attr == ACL_DEV_ATTR_VECTOR_CORE_NUM ? Current().vector_cores : 0;
+  const recording_acl::Settings &s = Current();
+  const bool vector = attr == ACL_DEV_ATTR_VECTOR_CORE_NUM, ai = attr == ACL_DEV_ATTR_AICORE_CORE_NUM;
+  const int error = s.device_info_error != 0 ? s.device_info_error
+                    : vector                 ? s.vector_cores_error
+                    : ai                     ? s.ai_cores_error
+                                             : 0;
+  if (error != 0) {
+    *value = 4096;  // not an answer: a caller that uses it after the failure launches 4096 programs
+    return error;
+  }
+  *value = vector ? s.vector_cores : ai ? s.ai_cores : 0;
   return ACL_SUCCESS;
 }
 
