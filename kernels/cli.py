@@ -228,6 +228,13 @@ def _run_in_builder_venv(argv=None):
 
     venv = builder_venv.default_venv()
     python = builder_venv.venv_python(venv) if venv else None
+    # The trust rule (docs/kernels.md): a relative TF_GE_CUSTOM_BUILDER, or a venv Python another
+    # user could have written, is not run.
+    problem = builder_venv.venv_problem() or (
+        python and os.path.isfile(python) and builder_venv.python_problem(python, "the builder venv's Python"))
+    if problem:
+        sys.stderr.write("tf-ge-custom build-kernels: error: %s\n" % problem)
+        return 1
     if not python or not os.path.isfile(python):
         sys.stderr.write(
             "tf-ge-custom build-kernels: error: this is Python %d.%d, and triton-ascend has no "

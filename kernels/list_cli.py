@@ -186,7 +186,8 @@ def run(args):
                 message = str(e)
                 if temp:  # name the wheel's member, not where it was unpacked for reading
                     message = message.replace(temp + os.sep, "%s:%s" % (args.wheel, _WHEEL_KERNELS))
-                sys.stdout.write("%-15s INVALID: %s\n" % (soc, message))
+                sys.stdout.write("%-15s %s: %s\n" % (soc, "REFUSED" if e.kind == "trust" else "INVALID",
+                                                     message))
                 failures += 1
                 continue
             tc = m.toolchain

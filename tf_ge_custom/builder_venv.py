@@ -85,7 +85,8 @@ def python_problem(python, variable=PYTHON_ENV):
     refusal = trust.check(python, trust.EXECUTABLE)
     if refusal is None:
         return ""
-    named = "%s=%s" % (variable, trust.shown(python))
+    # "TF_GE_CUSTOM_PYTHON=/x" for a variable, "the builder venv's Python /x" for a label
+    named = ("%s=%s" if variable.isupper() else "%s %s") % (variable, trust.shown(python))
     if refusal.reason == trust.RELATIVE:
         return ("%s is not an absolute path: the GE library would run it from each training job's "
                 "working folder, not from PATH; name the interpreter absolutely, e.g. "
