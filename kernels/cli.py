@@ -102,6 +102,7 @@ def run(args):
 def _run_cache(args, soc_names):
     """``--cache``: each (SoC, dtype) into the per-user cache, as a graph build would."""
     from tf_ge_custom.errors import KernelBuildError, KernelCacheError
+    from tf_ge_custom.files import shown
 
     from . import builder, cache
 
@@ -128,7 +129,7 @@ def _run_cache(args, soc_names):
                          % ("process %d" % pid if pid else "another process"))
 
     if not args.quiet:
-        sys.stderr.write("kernel cache: %s (from %s)\n" % (location.path, location.source))
+        sys.stderr.write("kernel cache: %s (from %s)\n" % (shown(location.path), location.source))
     for soc in soc_names:
         for dtype in dtype_names:
             try:

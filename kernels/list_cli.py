@@ -262,7 +262,7 @@ def _run_cache(args):
         sys.stderr.write("%s: %s\n" % (PROG, cache.untrusted_message(location.path, refusal)))
         return 1
     current = cache.identity()
-    sys.stdout.write("kernel cache: %s (from %s)\n" % (location.path, location.source))
+    sys.stdout.write("kernel cache: %s (from %s)\n" % (trust.shown(location.path), location.source))
     sys.stdout.write("current key: %s%s\n" % (current.key, "; a compile here would lack %s"
                                                % ", ".join(current.missing)
                                                if current.missing else ""))
