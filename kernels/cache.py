@@ -26,6 +26,14 @@ folder beside the entry (``.tmp-<dtype>-*``), validate it with the manifest read
 once the whole folder has been renamed in. This module is the one writer: the GE library
 runs it (``tf_ge_custom.kernels.compile_kernel``) rather than writing the cache itself.
 
+What is read from the cache must pass the package's trust rule (:mod:`tf_ge_custom.trust`,
+docs/kernels.md "What the package trusts"): the cache, every folder on the way and every file
+of an entry belong to this user (or root) and are writable by nobody else, so that no other
+user can put a kernel on this user's NPU; an entry that fails it is not used (the writer
+steps it aside and builds it again), a cache that fails it is neither read nor written. The
+folders the writer makes are 0700 and its files 0644, whatever the umask; the lock file is
+opened without following a link (:func:`tf_ge_custom.atomic_files.open_no_follow`).
+
 No Triton import here: the key is read from package metadata and ``--version`` outputs.
 """
 import contextlib
@@ -38,7 +46,7 @@ import shutil
 import tempfile
 from typing import NamedTuple, Optional
 
-from tf_ge_custom import kernel_manifest, op_def
+from tf_ge_custom import atomic_files, kernel_manifest, op_def, trust
 from tf_ge_custom.errors import KernelBuildError, KernelCacheError, ManifestError, ToolchainError
 
 from . import frontend, toolchain
@@ -102,6 +110,23 @@ def cache_dir(env=None):
     raise KernelCacheError("no folder for the kernel cache: HOME is %s and XDG_CACHE_HOME is "
                            "unset; set %s to an absolute, writable folder"
                            % ("unset" if not home else "relative (%s)" % home, CACHE_DIR_ENV))
+
+
+def cache_refusal(path):
+    """The :class:`tf_ge_custom.trust.Refusal` of the cache folder ``path``, else None. A
+    folder that does not exist yet is none (the writer makes it, private), nor is a file in
+    its way (the writer says it cannot make the folder): only who may write there counts."""
+    refusal = trust.check(path, trust.FOLDER)
+    if refusal is None or refusal.reason in (trust.MISSING, trust.NOT_A_FOLDER, trust.SPECIAL):
+        return None
+    return refusal
+
+
+def untrusted_message(path, refusal):
+    """The one-line refusal of an untrusted cache, with the remedies."""
+    return ("the kernel cache %s is not trusted, so no kernel is read from it or written into "
+            "it: %s; or start a fresh cache: export %s=<a new folder of your own>"
+            % (trust.shown(path), refusal, CACHE_DIR_ENV))
 
 
 def _key_part(value):
@@ -180,7 +205,7 @@ def load_entry(path, soc, dtype, op=op_def.ADD_CUSTOM):
     manifest_path = os.path.join(path, kernel_manifest.MANIFEST_NAME)
     # A board name's entry (<cache>/Ascend910B4-1/...) holds the kernels of the SoC serving it.
     manifest = kernel_manifest.load_manifest(manifest_path, check_files=True,
-                                             expected_soc=_served(soc))
+                                             expected_soc=_served(soc), trust_rule=True)
     missing = manifest.missing_variants(op, dtype)
     without = [v.name for v in op.kernel.variants
                if v.name not in missing and not manifest.kernel(op.type_name, v.name, dtype).binary]
@@ -213,8 +238,12 @@ def _valid(path, soc, dtype, op):
 
 @contextlib.contextmanager
 def _locked(path, on_wait=None):
-    """Hold an exclusive ``flock`` on ``path`` (created if absent) for the ``with`` body."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    """Hold an exclusive ``flock`` on ``path`` (created if absent, never through a link) for
+    the ``with`` body."""
+    try:
+        fd = atomic_files.open_no_follow(path, os.O_RDWR, trust.PRIVATE_RECORD_MODE)
+    except atomic_files.NotWritable as e:
+        raise KernelCacheError("cannot take the cache entry's lock: %s" % e)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -276,14 +305,20 @@ def ensure(soc, dtype, cache=None, key=None, env=None, op=op_def.ADD_CUSTOM, bui
             "bishengir-compile or the CANN toolkit)" % (ident.key, key))
     key = ident.key
     target = entry_dir(cache, soc, key, dtype)
+    refusal = cache_refusal(cache)
+    if refusal is not None:
+        raise KernelCacheError(untrusted_message(cache, refusal))
     if _valid(target, soc, dtype, op):
         return Ensured(target, False, key)
     folder = os.path.dirname(target)
     try:
-        os.makedirs(folder, exist_ok=True)
+        trust.make_private_folders(folder)
     except OSError as e:
         raise KernelCacheError("cannot create the kernel cache folder %s: %s (set %s to a "
                                "writable folder)" % (folder, e, CACHE_DIR_ENV))
+    refusal = trust.check(folder, trust.FOLDER)  # e.g. a <SoC> folder an old umask left 0777
+    if refusal is not None:
+        raise KernelCacheError(untrusted_message(cache, refusal))
     build = build or builder.build_kernels
     with _locked(target + LOCK_SUFFIX, on_wait):
         if _valid(target, soc, dtype, op):  # built by whoever held the lock before us
@@ -297,8 +332,8 @@ def ensure(soc, dtype, cache=None, key=None, env=None, op=op_def.ADD_CUSTOM, bui
         try:
             build([built_soc], [dtype], staging, ops=op, env=env, progress=progress)
             built = os.path.join(staging, built_soc)
+            trust.privatize_tree(built)  # 0700 / 0644 whatever the umask the build ran under
             _check_built(built, soc, dtype, op, ident)
-            os.chmod(built, 0o755)
             os.rename(built, target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -327,20 +362,23 @@ class CachedEntry(NamedTuple):
     path: str
     manifest: Optional[object]  # KernelManifest, None when invalid
     error: Optional[str]  # why it is invalid
+    kind: Optional[str] = None  # the ManifestError kind; "trust": the trust rule refuses it
 
 
 def list_entries(cache, op=op_def.ADD_CUSTOM):
-    """Every ``<SoC>/<key>/<dtype>`` entry under ``cache``, validated (sorted)."""
+    """Every ``<SoC>/<key>/<dtype>`` entry under ``cache``, validated (sorted); an entry the
+    trust rule refuses has ``manifest`` None and the refusal (kind ``trust``) as ``error``.
+    Folders reached through a symbolic link are listed: the rule judges the link."""
     found = []
     for soc in _subfolders(cache):
         for key in _subfolders(os.path.join(cache, soc)):
             for dtype in _subfolders(os.path.join(cache, soc, key)):
                 path = os.path.join(cache, soc, key, dtype)
                 try:
-                    manifest, error = load_entry(path, soc, dtype, op), None
+                    manifest, error, kind = load_entry(path, soc, dtype, op), None, None
                 except ManifestError as e:
-                    manifest, error = None, str(e)
-                found.append(CachedEntry(soc, key, dtype, path, manifest, error))
+                    manifest, error, kind = None, str(e), e.kind
+                found.append(CachedEntry(soc, key, dtype, path, manifest, error, kind))
     return found
 
 
@@ -349,5 +387,6 @@ def _subfolders(path):
         names = sorted(os.listdir(path))
     except OSError:
         return []
-    return [n for n in names if not n.startswith(".")
-            and os.path.isdir(os.path.join(path, n)) and not os.path.islink(os.path.join(path, n))]
+    # A link to a folder counts, as it does for the GE library and the writer (which follow
+    # it): load_entry's trust rule then decides whether it is used.
+    return [n for n in names if not n.startswith(".") and os.path.isdir(os.path.join(path, n))]

@@ -102,6 +102,7 @@ def run(args):
 def _run_cache(args, soc_names):
     """``--cache``: each (SoC, dtype) into the per-user cache, as a graph build would."""
     from tf_ge_custom.errors import KernelBuildError, KernelCacheError
+    from tf_ge_custom.files import shown
 
     from . import builder, cache
 
@@ -128,7 +129,7 @@ def _run_cache(args, soc_names):
                          % ("process %d" % pid if pid else "another process"))
 
     if not args.quiet:
-        sys.stderr.write("kernel cache: %s (from %s)\n" % (location.path, location.source))
+        sys.stderr.write("kernel cache: %s (from %s)\n" % (shown(location.path), location.source))
     for soc in soc_names:
         for dtype in dtype_names:
             try:
@@ -228,6 +229,13 @@ def _run_in_builder_venv(argv=None):
 
     venv = builder_venv.default_venv()
     python = builder_venv.venv_python(venv) if venv else None
+    # The trust rule (docs/kernels.md): a relative TF_GE_CUSTOM_BUILDER, or a venv Python another
+    # user could have written, is not run.
+    problem = builder_venv.venv_problem() or (
+        python and os.path.isfile(python) and builder_venv.python_problem(python, "the builder venv's Python"))
+    if problem:
+        sys.stderr.write("tf-ge-custom build-kernels: error: %s\n" % problem)
+        return 1
     if not python or not os.path.isfile(python):
         sys.stderr.write(
             "tf-ge-custom build-kernels: error: this is Python %d.%d, and triton-ascend has no "

@@ -8,6 +8,11 @@ wheel shipped, or ``TF_GE_CUSTOM_KERNELS_DIR`` at install time), then each folde
 is taken from the first folder holding it. A graph build for a board takes, in order: a
 kernel set of its own SoC name, the per-user cache's entry of its own name, a kernel set of
 another SoC of the same architecture (the manifest's ``architecture``), a compile.
+
+A bundle folder is used only when it passes the trust rule (:mod:`tf_ge_custom.trust`), and
+so is every manifest and npubin read from it; an entry of ``TF_GE_CUSTOM_KERNELS`` that is
+relative, missing, not a folder (a file, a FIFO, a device) or not trusted is refused by name
+(:func:`refused_bundles`), without opening it, as the GE library refuses it.
 """
 import os
 from typing import NamedTuple
@@ -28,12 +33,46 @@ def bundle_dirs(environ=None):
     return [d for d in value.split(":") if d]
 
 
+class RefusedBundle(NamedTuple):
+    folder: str  # the entry as written
+    refusal: object  # tf_ge_custom.trust.Refusal
+
+    def __str__(self):
+        from tf_ge_custom import trust
+
+        return "%s entry %s is refused: %s" % (ENV, trust.shown(self.folder), self.refusal)
+
+
+def refused_bundles(environ=None):
+    """The entries of ``$TF_GE_CUSTOM_KERNELS`` the GE library refuses: ``[RefusedBundle]``."""
+    from tf_ge_custom import trust
+
+    refused = []
+    for folder in bundle_dirs(environ):
+        refusal = trust.check(folder, trust.FOLDER)
+        if refusal is not None:
+            refused.append(RefusedBundle(folder, refusal))
+    return refused
+
+
+def load_set(kernel_set):
+    """The validated manifest of ``kernel_set`` (npubins checksummed; a bundle's files must
+    pass the trust rule too); raises ManifestError."""
+    from tf_ge_custom import kernel_manifest
+
+    return kernel_manifest.load_manifest(kernel_set.manifest_path, check_files=True,
+                                         trust_rule=kernel_set.source == "bundle")
+
+
 def kernel_sets(package_kernels_dir, environ=None):
-    """Every kernel set the GE library would see, first folder first: ``[KernelSet]``."""
+    """Every kernel set the GE library would see, first folder first: ``[KernelSet]`` (the
+    refused bundle folders contribute none: :func:`refused_bundles`)."""
     from tf_ge_custom import kernel_manifest
 
     found, seen = [], set()
-    folders = [(package_kernels_dir, "package")] + [(d, "bundle") for d in bundle_dirs(environ)]
+    refused = set(r.folder for r in refused_bundles(environ))
+    folders = [(package_kernels_dir, "package")] + [(d, "bundle") for d in bundle_dirs(environ)
+                                                     if d not in refused]
     for folder, source in folders:
         for soc, path in kernel_manifest.find_manifests_in(folder).items():
             if soc in seen:
@@ -53,7 +92,6 @@ def serving(board, sets, dtype=None, op=None):
     """Which of ``sets`` (:func:`kernel_sets`) a graph build for ``board`` takes without a
     compile: its own SoC name first, then a set whose manifest records the board's
     architecture (and holds ``dtype``'s npubins when given)."""
-    from tf_ge_custom import kernel_manifest
     from tf_ge_custom.errors import ManifestError
 
     from . import socs
@@ -69,7 +107,7 @@ def serving(board, sets, dtype=None, op=None):
     loaded = {}
     for s in sets:
         try:
-            loaded[s.soc] = kernel_manifest.load_manifest(s.manifest_path, check_files=True)
+            loaded[s.soc] = load_set(s)
         except ManifestError:
             continue
     for s in sets:

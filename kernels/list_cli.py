@@ -6,7 +6,10 @@
     tf-ge-custom list-kernels --dir OUT               # a build-kernels output folder
     tf-ge-custom list-kernels --cache                 # the per-user kernel cache
 
-Every manifest is validated and every npubin checksummed; any defect is an error. Exit
+Every manifest is validated and every npubin checksummed; any defect is an error. What comes
+from a kernel bundle or the per-user cache must also pass the trust rule (docs/kernels.md,
+"What the package trusts"): a refused ``TF_GE_CUSTOM_KERNELS`` entry, cache or cache entry
+is listed as REFUSED with the reason and counts as a defect. Exit
 status: 0 when everything listed is valid (and ``--soc``/``--dtype`` are carried), 1 when
 not, 2 for a usage error (an option combination that would be ignored, a ``--wheel`` that
 is not a tf-ge-custom wheel, a ``--dir`` that is not a folder).
@@ -169,14 +172,22 @@ def run(args):
         valid, failures = {}, 0
         if not found:
             sys.stdout.write("%s: no precompiled kernels\n" % label)
+        if not (args.wheel or args.dir):
+            from .kernel_sources import refused_bundles
+
+            for refused in refused_bundles():
+                sys.stdout.write("REFUSED: %s\n" % (refused,))
+                failures += 1
         for soc, path in found.items():
             try:
-                m = valid[soc] = kernel_manifest.load_manifest(path, check_files=True)
+                m = valid[soc] = kernel_manifest.load_manifest(
+                    path, check_files=True, trust_rule=(sources.get(soc) or "").startswith("bundle"))
             except ManifestError as e:
                 message = str(e)
                 if temp:  # name the wheel's member, not where it was unpacked for reading
                     message = message.replace(temp + os.sep, "%s:%s" % (args.wheel, _WHEEL_KERNELS))
-                sys.stdout.write("%-15s INVALID: %s\n" % (soc, message))
+                sys.stdout.write("%-15s %s: %s\n" % (soc, "REFUSED" if e.kind == "trust" else "INVALID",
+                                                     message))
                 failures += 1
                 continue
             tc = m.toolchain
@@ -235,6 +246,7 @@ def _served_by(board, found, sources):
 def _run_cache(args):
     """``--cache``: one line per (SoC, key) with its dtypes; ``current`` marks the key the
     toolchain here builds (the one a graph build looks up)."""
+    from tf_ge_custom import trust
     from tf_ge_custom.errors import KernelCacheError
     from tf_ge_custom.kernels import cache
 
@@ -243,8 +255,14 @@ def _run_cache(args):
     except KernelCacheError as e:
         sys.stderr.write("%s: error: %s\n" % (PROG, e))
         return 1
+    refusal = cache.cache_refusal(location.path)
+    if refusal is not None:
+        sys.stdout.write("kernel cache: %s (from %s) REFUSED\n" % (trust.shown(location.path),
+                                                                   location.source))
+        sys.stderr.write("%s: %s\n" % (PROG, cache.untrusted_message(location.path, refusal)))
+        return 1
     current = cache.identity()
-    sys.stdout.write("kernel cache: %s (from %s)\n" % (location.path, location.source))
+    sys.stdout.write("kernel cache: %s (from %s)\n" % (trust.shown(location.path), location.source))
     sys.stdout.write("current key: %s%s\n" % (current.key, "; a compile here would lack %s"
                                                % ", ".join(current.missing)
                                                if current.missing else ""))
@@ -261,7 +279,8 @@ def _run_cache(args):
         for e in found:
             if e.manifest is None:
                 failures += 1
-                sys.stdout.write("%-15s %-32s INVALID: %s\n" % (soc, e.dtype, e.error))
+                sys.stdout.write("%-15s %-32s %s: %s\n" % (
+                    soc, e.dtype, "REFUSED" if e.kind == "trust" else "INVALID", e.error))
     if args.soc:
         have = [e.dtype for e in entries if e.soc == args.soc and e.key == current.key
                 and e.manifest is not None]

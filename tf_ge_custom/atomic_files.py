@@ -13,17 +13,26 @@ the data). The folder itself is not synced: after a crash the old file may come 
 is whole too. The cost, a few milliseconds per file, is measured in docs/adding-an-op.md
 ("The helpers every writer and runner uses").
 
+Nothing is ever written through a symbolic link: a file is replaced by a rename (which
+replaces a link, never follows it), a log is created fresh and renamed into place before the
+first line (:func:`open_log`), and a file that must be written where it is, a lock, is
+opened with ``O_NOFOLLOW`` and only when it is a regular file of this user with one name
+(:func:`open_no_follow`; ge_ops/core's ``OpenForWriting`` is the same rule). A link planted
+where a log goes (``out/m.atc.log`` -> ``~/.bashrc``) is replaced, its target left alone.
+
 Standard library only, no package-relative import, Python 3.7 syntax: ``setup.py`` and
 ``ge_ops/codegen/generate_op_sources.py`` (which loads it by path) use it on any machine.
 """
 import contextlib
+import errno
 import json
 import os
 import shutil
+import stat
 import tempfile
 
 __all__ = ["folder_writable", "target_problem", "write_bytes", "write_text", "write_json", "write_text_if_changed", "copy_file",
-           "replacing", "publish"]
+           "replacing", "publish", "open_log", "open_no_follow", "NotWritable"]
 
 # Mode of a written file: readable by everyone, as open() makes it with the usual umask. The
 # OPP root's files are read by other users' programs (TF Adapter, GE, atc).
@@ -193,3 +202,66 @@ def publish(finished, path, mode=None):
         os.close(fd)
     os.replace(finished, path)
     return path
+
+
+class NotWritable(OSError):
+    """A file :func:`open_no_follow` refuses to write: a symbolic link, another user's file,
+    a hard link, anything but a regular file. The message names it and what to do."""
+
+
+def open_no_follow(path, flags=os.O_WRONLY, mode=0o600):
+    """A descriptor of ``path`` opened for writing where it is (a lock, a log appended to),
+    created with ``mode`` when absent; never through a symbolic link at its last component,
+    and only when it is a regular file of this user with one name (a hard link to another
+    file would be written through as well); its mode is set to ``mode``. ``flags``:
+    ``O_WRONLY`` or ``O_RDWR``, plus ``O_APPEND`` / ``O_TRUNC``. Raises
+    :class:`NotWritable` (or OSError when the folder cannot be written)."""
+    path = os.fspath(path)
+    try:
+        # O_TRUNC waits for the checks below: open would truncate whatever it reached first.
+        fd = os.open(path, (flags & ~os.O_TRUNC) | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+                     | getattr(os, "O_CLOEXEC", 0), mode)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise NotWritable("%s is a symbolic link; it is never written through "
+                              "(a link planted there would make this write into its target): "
+                              "remove it" % path)
+        raise
+    try:
+        info = os.fstat(fd)
+        problem = ""
+        if not stat.S_ISREG(info.st_mode):
+            problem = "it is not a regular file"
+        elif info.st_uid != os.geteuid():
+            problem = "it belongs to uid %d, not to this user" % info.st_uid
+        elif info.st_nlink != 1:
+            problem = ("it has %d names (a hard link to another file would be written through)"
+                       % info.st_nlink)
+        if problem:
+            raise NotWritable("refusing to write %s: %s; remove it" % (path, problem))
+        if stat.S_IMODE(info.st_mode) != mode:
+            os.fchmod(fd, mode)
+        if flags & os.O_TRUNC:
+            os.ftruncate(fd, 0)
+        # O_NONBLOCK only kept the open from waiting on a FIFO (refused above).
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_log(path, mode=FILE_MODE):
+    """A new, empty text file at ``path`` to write a log into, as a file object: created
+    beside it and renamed into place at once, so whatever was at ``path`` (an old log, a
+    symbolic link planted there) is replaced, never written through. Readers see the log
+    grow as it is written."""
+    fd, tmp = _sibling(path)
+    try:
+        os.fchmod(fd, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        os.close(fd)
+        _discard(tmp)
+        raise
+    return os.fdopen(fd, "w")

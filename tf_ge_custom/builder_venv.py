@@ -13,6 +13,13 @@ else ``~/.local/share/tf-ge-custom/builder``; the GE library's Compile
 (ge_ops/core kernel_compiler.cc), ``build-kernels`` and ``doctor`` find it there and take it
 only when its ``--describe`` imports both tf_ge_custom and triton, as they do for every
 candidate Python. Run it again after upgrading tf-ge-custom (the copy must match).
+
+A Python named by ``TF_GE_CUSTOM_PYTHON``, and the venv's, runs only when it passes the
+package's trust rule (:mod:`tf_ge_custom.trust`): an absolute path, this user's or root's all
+the way, writable by nobody else (:func:`python_problem`, the words of the GE library's
+kernel_compiler.cc). A relative ``TF_GE_CUSTOM_PYTHON=python3`` is refused by name: the GE
+library would run ``./python3`` from each training job's working folder, a shell finds it on
+``PATH``.
 """
 import json
 import os
@@ -20,7 +27,10 @@ import shutil
 import subprocess
 import sys
 
+from . import atomic_files
+
 VENV_ENV = "TF_GE_CUSTOM_BUILDER"
+PYTHON_ENV = "TF_GE_CUSTOM_PYTHON"
 MIN_PYTHON = (3, 9)
 REQUIREMENTS = ("triton-ascend==3.2.0", "pybind11", "ascendnpu-ir==1.2.0")
 MARKER = "builder_copy.json"  # written into the copy: which package it came from
@@ -54,6 +64,38 @@ def default_venv(environ=None):
 
 def venv_python(venv):
     return os.path.join(venv, "bin", "python")
+
+
+def venv_problem(environ=None):
+    """Why ``$TF_GE_CUSTOM_BUILDER`` cannot name the builder venv ("" when it can, or is unset)."""
+    from .files import shown
+
+    value = (os.environ if environ is None else environ).get(VENV_ENV, "")
+    if value and not value.startswith("/"):
+        return ("%s=%s is not an absolute path: the GE library would look for the builder venv from "
+                "each training job's working folder; name it absolutely" % (VENV_ENV, shown(value)))
+    return ""
+
+
+def python_problem(python, variable=PYTHON_ENV):
+    """Why the GE library would not run the Python ``python`` that ``variable`` names ("" when
+    it would): the trust rule, in the words of ge_ops/core kernel_compiler.cc FindBuilder."""
+    from . import trust
+
+    refusal = trust.check(python, trust.EXECUTABLE)
+    if refusal is None:
+        return ""
+    # "TF_GE_CUSTOM_PYTHON=/x" for a variable, "the builder venv's Python /x" for a label
+    named = ("%s=%s" if variable.isupper() else "%s %s") % (variable, trust.shown(python))
+    if refusal.reason == trust.RELATIVE:
+        return ("%s is not an absolute path: the GE library would run it from each training job's "
+                "working folder, not from PATH; name the interpreter absolutely, e.g. "
+                "%s=$(command -v %s)" % (named, variable, trust.shown(python)))
+    if refusal.reason in (trust.MISSING, trust.NOT_A_FILE, trust.SPECIAL, trust.NOT_A_FOLDER,
+                          trust.NOT_EXECUTABLE):
+        return ("%s is not an executable file (%s); point it at the Python that has tf-ge-custom "
+                "and triton-ascend installed" % (named, refusal))
+    return "%s is not trusted, so the GE library does not run it: %s" % (named, refusal)
 
 
 def describe(python, package_parent="", environ=None, timeout=300):
@@ -124,8 +166,8 @@ def copy_builder(venv_site, package_dir=None):
         return skipped
 
     shutil.copytree(source, target, ignore=ignore)
-    with open(os.path.join(target, MARKER), "w") as f:
-        json.dump({"copied_from": source, "tf_ge_custom": __version__}, f, indent=2, sort_keys=True)
+    atomic_files.write_json(os.path.join(target, MARKER),
+                            {"copied_from": source, "tf_ge_custom": __version__}, sort_keys=True)
     return target
 
 
@@ -160,8 +202,8 @@ def setup(venv, python, system_site_packages=False, install=True, out=None, extr
     site = site_packages(vpython)
     if extra_site:
         # after the venv's own site-packages, so its copy of the package comes first
-        with open(os.path.join(site, "tf_ge_custom_builder_extra.pth"), "w") as f:
-            f.write(os.path.abspath(extra_site) + "\n")
+        atomic_files.write_text(os.path.join(site, "tf_ge_custom_builder_extra.pth"),
+                                os.path.abspath(extra_site) + "\n")
         out.write("using the packages of %s\n" % extra_site)
     copied = copy_builder(site)
     out.write("copied the package's builder into %s\n" % copied)

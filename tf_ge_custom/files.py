@@ -23,7 +23,7 @@ import re
 import stat
 
 __all__ = ["FileProblem", "read_bytes", "regular_file_size", "sha256_file", "read_text", "parse_json", "load_json",
-           "describe_mode", "MAX_JSON_DEPTH"]
+           "describe_mode", "shown", "open_regular", "MAX_JSON_DEPTH"]
 
 # The kernel manifests are refused past a depth of 512 (docs/kernel-manifest.md);
 # the Python readers use the same default so that both give a file the same verdict.
@@ -43,6 +43,20 @@ class FileProblem(Exception):
     def __init__(self, kind, message):
         self.kind = kind
         super(FileProblem, self).__init__(message)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def shown(text):
+    """``text`` with control characters escaped (``\\n``, ``\\t``, ``\\x1b``...), for a value
+    from the environment or the file system put into a one-line message: a newline in a
+    variable must not split a report line, nor an escape sequence drive the terminal."""
+    text = str(text)
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(lambda m: _ESCAPES.get(m.group(), "\\x%02x" % ord(m.group())), text)
 
 
 def describe_mode(mode):
@@ -82,6 +96,13 @@ def _open_regular(path):
         os.close(fd)
         raise FileProblem("io", "%s is %s, not a regular file" % (path, describe_mode(info.st_mode)))
     return fd, info
+
+
+def open_regular(path):
+    """``(fd, stat)`` of the regular file ``path`` opened read-only without blocking (a FIFO,
+    device or socket is refused before anything waits on it); raises FileProblem. The caller
+    closes ``fd``."""
+    return _open_regular(path)
 
 
 def regular_file_size(path):

@@ -239,16 +239,20 @@ def normalized(document):
 # ---------------------------------------------------------------------------------------
 # entry points
 
-def load_manifest(path, check_files=True, expected_soc=None):
+def load_manifest(path, check_files=True, expected_soc=None, trust_rule=False):
     """Read, validate and return the manifest at ``path``.
 
     ``<dir>/manifest.json`` sits in its SoC folder: ``soc`` must equal the folder's name
     (``expected_soc`` overrides) and the binaries are beside it. Any other
     ``<dir>/<name>.json`` (the shared fixtures, a copy) gets no folder check and keeps its
     binaries in ``<dir>/<name>/``. Binaries are checked only when ``check_files`` is true.
-    Raises :class:`ManifestError`.
+    With ``trust_rule`` (a kernel set from the per-user cache or a kernel bundle, not the
+    package's own) the manifest and each binary must pass :func:`tf_ge_custom.trust.check`
+    first (kind ``trust``). Raises :class:`ManifestError`.
     """
     path = os.fspath(path)
+    if trust_rule:
+        _check_trusted(path)
     try:
         raw = files.read_bytes(path, MAX_MANIFEST_BYTES)
     except files.FileProblem as e:
@@ -256,8 +260,18 @@ def load_manifest(path, check_files=True, expected_soc=None):
     directory, binary_dir = _locations(path)
     if expected_soc is None and os.path.basename(path) == MANIFEST_NAME:
         expected_soc = os.path.basename(directory)
-    return parse_manifest(raw, path=path, expected_soc=expected_soc,
-                          directory=binary_dir if check_files else None)
+    manifest = parse_manifest(raw, path=path, expected_soc=expected_soc, directory=None)
+    if check_files:
+        _check_files(manifest.kernels, binary_dir, path, trust_rule)
+    return manifest
+
+
+def _check_trusted(file_path, manifest_path=None, what=""):
+    from . import trust
+
+    refusal = trust.check(file_path, trust.FILE)
+    if refusal is not None:
+        raise ManifestError("trust", "%snot trusted: %s" % (what, refusal), manifest_path or file_path)
 
 
 def _locations(path):
@@ -632,12 +646,14 @@ def _check_mismatch(doc, kernels, expected_soc, path):
                                                  op.binary_name(k.variant, k.dtype)))
 
 
-def _check_files(kernels, directory, path):
+def _check_files(kernels, directory, path, trust_rule=False):
     for k in kernels:
         if k.binary is None:
             continue
         what = "%s/%s/%s" % (k.op, k.variant, k.dtype)
         file_path = os.path.join(directory, k.binary)
+        if trust_rule and os.path.lexists(file_path):
+            _check_trusted(file_path, path, "%s: binary %s is " % (what, file_path))
         if not os.path.lexists(file_path):
             raise ManifestError("checksum", "%s: binary %s is missing" % (what, file_path), path)
         try:

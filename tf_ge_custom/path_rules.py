@@ -22,6 +22,7 @@ crashes it).
 import json
 import os
 import re
+import stat
 
 from . import files, opp
 
@@ -319,11 +320,16 @@ OP_LIB_REGISTER_SYMBOL = b"_ZN2ge13OpLibRegister"
 
 def registers_vendor_folder(path, chunk_size=1 << 20):
     """Whether the library at ``path`` calls ``ge::OpLibRegister`` (registers a vendor op-lib
-    init function); False when it cannot be read."""
+    init function); False when it cannot be read or is no regular file (opened without
+    blocking: a FIFO named ``*.so`` never hangs doctor)."""
     keep = len(OP_LIB_REGISTER_SYMBOL) - 1
     tail = b""
     try:
-        with open(path, "rb") as f:
+        fd, _ = files.open_regular(path)
+    except files.FileProblem:
+        return False
+    try:
+        with os.fdopen(fd, "rb") as f:
             while True:
                 block = f.read(chunk_size)
                 if not block:
@@ -334,6 +340,22 @@ def registers_vendor_folder(path, chunk_size=1 << 20):
                 tail = window[-keep:]
     except (IOError, OSError):
         return False
+
+
+def not_regular_libraries(libraries):
+    """``[(path, what it is)]`` for the libraries of :func:`ge_custom_op_libraries` that are
+    not regular files (a FIFO, a device, a dangling link): GE would dlopen each, and a FIFO
+    would block it at initialisation. Looked at with ``lstat``/``stat`` only."""
+    found = []
+    for path, _entry in libraries:
+        try:
+            info = os.stat(path)
+        except OSError as e:
+            found.append((path, "cannot be read (%s)" % (e.strerror or e)))
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            found.append((path, files.describe_mode(info.st_mode)))
+    return found
 
 
 class CustomOpLibPath(object):

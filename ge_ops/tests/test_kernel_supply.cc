@@ -437,6 +437,7 @@ struct ArchSetup {
       root.Write("kernels/Ascend910B4/manifest.json", test_support::WithArchitecture(manifest, "dav-2201"));
     }
     opp.Write("kernels/README.txt", "x");
+    bundle.Write("kernels/README.txt", "x");  // the bundle folder exists (a missing one is refused)
     registry = KernelRegistry::FromOppRoot(opp.path(), {bundle.path() + "/kernels"});
   }
 };

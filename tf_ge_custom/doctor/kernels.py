@@ -89,35 +89,59 @@ def check_kernel_cache(ctx):
         return Check(name, WARN, "a graph build for a SoC without a packaged npubin could not "
                      "compile it: %s" % e,
                      Instruction("export %s=<a writable folder>" % cache.CACHE_DIR_ENV))
+    from .. import builder_venv, trust
+
     problems, fixes = [], []
+    # The trust rule (docs/kernels.md, "What the package trusts"): the GE library neither
+    # reads nor compiles into a cache that fails it.
+    refusal = cache.cache_refusal(location.path)
+    if refusal is not None:
+        problems.append(cache.untrusted_message(location.path, refusal))
+        fixes.append("export %s=<a new folder of your own>" % cache.CACHE_DIR_ENV)
     probe = _nearest_existing(location.path)
     if not os.path.isdir(probe) or not os.access(probe, os.W_OK | os.X_OK):
-        problems.append("%s is not writable by this user (%s)" % (location.path, probe))
+        problems.append("%s is not writable by this user (%s)" % (trust.shown(location.path),
+                                                                 trust.shown(probe)))
         fixes.append("export %s=<a writable folder>" % cache.CACHE_DIR_ENV)
-    python = ctx.environ.get("TF_GE_CUSTOM_PYTHON") or \
-        (ctx.build_info.get("kernels") or {}).get("python")
-    if python and not (os.path.isfile(python) and os.access(python, os.X_OK)):
-        problems.append("the Python it would run, %s, is not an executable file" % python)
+    explicit = ctx.environ.get(builder_venv.PYTHON_ENV)
+    python = explicit or (ctx.build_info.get("kernels") or {}).get("python")
+    problem = builder_venv.python_problem(explicit) if explicit else ""
+    if problem:
+        problems.append(problem)
+        fixes.append("export TF_GE_CUSTOM_PYTHON=<the absolute path of the Python with "
+                     "tf-ge-custom and triton-ascend>")
+    elif python and not (os.path.isfile(python) and os.access(python, os.X_OK)):
+        problems.append("the Python it would run, %s, is not an executable file" % trust.shown(python))
         fixes.append("export TF_GE_CUSTOM_PYTHON=<the Python with tf-ge-custom and "
                      "triton-ascend>")
     ident = cache.identity(ctx.environ)
     for tool in ident.missing:
         problems.append("%s is missing" % tool)
         fixes.append(compile_kernel.hint(tool, python))
-    entries = cache.list_entries(location.path) if os.path.isdir(location.path) else []
+    entries = cache.list_entries(location.path) \
+        if refusal is None and os.path.isdir(location.path) else []
     current = [e for e in entries if e.key == ident.key and e.manifest is not None]
-    invalid = [e for e in entries if e.manifest is None]
+    refused = [e for e in entries if e.kind == "trust"]
+    invalid = [e for e in entries if e.manifest is None and e.kind != "trust"]
     data = {"path": location.path, "from": location.source, "key": ident.key,
             "missing": list(ident.missing), "python": python,
+            "trusted": refusal is None, "refusal": str(refusal) if refusal else None,
             "entries": ["%s/%s/%s" % (e.soc, e.key, e.dtype) for e in entries],
-            "invalid": [e.path for e in invalid]}
+            "invalid": [e.path for e in invalid],
+            "refused": {e.path: e.error for e in refused}}
     held = "%d kernel set(s) of this toolchain (%s)" % (len(current), ", ".join(
-        sorted("%s %s" % (e.soc, e.dtype) for e in current))) if current else "empty"
+        sorted("%s %s" % (e.soc, e.dtype) for e in current))) if current else \
+        "not read" if refusal is not None else "empty"
+    if refused:
+        problems.append("%d entr%s refused by the trust rule (%s); the next compile replaces them"
+                        % (len(refused), "y" if len(refused) == 1 else "ies",
+                           "; ".join(trust.shown(e.error) for e in refused)))
     if invalid:
         problems.append("%d entr%s fail verification (%s); the next compile replaces them"
                         % (len(invalid), "y" if len(invalid) == 1 else "ies",
-                           ", ".join(e.path for e in invalid)))
-    detail = "%s (from %s), key %s: %s" % (location.path, location.source, ident.key, held)
+                           ", ".join(trust.shown(e.path) for e in invalid)))
+    detail = "%s (from %s), key %s: %s" % (trust.shown(location.path), location.source, ident.key,
+                                           held)
     if problems:
         return Check(name, WARN, "%s; a graph build for a SoC or dtype without a packaged "
                      "npubin could not compile it: %s" % (detail, "; ".join(problems)),
@@ -202,15 +226,30 @@ def check_kernel_builder(ctx):
     name = "kernel builder"
     describe = getattr(ctx, "builder_describe", None) or _describe_builder
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(ctx.root)))
-    explicit = ctx.environ.get("TF_GE_CUSTOM_PYTHON")
+    explicit = ctx.environ.get(builder_venv.PYTHON_ENV)
+    refusals, old = [], sys.version_info < builder_venv.MIN_PYTHON
     if explicit:
-        candidates = [(explicit, "TF_GE_CUSTOM_PYTHON", package_parent)]
+        # Refused as the GE library refuses it (relative, not trusted), before anything runs it.
+        problem = builder_venv.python_problem(explicit)
+        if problem:
+            return Check(name, WARN, "a graph build cannot compile missing kernels: %s" % problem,
+                         Instruction("export %s=<the absolute path of the Python with tf-ge-custom "
+                                     "and triton-ascend>, this user's or root's and writable by "
+                                     "nobody else (docs/kernels.md)" % builder_venv.PYTHON_ENV),
+                         {"candidates": [explicit], "refused": problem})
+        candidates = [(explicit, builder_venv.PYTHON_ENV, package_parent)]
     else:
         candidates = [(sys.executable, "this package's Python", package_parent)]
         venv = builder_venv.default_venv(ctx.environ)
-        if venv and os.path.isfile(builder_venv.venv_python(venv)):
-            candidates.append((builder_venv.venv_python(venv), "the setup-builder venv", ""))
-    refusals, old = [], sys.version_info < builder_venv.MIN_PYTHON
+        venv_problem = builder_venv.venv_problem(ctx.environ)
+        if venv_problem:
+            refusals.append(venv_problem)
+        elif venv and os.path.isfile(builder_venv.venv_python(venv)):
+            problem = builder_venv.python_problem(builder_venv.venv_python(venv), "the builder venv's Python")
+            if problem:
+                refusals.append(problem)
+            else:
+                candidates.append((builder_venv.venv_python(venv), "the setup-builder venv", ""))
     for python, origin, parent in candidates:
         result = describe(python, parent, ctx.environ)
         if result.get("ok"):
@@ -239,7 +278,17 @@ def check_board_kernels(ctx):
     sets = kernel_sources.kernel_sets(os.path.join(ctx.root, opp.KERNELS_DIR), ctx.environ)
     listing = ", ".join("%s (%s%s)" % (s.soc, s.source, "" if s.source == "package" else " " + s.folder)
                         for s in sets) or "none"
-    data = {"sets": [s._asdict() for s in sets]}
+    # Entries of TF_GE_CUSTOM_KERNELS the GE library refuses (relative, missing, a file or FIFO,
+    # not trusted): it refuses every kernel lookup while one is there.
+    refused = kernel_sources.refused_bundles(ctx.environ)
+    data = {"sets": [s._asdict() for s in sets], "refused": [str(r) for r in refused]}
+    if refused:
+        return Check("kernel sets", FAIL, "%s; the GE library refuses every kernel lookup while "
+                     "the variable names it (kernel sets otherwise: %s)" % (
+                         "; ".join(str(r) for r in refused), listing),
+                     Instruction("fix or drop those entries of %s (each an absolute folder of "
+                                 "yours or root's, writable by nobody else: docs/kernels.md)"
+                                 % kernel_sources.ENV), data)
     if not board:
         return Check("kernel sets", OK, "kernel sets the GE library sees: %s%s" % (
             listing, "" if sets else " (a graph build compiles what it needs: see 'kernel builder')"), data=data)

@@ -5,6 +5,7 @@ tf_ge_custom`` has already completed; programs that do not import the package (`
 see the shell's environment, checked separately."""
 import os
 import shlex
+import stat
 
 from .. import environment, files, op_def, opp, path_rules
 from . import remedies
@@ -96,14 +97,30 @@ def check_custom_opp_path(ctx):
     odd = [e for e in entries if e and not os.path.isabs(e)]
     if odd:
         status = worst([status, WARN])
-        notes.append("relative entries (resolved against each program's CWD): %s" % ", ".join(odd))
+        notes.append("relative entries (resolved against each program's CWD): %s" % ", ".join(files.shown(e) for e in odd))
     if value is not None and "" in entries:
         status = worst([status, WARN])
         notes.append("has empty entries")
-    missing = [e for e in entries if e and os.path.isabs(e) and not os.path.isdir(e)]
+    odd_characters = [e for e in entries if files.shown(e) != e]
+    if odd_characters:
+        status = worst([status, WARN])
+        notes.append("entries with control characters (shown escaped), which no OPP root's path "
+                     "holds: %s; the fix drops them" % ", ".join(files.shown(e) for e in odd_characters))
+        drop.update(odd_characters)
+    # Looked at with stat only: a FIFO or device entry never blocks doctor.
+    missing = [(e, _what_is(e)) for e in entries if e and os.path.isabs(e) and not os.path.isdir(e)]
     if missing:
         status = worst([status, WARN])
-        notes.append("entries that are not folders: %s" % ", ".join(missing))
+        notes.append("entries that are not folders: %s" % ", ".join(
+            "%s (%s)" % (files.shown(e), what) for e, what in missing))
+    # GE dlopens every *.so there (and <entry>/libcust_opapi.so): one that is no regular file
+    # (a FIFO would block GE's initialisation) is named, never opened.
+    unloadable = path_rules.not_regular_libraries(
+        path_rules.ge_custom_op_libraries(ctx.environ, ctx.arch).libraries)
+    if unloadable:
+        status = worst([status, WARN])
+        notes.append("GE would load libraries that are no regular files: %s; remove them"
+                     % ", ".join("%s (%s)" % (files.shown(p), what) for p, what in unloadable))
     # Another OPP root that also declares one of our op types competes with ours.
     rivals = []
     for entry in entries:
@@ -121,10 +138,21 @@ def check_custom_opp_path(ctx):
     fix = ""
     if status != OK:
         fix = remedies.export_line(ctx.root, ":".join(e for e in entries if e not in drop))
-    detail = value if value is not None else "(unset)"
+    detail = files.shown(value) if value is not None else "(unset)"
     if notes:
         detail += " -- " + "; ".join(notes)
     return Check(name, status, detail, fix, {"value": value, "entries": entries})
+
+
+def _what_is(path):
+    """What ``path`` is, for an entry that is no folder (``stat`` only: never blocks)."""
+    if not os.path.lexists(path):
+        return "does not exist"
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        return "a dangling link" if os.path.islink(path) else "cannot be looked at: %s" % (e.strerror or e)
+    return "a file" if stat.S_ISREG(mode) else files.describe_mode(mode)
 
 
 def check_shell_environment(ctx):
@@ -139,7 +167,7 @@ def check_shell_environment(ctx):
     return Check(name, WARN,
                  "the shell's ASCEND_CUSTOM_OPP_PATH (%s) lacks the OPP root: Python programs "
                  "that import tf_ge_custom are fine, but atc and other programs are not; run "
-                 "the fix in the shell before atc" % ("unset" if value is None else value or "empty"),
+                 "the fix in the shell before atc" % ("unset" if value is None else files.shown(value) or "empty"),
                  remedies.export_line(ctx.root, value))
 
 
@@ -150,20 +178,23 @@ def check_opp_path(ctx):
         return Check(name, WARN, "unset (no CANN environment; TF1's adapter would use %s)"
                      % path_rules.TF1_DEFAULT_OPP_PATH, remedies.source_cann(ctx))
     if not os.path.isdir(value):
-        return Check(name, WARN, "%s is not a folder" % value, remedies.source_cann(ctx))
+        return Check(name, WARN, "%s is not a folder (%s)" % (files.shown(value), _what_is(value)),
+                     remedies.source_cann(ctx))
     if path_rules.opp_layout(value) == "old":
         return Check(name, WARN, "%s has no built-in/ folder (old OPP layout): TF1's adapter "
-                     "and GE's parser ignore ASCEND_CUSTOM_OPP_PATH" % value, remedies.NEW_OPP_LAYOUT)
-    return Check(name, OK, "%s (new OPP layout: custom OPP roots are honoured)" % value)
+                     "and GE's parser ignore ASCEND_CUSTOM_OPP_PATH" % files.shown(value),
+                     remedies.NEW_OPP_LAYOUT)
+    return Check(name, OK, "%s (new OPP layout: custom OPP roots are honoured)" % files.shown(value))
 
 
 def check_home_path(ctx):
     name = "ASCEND_HOME_PATH"
     value = ctx.environ.get("ASCEND_HOME_PATH")
     if value and os.path.isdir(value):
-        return Check(name, OK, value)
+        return Check(name, OK, files.shown(value))
     if value:
-        return Check(name, WARN, "%s is not a folder" % value, remedies.source_cann(ctx))
+        return Check(name, WARN, "%s is not a folder (%s)" % (files.shown(value), _what_is(value)),
+                     remedies.source_cann(ctx))
     return Check(name, WARN, "unset: GE's online path compiles the auto-generated op proto "
                  "under it, so NPU runs need it", remedies.source_cann(ctx))
 
@@ -227,7 +258,7 @@ def check_custom_opp_search_order(ctx):
     name = "custom OPP search order (GE)"
     order = path_rules.ge_custom_op_lib_path(ctx.environ, ctx.arch)
     data = order.as_dict()
-    entries = ", ".join(order.entries) or "(none)"
+    entries = ", ".join(files.shown(e) for e in order.entries) or "(none)"
     if order.vendor_libraries:
         return Check(name, WARN, "GE searches, in front of the ASCEND_CUSTOM_OPP_PATH entries (%s), "
                      "the folders that %d vendor librar%s register%s: %s; their parser plugins and "
@@ -235,7 +266,7 @@ def check_custom_opp_search_order(ctx):
                      % (entries, len(order.vendor_libraries),
                         "y" if len(order.vendor_libraries) == 1 else "ies",
                         "s" if len(order.vendor_libraries) == 1 else "",
-                        ", ".join(p for p, _ in order.vendor_libraries)),
+                        ", ".join(files.shown(p) for p, _ in order.vendor_libraries)),
                      Instruction("make sure no such vendor package defines %s, or drop its entry "
                                  "from ASCEND_CUSTOM_OPP_PATH" % remedies.op_names()), data)
     return Check(name, OK, "ASCEND_CUSTOM_OPP_PATH entries in GE's order: %s; no library there "

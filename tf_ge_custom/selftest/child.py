@@ -18,6 +18,7 @@ import time
 import traceback
 from typing import NamedTuple
 
+from .. import atomic_files
 from .stages import FAIL, PASS, SKIP
 
 # What the runner passes to ``python -c``: the package without TensorFlow's import.
@@ -79,10 +80,7 @@ class StageContext(object):
 
 def _write_result(path, outcome, seconds):
     record = dict(outcome.as_dict(), seconds=round(seconds, 3))
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(record, f)
-    os.replace(tmp, path)
+    atomic_files.write_json(path, record)  # a fresh sibling renamed into place: no planted link followed
 
 
 def run_stage(request):

@@ -16,7 +16,7 @@ import sys
 import time
 from typing import NamedTuple, Optional
 
-from .. import _library
+from .. import _library, atomic_files
 from .._version import __version__
 from ..errors import OpLibraryError
 from . import child
@@ -85,12 +85,11 @@ def run_child(name, function, root, timeout, host=None, device_module=None, env=
     request_path = os.path.join(workdir, "request.json")
     request = {"stage": name, "function": function, "workdir": workdir, "root": root, "result": result_path,
                "host": host.as_dict() if host is not None else None, "device_module": device_module}
-    with open(request_path, "w") as f:
-        json.dump(request, f)
+    atomic_files.write_json(request_path, request)  # never written through a planted link
     if os.path.exists(result_path):
         os.remove(result_path)
     started = time.time()
-    with open(log_path, "w") as log:
+    with atomic_files.open_log(log_path) as log:
         proc = subprocess.Popen([python or sys.executable, "-c", child.BOOT, request_path],
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=workdir,
                                 env=dict(os.environ if env is None else env), start_new_session=True)

@@ -7,6 +7,7 @@
 
 #include "tf_ge_custom_core/files.h"
 #include "tf_ge_custom_core/manifest.h"
+#include "tf_ge_custom_core/trust.h"
 
 namespace tf_ge_custom {
 namespace core {
@@ -51,7 +52,12 @@ Status MakeDirectories(const std::string &path) {
   if (path.empty() || IsDirectory(path)) return Status::Ok();
   const std::string parent = DirName(path);
   if (parent != path) TF_GE_CUSTOM_RETURN_IF_ERROR(MakeDirectories(parent));
-  if (mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+  if (mkdir(path.c_str(), kPrivateFolderMode) == 0) {
+    // The umask may have taken bits away; a private folder is exactly 0700 (trust.h).
+    if (chmod(path.c_str(), kPrivateFolderMode) != 0) {
+      return Status::Error(Code::kIo, "cannot set the mode of " + path + ": " + std::strerror(errno));
+    }
+  } else if (errno != EEXIST) {
     return Status::Error(Code::kIo, "cannot create the folder " + path + ": " + std::strerror(errno));
   }
   if (!IsDirectory(path)) return Status::Error(Code::kIo, path + " exists and is not a folder");

@@ -1,7 +1,9 @@
 #include "tf_ge_custom_core/files.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -77,6 +79,44 @@ std::vector<std::string> ListSubdirectories(const std::string &dir) {
   closedir(d);
   std::sort(names.begin(), names.end());
   return names;
+}
+
+Status OpenForWriting(const std::string &path, int flags, mode_t mode, int *fd) {
+  *fd = -1;
+  // O_TRUNC waits for the checks below: open would truncate whatever it reached first.
+  const int opened = open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | (flags & O_APPEND),
+                          mode);
+  if (opened < 0) {
+    const int error = errno;
+    if (error == ELOOP) {
+      return Status::Error(Code::kIo, path + " is a symbolic link; it is never written through (a link planted "
+                                             "there would make this write into its target): remove it");
+    }
+    return Status::Error(Code::kIo, "cannot open " + path + " for writing: " + std::strerror(error));
+  }
+  struct stat st;
+  std::string problem;
+  if (fstat(opened, &st) != 0) {
+    problem = std::string("cannot look at it: ") + std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    problem = "it is not a regular file";
+  } else if (st.st_uid != geteuid()) {
+    problem = "it belongs to uid " + std::to_string(st.st_uid) + ", not to this user";
+  } else if (st.st_nlink != 1) {
+    problem = "it has " + std::to_string(st.st_nlink) + " names (a hard link to another file would be written through)";
+  } else if ((st.st_mode & 07777) != mode && fchmod(opened, mode) != 0) {
+    problem = std::string("cannot set its mode: ") + std::strerror(errno);
+  } else if ((flags & O_TRUNC) != 0 && ftruncate(opened, 0) != 0) {
+    problem = std::string("cannot truncate it: ") + std::strerror(errno);
+  }
+  if (!problem.empty()) {
+    close(opened);
+    return Status::Error(Code::kIo, "refusing to write " + path + ": " + problem + "; remove it");
+  }
+  // O_NONBLOCK only kept the open from waiting on a FIFO (refused above); writes block as usual.
+  fcntl(opened, F_SETFL, fcntl(opened, F_GETFL) & ~O_NONBLOCK);
+  *fd = opened;
+  return Status::Ok();
 }
 
 }  // namespace core

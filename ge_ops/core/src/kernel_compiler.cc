@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tf_ge_custom_core/files.h"
+#include "tf_ge_custom_core/trust.h"
 
 namespace tf_ge_custom {
 namespace core {
@@ -148,14 +149,39 @@ Result<BuilderSettings> FindBuilder(const std::string &opp_root, const EnvLookup
   }
   const std::string explicit_python = Env(env, kPythonEnv);
   if (!explicit_python.empty()) {
-    if (!IsExecutableFile(explicit_python)) {
-      return Status::Error(Code::kLocation, std::string(kPythonEnv) + "=" + explicit_python +
-                                                " is not an executable file; point it at the Python that has "
-                                                "tf-ge-custom and triton-ascend installed");
+    // Checked where it is read, by the trust rule (trust.h): a relative name would be run from
+    // the training job's working folder (./python3), not found on PATH as a shell finds it.
+    const TrustVerdict verdict = CheckTrusted(explicit_python, TrustWant::kExecutable);
+    const std::string named = std::string(kPythonEnv) + "=" + Shown(explicit_python);
+    switch (verdict.reason) {
+      case TrustReason::kTrusted:
+        break;
+      case TrustReason::kRelative:
+        return Status::Error(Code::kLocation, named + " is not an absolute path: the GE library would run it from "
+                                                      "each training job's working folder, not from PATH; name the "
+                                                      "interpreter absolutely, e.g. " + kPythonEnv +
+                                                      "=$(command -v " + Shown(explicit_python) + ")");
+      case TrustReason::kMissing:
+      case TrustReason::kNotAFile:
+      case TrustReason::kSpecial:
+      case TrustReason::kNotAFolder:
+      case TrustReason::kNotExecutable:
+        return Status::Error(Code::kLocation, named + " is not an executable file (" + verdict.message +
+                                                  "); point it at the Python that has tf-ge-custom and "
+                                                  "triton-ascend installed");
+      default:
+        return Status::Error(Code::kUntrusted, named + " is not trusted, so the GE library does not run it: " +
+                                                   verdict.message);
     }
     s.python = explicit_python;
     s.python_from = kPythonEnv;
     return s;
+  }
+  const std::string venv_root = Env(env, kBuilderVenvEnv);
+  if (!venv_root.empty() && venv_root[0] != '/') {
+    return Status::Error(Code::kLocation, std::string(kBuilderVenvEnv) + "=" + Shown(venv_root) +
+                                              " is not an absolute path: the GE library would look for the builder "
+                                              "venv from each training job's working folder; name it absolutely");
   }
   // The Python whose site-packages hold this package first: a wheel built elsewhere records
   // a Python of that host, which may exist here without triton-ascend.
@@ -180,10 +206,18 @@ Result<BuilderSettings> FindBuilder(const std::string &opp_root, const EnvLookup
     }
   }
   const std::string venv = BuilderVenvPython(env);
-  if (!venv.empty() && IsExecutableFile(venv)) add(venv, kFromBuilderVenv);
+  std::string venv_note;
+  if (!venv.empty() && IsExecutableFile(venv)) {
+    const TrustVerdict verdict = CheckTrusted(venv, TrustWant::kExecutable);
+    if (verdict.trusted()) {
+      add(venv, kFromBuilderVenv);
+    } else {
+      venv_note = ", the builder venv's Python is not trusted (" + verdict.message + ")";
+    }
+  }
   if (found.empty()) {
     return Status::Error(Code::kLocation, std::string("no Python to run the kernel builder: ") + kPythonEnv +
-                                              " is unset, " + note + ", there is no bin/python3 beside " +
+                                              " is unset, " + note + venv_note + ", there is no bin/python3 beside " +
                                               s.package_parent + " and no builder venv at " +
                                               (venv.empty() ? std::string("(HOME unset)") : venv) +
                                               "; run `tf-ge-custom setup-builder` (a Python >= 3.9 venv with "
@@ -352,6 +386,8 @@ Status BuilderProcess::Compile(const CacheTarget &target, const std::string &op,
   if (!made.ok()) {
     return Status::Error(Code::kIo, what + ": " + made.message() + "; set TF_GE_CUSTOM_CACHE_DIR to a writable folder");
   }
+  // Nothing is compiled into (nor a log written in) a folder that fails the trust rule.
+  TF_GE_CUSTOM_RETURN_IF_ERROR(RequireTrusted(what + ": the kernel cache folder", DirName(entry), TrustWant::kFolder));
   const std::string log = entry + "." + std::to_string(getpid()) + ".log";
   ProcessSpec spec;
   spec.argv = CompileCommand(s, target, soc, dtype);

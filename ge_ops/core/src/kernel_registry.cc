@@ -6,6 +6,7 @@
 #include "tf_ge_custom_core/bundle.h"
 #include "tf_ge_custom_core/files.h"
 #include "tf_ge_custom_core/op_definition.h"
+#include "tf_ge_custom_core/trust.h"
 
 namespace tf_ge_custom {
 namespace core {
@@ -58,7 +59,15 @@ std::shared_ptr<KernelRegistry> KernelRegistry::FromOppRoot(const std::string &o
   r->origin_ = JoinPath(opp_root, "kernels");
   r->roots_.push_back(r->origin_);
   for (const auto &d : bundle_dirs) {
-    if (!d.empty() && std::find(r->roots_.begin(), r->roots_.end(), d) == r->roots_.end()) r->roots_.push_back(d);
+    if (d.empty() || std::find(r->roots_.begin(), r->roots_.end(), d) != r->roots_.end()) continue;
+    // Checked where it is read: a relative, missing, special or untrusted entry is refused by
+    // name (lstat only, so a FIFO never blocks), and so is every lookup while it is there.
+    const TrustVerdict verdict = CheckTrusted(d, TrustWant::kFolder);
+    if (!verdict.trusted() && r->bundle_refusal_.ok()) {
+      r->bundle_refusal_ = Status::Error(Code::kUntrusted, std::string(kKernelsEnv) + " entry " + Shown(d) +
+                                                               " is refused: " + verdict.message);
+    }
+    r->roots_.push_back(d);
   }
   if (r->roots_.size() > 1) {
     std::vector<std::string> bundles(r->roots_.begin() + 1, r->roots_.end());
@@ -128,6 +137,7 @@ std::vector<std::string> KernelRegistry::Socs() {
 }
 
 Result<KernelRegistry::SocKernels *> KernelRegistry::LoadSoc(const std::string &soc) {
+  if (!bundle_refusal_.ok()) return bundle_refusal_;
   auto it = socs_.find(soc);
   if (it != socs_.end()) return &it->second;
   std::vector<std::string> available;
@@ -152,6 +162,9 @@ Result<KernelRegistry::SocKernels *> KernelRegistry::LoadSoc(const std::string &
                                                 soc + " and reinstall the package");
   }
   const std::string path = JoinPath(dir, kManifestFileName);
+  // A bundle's files must pass the trust rule (the package's own are as trusted as this library).
+  const bool bundle = root_index != 0;
+  if (bundle) TF_GE_CUSTOM_RETURN_IF_ERROR(RequireTrusted("the kernel manifest", path, TrustWant::kFile));
   std::vector<uint8_t> text;
   TF_GE_CUSTOM_RETURN_IF_ERROR(ReadFileBytes(path, 16u << 20, &text).WithPrefix("kernel manifest"));
   const std::string manifest_text(text.begin(), text.end());
@@ -160,7 +173,8 @@ Result<KernelRegistry::SocKernels *> KernelRegistry::LoadSoc(const std::string &
   auto parsed = ParseManifest(manifest_text, check);
   if (!parsed.ok()) return parsed.status().WithPrefix(path);
   SocKernels k{manifest_text, std::move(parsed).value(), dir,
-               root_index == 0 ? "the package (" + roots_[0] + ")" : "the kernel bundle " + roots_[root_index], {}};
+               bundle ? "the kernel bundle " + roots_[root_index] : "the package (" + roots_[0] + ")", {}};
+  k.trust_rule = bundle;
   return &socs_.emplace(soc, std::move(k)).first->second;
 }
 
@@ -286,6 +300,7 @@ Result<std::shared_ptr<const std::vector<uint8_t>>> KernelRegistry::BinaryOf(con
   if (it != k.binaries.end()) return it->second;
   // Read and verify once; later calls reuse the verified bytes.
   const std::string path = JoinPath(k.dir.empty() ? JoinPath(origin_, soc) : k.dir, e.binary);
+  if (k.trust_rule) TF_GE_CUSTOM_RETURN_IF_ERROR(RequireTrusted("kernel binary", path, TrustWant::kFile));
   std::vector<uint8_t> bytes;
   const Status read = ReadFileBytes(path, kMaxFileBytes, &bytes);
   if (!read.ok()) {
@@ -333,6 +348,8 @@ void KernelRegistry::Fill(const std::string &soc, const KernelEntry &entry,
 }
 
 Status KernelRegistry::AddCompiled(const std::string &board, const std::string &manifest_path) {
+  // The per-user cache: the manifest and every binary must pass the trust rule (trust.h).
+  TF_GE_CUSTOM_RETURN_IF_ERROR(RequireTrusted("the kernel cache entry's manifest", manifest_path, TrustWant::kFile));
   std::vector<uint8_t> text;
   TF_GE_CUSTOM_RETURN_IF_ERROR(ReadFileBytes(manifest_path, 16u << 20, &text).WithPrefix("kernel manifest"));
   auto parsed = ParseManifest(std::string(text.begin(), text.end()), ManifestCheck());
@@ -354,6 +371,7 @@ Status KernelRegistry::AddCompiled(const std::string &board, const std::string &
     if (!e.has_binary) continue;
     std::vector<uint8_t> bytes;
     const std::string path = JoinPath(dir, e.binary);
+    TF_GE_CUSTOM_RETURN_IF_ERROR(RequireTrusted("kernel binary", path, TrustWant::kFile));
     const Status read = ReadFileBytes(path, kMaxFileBytes, &bytes);
     if (!read.ok()) {
       return Status::Error(Code::kChecksum, "kernel binary " + path + " cannot be read (" + read.message() + ")");

@@ -2,6 +2,7 @@
 
 #include "tf_ge_custom_core/files.h"
 #include "tf_ge_custom_core/manifest.h"
+#include "tf_ge_custom_core/trust.h"
 
 namespace tf_ge_custom {
 namespace core {
@@ -105,17 +106,28 @@ Result<KernelOrigin> KernelSupply::Decide(KernelRegistry &registry, const std::s
   Result<CacheTarget> located = compiler_ ? compiler_->Locate()
                                           : Result<CacheTarget>(Status::Error(Code::kUnsupported, "no compiler"));
   std::string manifest;
+  Status distrusted;  // the cache itself fails the trust rule: nothing read from it, nothing compiled into it
   if (located.ok()) {
     TF_GE_CUSTOM_ASSIGN_OR_RETURN(const std::string entry, CacheEntryDir(located.value(), soc, dtype));
     manifest = JoinPath(entry, kManifestFileName);
-    if (CacheEntryPresent(entry)) {
+    const std::string &cache_dir = located.value().cache_dir;
+    const TrustVerdict verdict = CheckTrusted(cache_dir, TrustWant::kFolder);
+    // Missing: the builder makes it, private; a file in its way: the compile says it cannot make it.
+    const bool structural = verdict.reason == TrustReason::kMissing || verdict.reason == TrustReason::kNotAFolder ||
+                            verdict.reason == TrustReason::kSpecial;
+    if (!verdict.trusted() && !structural) {
+      distrusted = Status::Error(Code::kUntrusted,
+                                 "the kernel cache " + Shown(cache_dir) + " is not trusted, so no kernel is read from "
+                                 "it or compiled into it: " + verdict.message +
+                                     "; or start a fresh cache: export TF_GE_CUSTOM_CACHE_DIR=<a new folder of your own>");
+    } else if (CacheEntryPresent(entry)) {
       const Status added = registry.AddCompiled(soc, manifest);
       if (added.ok()) {
         TF_GE_CUSTOM_RETURN_IF_ERROR(registry.Choose(soc, op, dtype));
         *note = what + ": " + registry.SourceOf(soc, op, dtype);
         return KernelOrigin::kCache;
       }
-      // A damaged entry: the builder replaces it under its lock.
+      // A damaged or untrusted entry in a trusted cache: the builder replaces it under its lock.
     }
   }
 
@@ -135,6 +147,7 @@ Result<KernelOrigin> KernelSupply::Decide(KernelRegistry &registry, const std::s
   }
   if (!compiler_) return packaged;
   if (!located.ok()) return located.status();
+  if (!distrusted.ok()) return distrusted;
 
   // 4. Compile on this host.
   {

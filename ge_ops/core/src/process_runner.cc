@@ -23,6 +23,9 @@
 #include <sstream>
 #include <thread>
 
+#include "tf_ge_custom_core/files.h"
+#include "tf_ge_custom_core/trust.h"
+
 extern char **environ;
 
 // 1: close the child's descriptors with close_range where the kernel has it (Linux 5.9+), else
@@ -313,8 +316,9 @@ Result<ProcessOutcome> PosixProcessRunner::Run(const ProcessSpec &spec) {
   }
   int log_fd = -1;
   if (!spec.log_path.empty()) {
-    log_fd = open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (log_fd < 0) return Status::ApiError("open", spec.log_path + ": " + ErrnoText(errno));
+    // Never through a link planted where the log goes (files.h).
+    const Status opened = OpenForWriting(spec.log_path, O_APPEND, kPrivateRecordMode, &log_fd);
+    if (!opened.ok()) return Status::ApiError("open", opened.message());
   }
   struct LogCloser {
     int fd;

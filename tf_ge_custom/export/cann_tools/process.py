@@ -13,7 +13,7 @@ import sys
 import time
 from typing import NamedTuple
 
-from tf_ge_custom import commands
+from tf_ge_custom import atomic_files, commands
 from tf_ge_custom.errors import CommandError, ExternalToolError, MissingToolchainError
 
 TAIL_LINES = commands.TAIL_LINES
@@ -59,7 +59,7 @@ def run_tool(cmd, log_path, label, env=None, cwd=None, out=None, heartbeat=HEART
     def stamp():
         return "[%7.1fs] %s:" % (clock() - start, label)
 
-    with open(log_path, "w") as log:
+    with atomic_files.open_log(log_path) as log:  # a link planted there is replaced, never followed
         log.write("$ %s\n" % command_line(cmd))
         for name in LOGGED_ENV:
             log.write("# %s=%s\n" % (name, env.get(name, "")))

@@ -8,7 +8,9 @@
 // entry's lock, builds aside and renames the finished folder into place, so a manifest.json
 // here is always a whole entry. Where the cache is and the key of the current toolchain come
 // from that builder too (--describe, kernel_compiler.h): this side only joins the layout,
-// refuses names that would leave it, and never writes an entry.
+// refuses names that would leave it, and never writes an entry. What it reads must pass the
+// trust rule (trust.h): KernelSupply checks the cache folder, KernelRegistry::AddCompiled
+// every file of an entry.
 #ifndef TF_GE_CUSTOM_CORE_COMPILE_CACHE_H_
 #define TF_GE_CUSTOM_CORE_COMPILE_CACHE_H_
 
@@ -37,7 +39,8 @@ Result<std::string> CacheEntryDir(const CacheTarget &target, const std::string &
 // Whether <entry>/manifest.json is a regular file (the entry was renamed into place).
 bool CacheEntryPresent(const std::string &entry_dir);
 
-// mkdir -p, each new folder 0755 (kIo naming the folder that cannot be made).
+// mkdir -p, each new folder 0700 whatever the umask (kPrivateFolderMode, trust.h); kIo naming
+// the folder that cannot be made.
 Status MakeDirectories(const std::string &path);
 
 }  // namespace core

@@ -2,7 +2,8 @@
 // (docs/kernels.md, "Compiled on first graph build"; docs/ge-library.md, "What Compile does").
 //
 // KernelCompiler is the small interface KernelSupply (kernel_supply.h) uses; BuilderProcess
-// is the real one. Which Python runs the builder: TF_GE_CUSTOM_PYTHON when set (only it);
+// is the real one. Which Python runs the builder: TF_GE_CUSTOM_PYTHON when set (only it: an
+// absolute path that passes the trust rule, trust.h);
 // else the Python whose site-packages hold this package, then the one the build record
 // names, then the builder venv `tf-ge-custom setup-builder` made (for Python 3.7 hosts,
 // where triton-ascend has no build) -- each taken only when its --describe imports both
@@ -82,7 +83,9 @@ std::string BuilderVenvPython(const EnvLookup &env);
 
 // From the OPP root this library sits in (<package_parent>/tf_ge_custom/opp) and the
 // environment. Refuses (kLocation) when the OPP root is not inside the package, when no
-// Python is found (naming each place looked at), or a bad timeout value.
+// Python is found (naming each place looked at), a bad timeout value, a relative
+// TF_GE_CUSTOM_PYTHON or TF_GE_CUSTOM_BUILDER; kUntrusted when TF_GE_CUSTOM_PYTHON fails the
+// trust rule (trust.h). A builder venv Python that fails it is no candidate.
 Result<BuilderSettings> FindBuilder(const std::string &opp_root, const EnvLookup &env);
 
 // settings with candidate as the Python to run (package_parent cleared for the builder venv).

@@ -38,7 +38,10 @@ class KernelRegistry {
  public:
   // Kernels under <opp_root>/kernels/<SoC>/manifest.json, then under each of bundle_dirs
   // (<dir>/<SoC>/manifest.json: a kernel bundle, TF_GE_CUSTOM_KERNELS), read when first
-  // asked for: a SoC is taken from the first folder that has it.
+  // asked for: a SoC is taken from the first folder that has it. A bundle folder, and each
+  // manifest and binary read from it, must pass the trust rule (trust.h); while a bundle
+  // entry is refused (relative, missing, not a folder, not trusted), every lookup answers
+  // that refusal (kUntrusted, naming the entry), so a wrong variable is never silently unused.
   static std::shared_ptr<KernelRegistry> FromOppRoot(const std::string &opp_root,
                                                      const std::vector<std::string> &bundle_dirs = {});
   // Kernels carried by a model; every manifest and binary is validated here, up front.
@@ -60,7 +63,8 @@ class KernelRegistry {
 
   // Kernels compiled on this host: the manifest at manifest_path (an entry of the per-user
   // cache, compile_cache.h) and every binary it names, read and verified now, so that later
-  // changes to the files cannot reach Execute. Refuses another SoC's manifest, a manifest
+  // changes to the files cannot reach Execute. Each file must pass the trust rule first
+  // (kUntrusted: another user's, writable by others, ...). Refuses another SoC's manifest, a manifest
   // lacking a variant of an (op, dtype) it carries (kMissingDType: not a usable kernel set),
   // and one whose kernel sets this registry has whole already (kInternal).
   // A board name's entry (Ascend910B4-1) may hold the manifest of the SoC built for it
@@ -102,6 +106,7 @@ class KernelRegistry {
     std::string source;  // for messages: where the set came from
     std::map<std::string, std::shared_ptr<const std::vector<uint8_t>>> binaries;  // by file name
     bool chosen = false;
+    bool trust_rule = false;  // a bundle's set: each binary is checked by the trust rule when read
   };
   KernelRegistry() = default;
   Result<SocKernels *> LoadSoc(const std::string &soc);  // with mutex_ held
@@ -131,6 +136,7 @@ class KernelRegistry {
   std::string origin_;
   std::string opp_root_;  // empty for a deserialized registry
   std::vector<std::string> roots_;  // <opp_root>/kernels, then the bundle folders
+  Status bundle_refusal_;  // the first refused bundle entry (ok: none)
   std::map<std::string, std::string> served_by_;  // board -> the SoC whose kernels it takes
   std::map<std::string, SocKernels> socs_;
   // Further kernel sets per SoC: compiled on this host, or a model's later sections.

@@ -10,6 +10,11 @@
 // per-user cache's exact SoC, then a package or bundle set of the same architecture, and only
 // then a compile. Execute caps the programs by the running device's vector-core count.
 //
+// The cache is used only when it passes the trust rule (trust.h): a cache folder that fails it
+// (another user's, writable by others) is neither read nor compiled into (kUntrusted, definite;
+// a package or bundle set of the same architecture may still serve); an entry that fails it in
+// a trusted cache is compiled again, which replaces it.
+//
 // Every (SoC, op, dtype) is decided once per KernelSupply: concurrent Compile calls (GE
 // compiles several graphs in parallel) wait for the one that runs. Success and a definite
 // refusal (IsDefiniteRefusal: no hivmc, an unsupported SoC, a damaged package) are

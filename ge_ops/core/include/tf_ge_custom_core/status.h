@@ -32,6 +32,7 @@ enum class Code {
   kOutOfRange,    // a count, size or grid that does not fit what the kernel or launch takes
   kUnsupported,   // valid, but beyond what this library does (e.g. a lock value memset cannot write)
   kLocation,      // the GE library is not where an OPP root keeps it
+  kUntrusted,     // a path the trust rule refuses (trust.h): another user's, writable by others, ...
   kRuntime,       // a runtime call (ACL, GE's execution context) failed: api() names it
   kInternal,      // a broken invariant or an exception
 };

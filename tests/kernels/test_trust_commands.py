@@ -1,0 +1,252 @@
+"""The trust rule and the writes that never follow a link, through the installed console script
+in fresh processes (docs/kernels.md, "What the package trusts"): ``build-kernels --cache`` and
+``list-kernels`` on the per-user cache and the kernel bundles of ``TF_GE_CUSTOM_KERNELS``.
+
+Cache entries are made by the cache's real writer with the build step replaced by the kernel
+compiler double's ``fake_build`` (tests/ge/doubles/: it proves nothing about the builder),
+except in the umask test, which runs the real builder with a hivmc double. Another user's
+cache is a folder chown'ed to ``nobody`` (uid 65534): the suite runs as root, as CI does (root
+is a trusted owner too, so a folder must be given away to be another user's).
+"""
+import importlib.util
+import os
+import pathlib
+import shutil
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from tf_ge_custom.kernels import cache
+
+pytestmark = pytest.mark.kind("doubles")
+
+DOUBLES = pathlib.Path(__file__).resolve().parents[1] / "ge" / "doubles"
+_spec = importlib.util.spec_from_file_location("kernel_compiler_double", str(DOUBLES / "kernel_compiler_double.py"))
+double = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(double)
+SCRIPT = os.path.join(os.path.dirname(sys.executable), "tf-ge-custom")
+NOBODY = 65534
+SOC, DTYPE = "Ascend910B1", "float32"
+BUILD = ["build-kernels", "--soc", SOC, "--dtype", DTYPE, "--cache"]
+
+
+def _env(tmp_path, **extra):
+    """A user's environment: this venv first on PATH, no hivmc, a cache of the test's own."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("TF_GE_CUSTOM_", "BISHENG", "PYTEST_", "ASCEND_")) and k != "PYTHONPATH"}
+    path = [p for p in env.get("PATH", os.defpath).split(os.pathsep)
+            if p and not os.path.isfile(os.path.join(p, "hivmc"))]
+    env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable)] + path)
+    env["TF_GE_CUSTOM_CACHE_DIR"] = str(tmp_path / "cache")
+    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+class Ran(object):
+    def __init__(self, proc):
+        self.status, self.out, self.err = proc.returncode, proc.stdout, proc.stderr
+
+    def __repr__(self):
+        return "exit %s\n--- stdout ---\n%s\n--- stderr ---\n%s" % (self.status, self.out[-3000:], self.err[-3000:])
+
+
+def run(args, env, cwd, umask=None, timeout=600):
+    """The console script in a fresh process; no traceback may be printed."""
+    proc = subprocess.run([SCRIPT] + list(args), env=env, cwd=str(cwd), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, universal_newlines=True,
+                          timeout=timeout, preexec_fn=None if umask is None else (lambda: os.umask(umask)))
+    ran = Ran(proc)
+    assert "Traceback" not in ran.out + ran.err, ran
+    return ran
+
+
+def _as_root():
+    if os.geteuid() != 0:
+        pytest.fail("another user's folder is made with chown, which needs root; run the suite as "
+                    "root, as CI does")
+
+
+def _valid_entry(cache_root, env):
+    """``<cache>/<SoC>/<key>/<dtype>`` made by the real writer (build step doubled)."""
+    return cache.ensure(SOC, DTYPE, cache=str(cache_root), env=env, build=double.fake_build).path
+
+
+def _give_away(top, uid, folder_mode, file_mode):
+    """chown -R uid top; every folder folder_mode, every file file_mode."""
+    for folder, dirs, names in os.walk(str(top)):
+        for path, mode in [(folder, folder_mode)] + [(os.path.join(folder, n), file_mode) for n in names]:
+            os.lchown(path, uid, -1)
+            if not os.path.islink(path):
+                os.chmod(path, mode)
+
+
+def _snapshot(top):
+    """{relative path: (mode, bytes or link target)} of everything under ``top``."""
+    found = {}
+    for folder, dirs, names in os.walk(str(top)):
+        for name in dirs + names:
+            path = os.path.join(folder, name)
+            info = os.lstat(path)
+            content = os.readlink(path) if stat.S_ISLNK(info.st_mode) else \
+                open(path, "rb").read() if stat.S_ISREG(info.st_mode) else None
+            found[os.path.relpath(path, str(top))] = (info.st_mode, content)
+    return found
+
+
+# --- the cache's lock: never written through a link ---------------------------------------
+
+@pytest.mark.parametrize("how", ["symlink", "hard link"])
+def test_a_link_planted_at_the_cache_lock_is_never_written_through(tmp_path, how):
+    env = _env(tmp_path)
+    key_dir = tmp_path / "cache" / SOC / cache.identity(env).key
+    key_dir.mkdir(parents=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own file\n")
+    lock = key_dir / (DTYPE + ".lock")
+    if how == "symlink":
+        lock.symlink_to(victim)
+    else:
+        os.link(str(victim), str(lock))
+    ran = run(BUILD, env, tmp_path)
+    assert victim.read_text() == "the user's own file\n", ran
+    assert ran.status == 1, ran
+    assert str(lock) in ran.err and ("is a symbolic link" if how == "symlink" else "2 names") in ran.err, ran
+    assert "remove it" in ran.err
+
+
+# --- another user's cache: checksums that match prove nothing ----------------------------
+
+@pytest.mark.parametrize("owner, words", [
+    ("nobody", "owned by uid 65534 (nobody), not by you (uid 0 (root)) or root"),
+    ("viewer", "is writable by group and others (mode 0777)"),
+])
+def test_a_cache_others_may_write_is_neither_used_nor_written(tmp_path, owner, words):
+    _as_root()
+    env = _env(tmp_path)
+    cache_root = tmp_path / "cache"
+    _valid_entry(cache_root, env)
+    _give_away(cache_root, NOBODY if owner == "nobody" else 0, 0o777, 0o666)
+    before = _snapshot(cache_root)
+    built = run(BUILD, env, tmp_path)
+    assert built.status == 1, built
+    assert "already in the cache" not in built.out
+    assert "the kernel cache %s is not trusted" % cache_root in built.err and words in built.err, built
+    assert "export TF_GE_CUSTOM_CACHE_DIR=<a new folder of your own>" in built.err
+    listed = run(["list-kernels", "--cache"], env, tmp_path)
+    assert listed.status == 1 and "REFUSED" in listed.out and "(current)" not in listed.out, listed
+    assert words in listed.err, listed
+    assert _snapshot(cache_root) == before  # nothing written into it, no lock, no log
+    # The same entry, the user's and written by nobody else: used as it is.
+    _give_away(cache_root, 0, 0o700, 0o644)
+    again = run(BUILD, env, tmp_path)
+    assert again.status == 0 and "already in the cache" in again.out, again
+    listed = run(["list-kernels", "--cache"], env, tmp_path)
+    assert listed.status == 0 and "(current)" in listed.out, listed
+
+
+# --- an entry that is a link: one verdict for the writer and the listing -------------------
+
+@pytest.mark.parametrize("target_owner", [0, NOBODY])
+def test_an_entry_that_links_elsewhere_gets_one_verdict(tmp_path, target_owner):
+    _as_root()
+    env = _env(tmp_path)
+    made = _valid_entry(tmp_path / "made", env)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    shutil.move(made, str(elsewhere / DTYPE))
+    _give_away(elsewhere / DTYPE, target_owner, 0o700, 0o644)
+    key_dir = tmp_path / "cache" / SOC / cache.identity(env).key
+    key_dir.mkdir(parents=True, mode=0o700)
+    (key_dir / DTYPE).symlink_to(elsewhere / DTYPE)
+    before = _snapshot(elsewhere)
+    listed = run(["list-kernels", "--cache"], env, tmp_path)
+    built = run(BUILD, env, tmp_path)
+    if target_owner == 0:  # the user's link to the user's folder: used by both
+        assert listed.status == 0, listed
+        line = [l for l in listed.out.splitlines() if l.startswith(SOC)]
+        assert line and DTYPE in line[0].split() and line[0].endswith("(current)"), listed
+        assert built.status == 0 and "already in the cache" in built.out, built
+    else:  # the link's target is another user's: refused by both
+        assert listed.status == 1, listed
+        assert "REFUSED" in listed.out and "owned by uid 65534 (nobody)" in listed.out, listed
+        assert "already in the cache" not in built.out, built
+        heading = [l for l in listed.out.splitlines() if l.startswith(SOC) and "REFUSED" not in l]
+        assert [l.split()[1] for l in heading] == ["-"], listed  # no dtype of that key is usable
+    assert _snapshot(elsewhere) == before  # the link's target is never written
+
+
+# --- private modes whatever the umask ----------------------------------------------------
+
+def _hivmc_env(tmp_path):
+    bindir = tmp_path / "cann-bin"
+    bindir.mkdir()
+    shutil.copy(str(DOUBLES / "hivmc"), str(bindir / "hivmc"))
+    home = tmp_path / "ascend-toolkit"
+    (home / "compiler").mkdir(parents=True)
+    (home / "compiler" / "version.info").write_text("Version=8.5.0\nplatform=x86_64\n")
+    env = _env(tmp_path, ASCEND_HOME_PATH=home, TF_GE_CUSTOM_CACHE_DIR=tmp_path / "new" / "cache")
+    env["PATH"] = "%s%s%s" % (bindir, os.pathsep, env["PATH"])
+    return env
+
+
+@pytest.mark.slow
+def test_the_cache_is_private_whatever_the_umask(tmp_path):
+    """The real builder (hivmc doubled) under umask 000: folders 0700, files 0644, lock 0600."""
+    env = _hivmc_env(tmp_path)
+    ran = run(BUILD, env, tmp_path, umask=0)
+    assert ran.status == 0 and "(built)" in ran.out, ran
+    modes = {}
+    for folder, dirs, names in os.walk(str(tmp_path / "new")):
+        modes[folder] = stat.S_IMODE(os.lstat(folder).st_mode)
+        for name in names:
+            modes[os.path.join(folder, name)] = stat.S_IMODE(os.lstat(os.path.join(folder, name)).st_mode)
+    entry = tmp_path / "new" / "cache" / SOC / cache.identity(env).key / DTYPE
+    assert str(entry / "manifest.json") in modes and any(p.endswith(".npubin") for p in modes)
+    lock = str(entry) + ".lock"
+    assert modes.pop(lock) == 0o600
+    folders = {p: m for p, m in modes.items() if os.path.isdir(p)}
+    files = {p: m for p, m in modes.items() if not os.path.isdir(p)}
+    assert set(folders.values()) == {0o700}, folders
+    assert set(files.values()) == {0o644}, files
+
+
+# --- TF_GE_CUSTOM_KERNELS: every entry checked where it is read ---------------------------
+
+def test_bundle_entries_that_are_no_trusted_folder_are_refused_by_name(tmp_path):
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a bundle\n")
+    fifo = tmp_path / "a-fifo"
+    os.mkfifo(str(fifo))
+    missing = tmp_path / "missing"
+    work = tmp_path / "work"
+    (work / "bundle").mkdir(parents=True)  # relative: each process would read another folder
+    value = ":".join([str(a_file), str(fifo), str(missing), "bundle"])
+    ran = run(["list-kernels"], _env(tmp_path, TF_GE_CUSTOM_KERNELS=value), work, timeout=300)
+    assert ran.status == 1, ran
+    refused = [l for l in ran.out.splitlines() if l.startswith("REFUSED: TF_GE_CUSTOM_KERNELS entry ")]
+    assert len(refused) == 4, ran
+    for line, entry, why in zip(refused, [a_file, fifo, missing, "bundle"],
+                                ["is a file, not a folder", "is a FIFO (named pipe), not a folder",
+                                 "does not exist", "is not an absolute path"]):
+        assert line.startswith("REFUSED: TF_GE_CUSTOM_KERNELS entry %s is refused: " % entry), line
+        assert why in line, line
+
+
+def test_a_bundle_file_another_user_owns_is_refused_though_its_checksum_matches(tmp_path):
+    _as_root()
+    env = _env(tmp_path)
+    bundle = tmp_path / "bundle"
+    bundle.mkdir(mode=0o755)
+    made = _valid_entry(tmp_path / "made", env)
+    shutil.move(made, str(bundle / SOC))
+    trusted = run(["list-kernels", "--soc", SOC], _env(tmp_path, TF_GE_CUSTOM_KERNELS=bundle), tmp_path)
+    assert trusted.status == 0 and "from the bundle %s" % bundle in trusted.out, trusted
+    npubin = sorted(p for p in os.listdir(str(bundle / SOC)) if p.endswith(".npubin"))[0]
+    os.chown(str(bundle / SOC / npubin), NOBODY, -1)
+    refused = run(["list-kernels", "--soc", SOC], _env(tmp_path, TF_GE_CUSTOM_KERNELS=bundle), tmp_path)
+    assert refused.status == 1, refused
+    assert "[trust]" in refused.out and "owned by uid 65534 (nobody)" in refused.out, refused
+    assert str(bundle / SOC / npubin) in refused.out
