@@ -13,7 +13,9 @@ Installed as ``tf_ge_custom.kernels`` (the repository's top-level ``kernels/`` f
 * ``cache.py``       the per-user kernel cache (where, the key, the lock / build aside /
   rename writer) that the GE library compiles into on first graph build, through
   ``compile_kernel.py`` (the entry point it runs in a child process)
-* ``cli.py``, ``list_cli.py``  ``tf-ge-custom build-kernels`` / ``list-kernels``
+
+The command lines ``tf-ge-custom build-kernels`` and ``list-kernels`` live with the other
+commands, in ``tf_ge_custom/_commands/``.
 
 Importing this package imports no Triton: only building does.
 """

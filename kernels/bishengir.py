@@ -12,7 +12,7 @@ npubin stage expects.
 import os
 from typing import NamedTuple, Optional
 
-from tf_ge_custom import commands
+from tf_ge_custom import _processes
 from tf_ge_custom.errors import CommandError, KernelBuildError
 
 HIVM_IR_NAME = "module.hivm.opt.mlir"
@@ -74,7 +74,7 @@ def compile_linalg(bishengir, linalg, soc, workdir, options=None, env=None, time
         f.write(linalg)
     cmd = command(bishengir, linalg_path, soc, workdir, options)
     try:
-        proc = commands.run(cmd, timeout=timeout, env=env, check=False)
+        proc = _processes.run(cmd, timeout=timeout, env=env, check=False)
     except CommandError as e:
         raise KernelBuildError("cannot run bishengir-compile: %s" % e)
     hivm_path = os.path.join(workdir, HIVM_IR_NAME)
@@ -109,4 +109,4 @@ def compile_linalg(bishengir, linalg, soc, workdir, options=None, env=None, time
                     tuple(cmd))
 
 
-_quote = commands.command_line
+_quote = _processes.command_line

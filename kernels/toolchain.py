@@ -13,7 +13,7 @@ import os
 import re
 import shutil
 
-from tf_ge_custom import commands
+from tf_ge_custom import _processes
 from tf_ge_custom.errors import CommandError, ToolchainError
 
 BISHENGIR_ENV = "TF_GE_CUSTOM_BISHENGIR_COMPILE"  # explicit bishengir-compile to use
@@ -101,7 +101,7 @@ def _pkg_resources_version(name):
 def tool_version(path, name):
     """``X.Y.Z`` from ``<tool> --version`` (its first line if it has no version number)."""
     try:
-        text = commands.run([path, "--version"], timeout=60, check=False).output.strip()
+        text = _processes.run([path, "--version"], timeout=60, check=False).output.strip()
     except CommandError as e:
         raise ToolchainError("cannot run %s --version: %s" % (path, e), missing=(name,))
     match = re.search(r"%s\s+v?(\d+\.\d+\.\d+\S*)" % re.escape(name), text)

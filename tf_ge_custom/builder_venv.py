@@ -12,7 +12,8 @@ The venv lives at ``$TF_GE_CUSTOM_BUILDER``, else ``$XDG_DATA_HOME/tf-ge-custom/
 else ``~/.local/share/tf-ge-custom/builder``; the GE library's Compile
 (ge_ops/core kernel_compiler.cc), ``build-kernels`` and ``doctor`` find it there and take it
 only when its ``--describe`` imports both tf_ge_custom and triton, as they do for every
-candidate Python. Run it again after upgrading tf-ge-custom (the copy must match).
+candidate Python. Run it again after upgrading tf-ge-custom (the copy must match). The command
+line: ``tf_ge_custom/_commands/setup_builder.py``.
 
 A Python named by ``TF_GE_CUSTOM_PYTHON``, and the venv's, runs only when it passes the
 package's trust rule (:mod:`tf_ge_custom.trust`): an absolute path, this user's or root's all
@@ -24,17 +25,16 @@ library would run ``./python3`` from each training job's working folder, a shell
 import json
 import os
 import shutil
-import subprocess
 import sys
 
-from . import atomic_files
+from . import _processes, atomic_files
+from .errors import CommandError
 
 VENV_ENV = "TF_GE_CUSTOM_BUILDER"
 PYTHON_ENV = "TF_GE_CUSTOM_PYTHON"
 MIN_PYTHON = (3, 9)
 REQUIREMENTS = ("triton-ascend==3.2.0", "pybind11", "ascendnpu-ir==1.2.0")
 MARKER = "builder_copy.json"  # written into the copy: which package it came from
-PROG = "tf-ge-custom setup-builder"
 
 # What GE's kernel_compiler.cc runs, in the same words: the package first on sys.path (or,
 # with "", the venv's own copy), TensorFlow kept out, the builder module.
@@ -102,15 +102,13 @@ def describe(python, package_parent="", environ=None, timeout=300):
     """Run the builder's ``--describe`` as the GE library does: its result dict, with ``ok``
     False and ``error`` set when the Python cannot run it or cannot import triton."""
     try:
-        proc = subprocess.run([python, "-c", BOOTSTRAP, package_parent, "--describe"],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              universal_newlines=True, timeout=timeout,
-                              env=dict(os.environ if environ is None else environ))
-    except (OSError, subprocess.SubprocessError) as e:
+        proc = _processes.run([python, "-c", BOOTSTRAP, package_parent, "--describe"], timeout=timeout,
+                              env=dict(os.environ if environ is None else environ), check=False)
+    except CommandError as e:
         return {"ok": False, "error": "cannot run %s: %s" % (python, e)}
-    lines = [l for l in proc.stdout.splitlines() if l.startswith(RESULT_MARK)]
+    lines = [l for l in proc.output.splitlines() if l.startswith(RESULT_MARK)]
     if not lines:
-        tail = " | ".join(l.strip() for l in proc.stdout.splitlines() if l.strip())[-400:]
+        tail = " | ".join(l.strip() for l in proc.output.splitlines() if l.strip())[-400:]
         return {"ok": False, "error": "%s printed no result (exit status %d): %s"
                 % (python, proc.returncode, tail or "no output")}
     try:
@@ -125,11 +123,10 @@ def describe(python, package_parent="", environ=None, timeout=300):
 def python_version(python):
     """(major, minor) of ``python``, or None when it does not run."""
     try:
-        out = subprocess.run([python, "-c", "import sys; print('%d %d' % sys.version_info[:2])"],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                             universal_newlines=True, timeout=60).stdout.split()
+        out = _processes.run([python, "-c", "import sys; print('%d %d' % sys.version_info[:2])"],
+                             timeout=60, separate_stderr=True, check=False).output.split()
         return int(out[0]), int(out[1])
-    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+    except (CommandError, ValueError, IndexError):
         return None
 
 
@@ -171,10 +168,19 @@ def copy_builder(venv_site, package_dir=None):
     return target
 
 
+def _run_shown(argv):
+    """Run ``argv`` with its output shown as it comes (pip, venv); its exit status."""
+    from .errors import BuilderSetupError
+
+    try:
+        return _processes.run_attached(argv)
+    except CommandError as e:
+        raise BuilderSetupError(str(e))
+
+
 def site_packages(python):
-    out = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                         stdout=subprocess.PIPE, universal_newlines=True, check=True, timeout=60)
-    return out.stdout.strip()
+    return _processes.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          timeout=60, separate_stderr=True).output.strip()
 
 
 def setup(venv, python, system_site_packages=False, install=True, out=None, extra_site=None):
@@ -191,13 +197,13 @@ def setup(venv, python, system_site_packages=False, install=True, out=None, extr
                                 "--python with a newer one" % ((python,) + version + MIN_PYTHON))
     command = [python, "-m", "venv"] + (["--system-site-packages"] if system_site_packages else []) + [venv]
     out.write("creating %s with %s (Python %d.%d)\n" % ((venv, python) + version))
-    if subprocess.run(command).returncode != 0:
+    if _run_shown(command) != 0:
         raise BuilderSetupError("`%s` failed" % " ".join(command))
     vpython = venv_python(venv)
     if install:
         pip = [vpython, "-m", "pip", "install", "--disable-pip-version-check", "-q"] + list(REQUIREMENTS)
         out.write("installing %s\n" % " ".join(REQUIREMENTS))
-        if subprocess.run(pip).returncode != 0:
+        if _run_shown(pip) != 0:
             raise BuilderSetupError("`%s` failed: see pip's output above" % " ".join(pip))
     site = site_packages(vpython)
     if extra_site:
@@ -212,50 +218,3 @@ def setup(venv, python, system_site_packages=False, install=True, out=None, extr
         raise BuilderSetupError("the builder venv %s does not pass the GE library's check: %s"
                                 % (venv, result.get("error")))
     return result
-
-
-def add_arguments(parser):
-    parser.description = ("Make the Python >= 3.9 venv the kernel builder runs in on a Python 3.7 "
-                          "host (triton-ascend has no Python 3.7 build); Compile, build-kernels and "
-                          "doctor find it.")
-    parser.add_argument("--python", help="the Python >= 3.9 to make it from (default: the newest "
-                                         "python3.X >= 3.9 on PATH)")
-    parser.add_argument("--venv", help="where (default: $%s, else $XDG_DATA_HOME/tf-ge-custom/"
-                                       "builder, else ~/.local/share/tf-ge-custom/builder)" % VENV_ENV)
-    parser.add_argument("--system-site-packages", action="store_true",
-                        help="let the venv see that Python's own packages (e.g. a triton-ascend "
-                             "installed there)")
-    parser.add_argument("--no-install", action="store_true",
-                        help="install nothing with pip (the Python's own packages must hold "
-                             "triton-ascend: with --system-site-packages or --with-site-packages)")
-    parser.add_argument("--with-site-packages", metavar="DIR",
-                        help="use the packages of DIR (e.g. another venv's site-packages holding "
-                             "triton-ascend for that Python version) instead of installing them")
-
-
-def run(args):
-    from .errors import BuilderSetupError
-
-    venv = args.venv or default_venv()
-    if not venv:
-        sys.stderr.write("%s: error: no folder for the venv: pass --venv DIR or set %s\n" % (PROG, VENV_ENV))
-        return 2
-    python = args.python or find_python()
-    if not python:
-        sys.stderr.write("%s: error: no Python >= 3.9 on PATH (python3.9 ... python3.13); pass "
-                         "--python /path/to/python3.X\n" % PROG)
-        return 2
-    try:
-        if args.with_site_packages and not os.path.isdir(args.with_site_packages):
-            raise BuilderSetupError("--with-site-packages %s is not a folder" % args.with_site_packages)
-        result = setup(os.path.abspath(venv), python, args.system_site_packages,
-                       not (args.no_install or args.with_site_packages),
-                       extra_site=args.with_site_packages)
-    except BuilderSetupError as e:
-        sys.stderr.write("%s: error: %s\n" % (PROG, e))
-        return 1
-    sys.stdout.write("builder venv ready: %s (Python %s, kernel cache %s); the GE library's "
-                     "Compile and build-kernels use it on this host\n"
-                     % (venv_python(os.path.abspath(venv)), result.get("python_version"),
-                        result.get("cache_dir")))
-    return 0

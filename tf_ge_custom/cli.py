@@ -1,33 +1,21 @@
 """``tf-ge-custom`` (also ``python -m tf_ge_custom``): the package's command line.
 
-Each sub-command lives in its own module, which defines ``add_arguments(parser)`` and
-``run(args) -> int`` (the exit status).
+The commands are the registry of :mod:`tf_ge_custom._commands`: one module each, with
+``add_arguments(parser)`` and ``run(args) -> int`` (the exit status). :func:`main` parses the
+command line, runs the command, and catches the package's errors in one place: an error
+prints ``tf-ge-custom COMMAND: error: <message>`` and, when it carries one, ``fix: <what to
+do>``, and the command exits with the error's status (:mod:`tf_ge_custom.errors`).
 
 Start-up stays cheap: the package is imported without TensorFlow here (see
 ``tf_ge_custom/__init__.py``) and each command's module is imported only when it runs; no
-command imports TensorFlow in this process (``doctor`` asks a child process).
+command imports TensorFlow in this process except those that need the op (``export``,
+``run-om``); ``doctor`` and ``selftest`` ask child processes.
 """
 import argparse
 import importlib
 import sys
 
-# (name, module, one-line help). Modules are imported only when their command runs.
-COMMANDS = (
-    ("doctor", "tf_ge_custom.doctor",
-     "check the installation and the Ascend stack: OK / WARN / FAIL, each with its fix"),
-    ("build-kernels", "tf_ge_custom.kernels.cli",
-     "compile the Triton kernel to npubins + manifest for a list of SoCs"),
-    ("list-kernels", "tf_ge_custom.kernels.list_cli",
-     "list and verify the precompiled kernels a package or wheel carries"),
-    ("export", "tf_ge_custom.export.cli.export_command",
-     "export a TensorFlow model to a frozen graph (.pb), AIR or OM (offline inference)"),
-    ("run-om", "tf_ge_custom.export.cli.run_om_command",
-     "run an OM through ACL on the NPU and compare it with TensorFlow on the CPU"),
-    ("setup-builder", "tf_ge_custom.builder_venv",
-     "make the Python >= 3.9 venv the kernel builder runs in on a Python 3.7 host"),
-    ("selftest", "tf_ge_custom.selftest.cli",
-     "run every stage this host can run (CPU, NPU, kernels, OM): one PASS / FAIL / SKIP line each"),
-)
+PROG = "tf-ge-custom"
 
 
 def version_text():
@@ -46,34 +34,75 @@ def version_text():
 
 
 def _parser():
-    from . import op_def
+    from . import _commands, op_def
 
     parser = argparse.ArgumentParser(
-        prog="tf-ge-custom",
+        prog=PROG,
         description="Tools of the tf-ge-custom package (%s for TensorFlow on Ascend)."
         % ", ".join(op.type_name for op in op_def.OPS))
     parser.add_argument("--version", action="version", version=version_text(),
                         help="print the package version and the TensorFlow its op library "
                              "was built for, then exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module, help_text in COMMANDS:
-        sub.add_parser(name, help=help_text, add_help=False).set_defaults(_module=module)
+    for command in _commands.COMMANDS:
+        sub.add_parser(command.name, help=command.summary, add_help=False)
     return parser
 
 
+def error_lines(prog, error):
+    """What the command line prints for one of the package's errors: the ``error:`` line (the
+    message, whole) and, when the error carries a fix its message does not already hold, a
+    ``fix:`` line."""
+    message = str(error).strip() or type(error).__name__
+    lines = ["%s: error: %s" % (prog, message)]
+    fix = str(getattr(error, "fix", "") or "").strip()
+    if fix and fix not in message:
+        lines.append("fix: %s" % fix)
+    return "\n".join(lines) + "\n"
+
+
+def _os_error_text(error):
+    what = error.strerror or str(error)
+    return "%s%s" % (what, ": %s" % error.filename if getattr(error, "filename", None) else "")
+
+
+def run_command(name, argv):
+    """Parse ``argv`` for the command ``name`` and run it; returns its exit status, or raises
+    what it raised (argparse's own usage errors exit 2 through SystemExit)."""
+    from . import _commands
+
+    command = _commands.get(name)
+    module = importlib.import_module(command.module)
+    parser = argparse.ArgumentParser(prog="%s %s" % (PROG, name))
+    module.add_arguments(parser)
+    return int(module.run(parser.parse_args(argv)) or 0)
+
+
 def main(argv=None):
+    from . import _quiet
+    from .errors import TfGeCustomError
+
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
     args, rest = parser.parse_known_args(argv)
-    if not getattr(args, "_module", None):
+    if not args.command:
         if rest:
             parser.error("unrecognized arguments: %s" % " ".join(rest))  # exits with 2
         parser.print_help()
         return 2
-    module = importlib.import_module(args._module)
-    command = argparse.ArgumentParser(prog="tf-ge-custom " + args.command)
-    module.add_arguments(command)
-    return int(module.run(command.parse_args(rest)) or 0)
+    prog = "%s %s" % (PROG, args.command)
+    try:
+        return run_command(args.command, rest)
+    except TfGeCustomError as e:
+        sys.stdout.flush()
+        sys.stderr.write(error_lines(prog, e))
+        return e.exit_status
+    except OSError as e:  # the file system refused what no check could foresee (disk full...)
+        sys.stdout.flush()
+        sys.stderr.write("%s: error: %s\n" % (prog, _os_error_text(e)))
+        return 1
+    finally:
+        _quiet.restore()
 
 
 if __name__ == "__main__":

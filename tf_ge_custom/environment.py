@@ -119,6 +119,27 @@ def original_custom_opp_path():
     return os.environ.get(CUSTOM_OPP_PATH_VAR)
 
 
+def user_environment(environ=None):
+    """A copy of ``environ`` (default: this process's) as the user's shell exported it: the
+    variables :func:`activate` set or changed in this process given back their inherited
+    values (removed when they were unset).
+
+    For child processes that must see what the user's other programs see (selftest's
+    stages, doctor run as a stage), not what ``import tf_ge_custom`` added.
+    """
+    environ = os.environ if environ is None else environ
+    copy = dict(environ)
+    last = _state["last"]
+    if not _state["recorded"] or last is None or not last.changed:
+        return copy
+    if environ.get(CUSTOM_OPP_PATH_VAR) == last.after:  # still ours, not changed since
+        if _state["original"] is None:
+            copy.pop(CUSTOM_OPP_PATH_VAR, None)
+        else:
+            copy[CUSTOM_OPP_PATH_VAR] = _state["original"]
+    return copy
+
+
 def last_activation():
     """The :class:`Activation` of the latest :func:`activate` call (None before it)."""
     return _state["last"]

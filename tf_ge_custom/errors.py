@@ -1,13 +1,53 @@
-"""The package's named exceptions.
+"""The package's named exceptions: one hierarchy for the library and the command line.
 
 Each derives from :class:`TfGeCustomError` and from the builtin that callers already catch
 for that kind of mistake, so ``except TypeError`` keeps working for a wrong dtype.
 Messages say what was expected, what was found and what to do.
+
+Every error also carries what the command line does with it (``tf_ge_custom/cli.py``
+catches :class:`TfGeCustomError` in one place): ``exit_status`` (1 unless the class or the
+raiser says otherwise; 2 for a command line the command refuses and for a missing tool) and
+``fix``, the remedy printed on its own ``fix:`` line when the message does not already end
+with one. Standard library only: ``setup.py`` imports this module.
 """
+
+# The command line's exit statuses (docs of each command, and cli.py).
+EXIT_FAILED = 1  # a refusal, a failed step, a FAIL
+EXIT_USAGE = 2  # a command line the command refuses, or a missing tool / deliverable
 
 
 class TfGeCustomError(Exception):
-    """Base of every error this package raises on purpose."""
+    """Base of every error this package raises on purpose.
+
+    ``fix`` and ``exit_status`` may be given by keyword to any subclass that passes its
+    keywords on (``raise ExportError("...", fix="pass --input-shape")``).
+    """
+
+    exit_status = EXIT_FAILED
+    fix = ""
+
+    def __init__(self, *args, **kwargs):
+        fix = kwargs.pop("fix", None)
+        exit_status = kwargs.pop("exit_status", None)
+        if kwargs:
+            raise TypeError("unexpected keyword arguments: %s" % ", ".join(sorted(kwargs)))
+        super(TfGeCustomError, self).__init__(*args)
+        if fix is not None:
+            self.fix = fix
+        if exit_status is not None:
+            self.exit_status = exit_status
+
+
+class UsageError(TfGeCustomError, ValueError):
+    """A command line the command refuses: an unknown value, options that cannot go
+    together, a path that cannot be what the option wants. Exit status 2, nothing ran."""
+
+    exit_status = EXIT_USAGE
+
+
+class WorkingDirectoryError(TfGeCustomError):
+    """The working directory was deleted (or moved) under the command, so a relative path
+    given to it names nothing."""
 
 
 class OpLibraryError(TfGeCustomError, ImportError):
@@ -28,7 +68,7 @@ class InputError(TfGeCustomError, TypeError):
 
 class CommandError(TfGeCustomError, RuntimeError):
     """Another program could not be started, did not finish in time, or failed
-    (:func:`tf_ge_custom.commands.run`).
+    (:func:`tf_ge_custom._processes.run`).
 
     ``argv`` is its argument list, ``returncode`` its exit status (None when it never
     started or was stopped), ``tail`` the last lines of its output and ``reason`` one of
@@ -37,15 +77,15 @@ class CommandError(TfGeCustomError, RuntimeError):
 
     REASONS = ("not started", "timed out", "failed")
 
-    def __init__(self, message, argv=(), returncode=None, tail="", reason="failed"):
+    def __init__(self, message, argv=(), returncode=None, tail="", reason="failed", **kwargs):
         self.argv = tuple(argv)
         self.returncode = returncode
         self.tail = tail
         self.reason = reason
-        super(CommandError, self).__init__(message)
+        super(CommandError, self).__init__(message, **kwargs)
 
 
-# --- NPU session / device configuration and the NPU stack (issue 3) ---
+# --- NPU session / device configuration and the NPU stack ---
 
 
 class NpuOptionError(TfGeCustomError, ValueError):
@@ -65,7 +105,7 @@ class NpuPlacementWarning(RuntimeWarning):
     """``AddCustom`` will probably not be placed on the NPU (it runs on the CPU kernel)."""
 
 
-# --- kernel manifests and the kernel build (issue 4) ---
+# --- kernel manifests and the kernel build ---
 
 
 class ManifestError(TfGeCustomError, ValueError):
@@ -75,11 +115,11 @@ class ManifestError(TfGeCustomError, ValueError):
     ``version``, ``schema``, ``layout``, ``mismatch`` or ``checksum``.
     """
 
-    def __init__(self, kind, message, path=None):
+    def __init__(self, kind, message, path=None, **kwargs):
         self.kind = kind
         self.path = path
         text = "%s: %s" % (path, message) if path else message
-        super(ManifestError, self).__init__("[%s] %s" % (kind, text))
+        super(ManifestError, self).__init__("[%s] %s" % (kind, text), **kwargs)
 
 
 class KernelBuildError(TfGeCustomError, RuntimeError):
@@ -99,12 +139,12 @@ class KernelCacheError(TfGeCustomError, RuntimeError):
 class ToolchainError(KernelBuildError):
     """A tool the kernel build needs is missing; ``missing`` names each one."""
 
-    def __init__(self, message, missing=()):
+    def __init__(self, message, missing=(), **kwargs):
         self.missing = tuple(missing)
-        super(ToolchainError, self).__init__(message)
+        super(ToolchainError, self).__init__(message, **kwargs)
 
 
-# --- offline export: frozen graph, AIR, OM, and running an OM (issue 12) ---
+# --- offline export: frozen graph, AIR, OM, and running an OM ---
 
 
 class ExportError(TfGeCustomError, ValueError):
@@ -122,11 +162,13 @@ class ExternalToolError(CommandError):
     ``returncode`` is the tool's exit status, ``log_path`` the full log beside the result.
     """
 
-    def __init__(self, message, returncode=None, log_path=None, tail="", argv=()):
+    def __init__(self, message, returncode=None, log_path=None, tail="", argv=(), **kwargs):
         self.log_path = log_path
-        super(ExternalToolError, self).__init__(message, argv, returncode, tail, "failed")
+        super(ExternalToolError, self).__init__(message, argv, returncode, tail, "failed", **kwargs)
 
 
 class MissingToolchainError(TfGeCustomError, RuntimeError):
     """A tool or deliverable the step needs (``atc``, the AIR tool, the GE library) is not
-    here; the message says what to install or ``source``."""
+    here; the message says what to install or ``source``. Exit status 2."""
+
+    exit_status = EXIT_USAGE

@@ -399,10 +399,12 @@ def test_a_crashing_check_becomes_a_fail_line(root):
 
 
 def test_exit_status_is_nonzero_only_on_fail(monkeypatch, capsys):
-    args = types.SimpleNamespace(json=True)
+    from tf_ge_custom._commands import doctor as doctor_command
+
+    args = types.SimpleNamespace(json=True, soc=None)
     for statuses, code in (([doctor.OK, doctor.WARN], 0), ([doctor.OK, doctor.FAIL], 1)):
         monkeypatch.setattr(doctor.reporting, "run_checks", lambda ctx, s=statuses: [
             doctor.Check("c%d" % i, st, "d") for i, st in enumerate(s)])
-        assert doctor.run(args) == code
+        assert doctor_command.run(args) == code
         assert json.loads(capsys.readouterr().out)["status"] == max(
             statuses, key=[doctor.OK, doctor.WARN, doctor.FAIL].index)

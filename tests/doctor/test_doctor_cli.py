@@ -1,9 +1,9 @@
 """`tf-ge-custom doctor` on this machine (no CANN, no TF Adapter), in text and JSON.
 
 What this machine is: TensorFlow and the built package work; no Ascend component exists at
-all. So the package's own checks are OK, the stack's checks fold into one INFO line (CPU
-mode), nothing WARNs or FAILs, and the exit status is 0. With one piece of a stack present
-(a partial stack) the same checks WARN one by one.
+all. So the package's own checks are OK, every stack check folds into one short INFO line
+(CPU mode), nothing WARNs or FAILs, and the exit status is 0. With one piece of a stack
+present (a partial stack) the same checks WARN one by one.
 """
 import json
 import os
@@ -15,10 +15,12 @@ import pytest
 import tf_ge_custom
 from tf_ge_custom import doctor
 
-OWN = ("TensorFlow", "op library", "OPP root", "ASCEND_CUSTOM_OPP_PATH",
-       "TF2 adapter finds the JSON")
+OWN = ("TensorFlow", "op library", "XLA kernels", "OPP root", "ASCEND_CUSTOM_OPP_PATH")
 STACK = ("npu_bridge (TF1)", "npu_device (TF2)", "CANN toolkit", "ASCEND_OPP_PATH",
          "ASCEND_HOME_PATH", "shell environment (atc)")
+# Ascend-only checks that are OK on a CPU host: shown as OK lines before, folded now
+STACK_OK_HERE = ("TF1 adapter finds the JSON", "TF2 adapter finds the JSON", "custom OPP search order (GE)",
+                 "npubin toolchain", "kernel sets", "kernel builder")
 
 
 def clean_env(**extra):
@@ -50,6 +52,9 @@ def test_json_report_on_this_machine_is_cpu_mode(tmp_path):
     folded = {c["name"]: c["status"] for c in info["data"]["folded"]}
     for name in STACK:
         assert name not in status and folded[name] == "WARN", (name, report)
+    for name in STACK_OK_HERE:
+        assert name not in status and folded[name] == "OK", (name, report)
+    assert sorted(status) == sorted(OWN + ("Ascend stack",))
     assert set(status.values()) == {"OK", "INFO"} and report["status"] == "OK"
     assert report["counts"] == {s: list(status.values()).count(s)
                                 for s in ("OK", "INFO", "WARN", "FAIL")}
@@ -58,22 +63,44 @@ def test_json_report_on_this_machine_is_cpu_mode(tmp_path):
         assert bool(check["fix"]) == (check["status"] in ("WARN", "FAIL")), check
 
 
-@pytest.mark.slow
-def test_text_report_from_the_console_script(tmp_path):
+def _text_report(tmp_path, **env):
     script = os.path.join(os.path.dirname(sys.executable), "tf-ge-custom")
-    root = tf_ge_custom.opp_root()
-    code, out, err = run([script, "doctor"], clean_env(ASCEND_CUSTOM_OPP_PATH=root), tmp_path)
+    code, out, err = run([script, "doctor"], clean_env(**env), tmp_path)
     assert code == 0, err[-3000:]
     lines = out.splitlines()
     assert lines[0].startswith("tf-ge-custom %s doctor" % tf_ge_custom.__version__)
-    checks = [l for l in lines[1:-1] if not l.startswith(" ")]
+    return lines, [l for l in lines[1:-1] if not l.startswith(" ")]
+
+
+@pytest.mark.slow
+def test_text_report_on_a_cpu_host_is_the_packages_checks_and_one_short_line(tmp_path):
+    lines, checks = _text_report(tmp_path)
     assert all(l.split()[0] in ("OK", "INFO", "WARN", "FAIL") for l in checks)
     assert [l.split()[0] for l in checks].count("INFO") == 1
+    (info,) = [l for l in checks if l.startswith("INFO")]
+    assert "Ascend stack" in info and "CPU mode" in info and len(info) < 200, info
+    names = [l[6:].split("  ")[0].strip() for l in checks]
+    assert sorted(names) == sorted(OWN + ("Ascend stack",)), names
     assert not [l for l in checks if l.startswith(("WARN", "FAIL"))]
     assert not [l for l in lines if l.lstrip().startswith("fix: ")]
-    # The shell exported the root this time, so atc would find it: not folded, OK.
-    assert any(l.startswith("OK") and "shell environment (atc)" in l for l in checks)
+    assert "(see '" not in "\n".join(lines) and "see '" not in "\n".join(lines)  # no pointer to a folded line
     assert lines[-1] == "%d OK, 1 INFO, 0 WARN, 0 FAIL" % sum(l.startswith("OK") for l in checks)
+    # the shell has no ASCEND_CUSTOM_OPP_PATH: the value shown is the one import tf_ge_custom set
+    (opp,) = [l for l in checks if l[6:].startswith("ASCEND_CUSTOM_OPP_PATH")]
+    assert opp.startswith("OK") and opp.endswith(
+        "%s (set by tf_ge_custom at import, not by your shell)" % tf_ge_custom.opp_root()), opp
+
+
+@pytest.mark.slow
+def test_a_variable_the_shell_set_is_shown_as_the_shells(tmp_path):
+    root = tf_ge_custom.opp_root()
+    _, checks = _text_report(tmp_path, ASCEND_CUSTOM_OPP_PATH=root)
+    (opp,) = [l for l in checks if l[6:].startswith("ASCEND_CUSTOM_OPP_PATH")]
+    assert opp.startswith("OK") and opp.endswith("  " + root), opp  # no note: the shell's own value
+    other = str(tmp_path)
+    _, checks = _text_report(tmp_path, ASCEND_CUSTOM_OPP_PATH=other)
+    (opp,) = [l for l in checks if l[6:].startswith("ASCEND_CUSTOM_OPP_PATH")]
+    assert "tf_ge_custom put the OPP root first at import; your shell has %s" % other in opp, opp
 
 
 @pytest.mark.slow

@@ -96,8 +96,8 @@ def test_command_modules_import_without_tensorflow():
             "import argparse\n"
             "from tf_ge_custom.export import pipeline, om_runner\n"
             "from tf_ge_custom.export.cann_tools import toolchain\n"
-            "from tf_ge_custom.export.cli import export_command, run_om_command\n"
-            "for m in (export_command, run_om_command):\n"
+            "from tf_ge_custom._commands import export, run_om\n"
+            "for m in (export, run_om):\n"
             "    p = argparse.ArgumentParser(); m.add_arguments(p); p.format_help()\n"
             "print('numpy' in sys.modules, 'keras' in sys.modules)\n")
     env = dict(os.environ)

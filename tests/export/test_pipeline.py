@@ -126,8 +126,10 @@ def test_missing_atc_is_reported_before_freezing(models, tmp_path, tool_env, fak
     del tool_env["TF_GE_CUSTOM_ATC"]
     tool_env["PATH"] = "/nonexistent"
     tool_env.pop("ASCEND_HOME_PATH")
+    garbage = tmp_path / "not-even-a-model.pb"  # a .pb by its name: freezing would refuse it
+    garbage.write_bytes(b"\x00not a GraphDef")
     with pytest.raises(MissingToolchainError, match="atc .* was not found.*source .*set_env.sh"):
-        _export(models, tmp_path, tool_env, fake_opp_root, model=str(tmp_path / "not-even-a-model"))
+        _export(models, tmp_path, tool_env, fake_opp_root, model=str(garbage))
 
 
 def test_dry_run_prints_every_command_and_writes_nothing(models, tmp_path, tool_env, fake_opp_root, read_record):

@@ -1,4 +1,4 @@
-"""tf_ge_custom.commands.run, the one runner for other programs (issue 10): argument lists,
+"""tf_ge_custom._processes.run, the one runner for other programs: argument lists,
 captured or streamed output, a timeout, the whole process group stopped, one named error
 carrying the command and its output's tail.
 
@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tf_ge_custom import commands
+from tf_ge_custom import _processes
 from tf_ge_custom.errors import CommandError, ExternalToolError, TfGeCustomError
 
 PY = sys.executable
@@ -47,14 +47,14 @@ time.sleep(600)
 
 
 def test_output_exit_status_and_the_argument_list_are_kept():
-    done = commands.run(script("import sys; print('out'); print('err', file=sys.stderr); "
+    done = _processes.run(script("import sys; print('out'); print('err', file=sys.stderr); "
                                "print('a b')"), check=False)
     assert done.returncode == 0 and done.output == "out\nerr\na b\n" and done.errors == ""
     assert done.argv[0] == PY and done.seconds >= 0
 
 
 def test_stderr_can_be_kept_apart():
-    done = commands.run(script("import sys; print('out'); print('err', file=sys.stderr)"),
+    done = _processes.run(script("import sys; print('out'); print('err', file=sys.stderr)"),
                         separate_stderr=True)
     assert done.output == "out\n" and done.errors == "err\n"
 
@@ -62,24 +62,24 @@ def test_stderr_can_be_kept_apart():
 def test_a_failure_is_one_named_error_with_the_command_and_the_tail_of_its_output():
     program = script("import sys\nfor i in range(100): print('line', i)\nsys.exit(3)")
     with pytest.raises(CommandError) as info:
-        commands.run(program)
+        _processes.run(program)
     e = info.value
     assert isinstance(e, TfGeCustomError) and isinstance(e, RuntimeError)
     assert e.reason == "failed" and e.returncode == 3 and e.argv == tuple(program)
     assert e.tail.splitlines() == ["line %d" % i for i in range(60, 100)]  # the last 40
-    assert commands.command_line(program) in str(e) and "exit status 3" in str(e)
+    assert _processes.command_line(program) in str(e) and "exit status 3" in str(e)
     # without check, the same run is a result
-    assert commands.run(program, check=False).returncode == 3
+    assert _processes.run(program, check=False).returncode == 3
 
 
 def test_a_program_killed_by_a_signal_says_which():
     with pytest.raises(CommandError, match="killed by SIGKILL"):
-        commands.run(script("import os, signal; os.kill(os.getpid(), signal.SIGKILL)"))
+        _processes.run(script("import os, signal; os.kill(os.getpid(), signal.SIGKILL)"))
 
 
 def test_a_program_that_cannot_start_is_a_command_error(tmp_path):
     with pytest.raises(CommandError) as info:
-        commands.run([str(tmp_path / "no-such-program"), "--version"])
+        _processes.run([str(tmp_path / "no-such-program"), "--version"])
     assert info.value.reason == "not started" and info.value.returncode is None
     assert "no-such-program" in str(info.value)
 
@@ -87,14 +87,14 @@ def test_a_program_that_cannot_start_is_a_command_error(tmp_path):
 @pytest.mark.parametrize("bad", ["echo hi", b"echo", [], ["echo", None]])
 def test_only_an_argument_list_is_a_command(bad):
     with pytest.raises((TypeError, ValueError)):
-        commands.run(bad)
+        _processes.run(bad)
 
 
 def test_a_timeout_stops_the_program_and_everything_it_started():
     started = time.monotonic()
     with pytest.raises(CommandError) as info:
-        commands.run(script(HANGS), timeout=4)
-    assert time.monotonic() - started < 4 + commands.TERMINATE_GRACE_SECONDS + 5
+        _processes.run(script(HANGS), timeout=4)
+    assert time.monotonic() - started < 4 + _processes.TERMINATE_GRACE_SECONDS + 5
     e = info.value
     assert e.reason == "timed out" and "did not finish within 4 s" in str(e)
     grandchild = int(e.tail.splitlines()[0].split()[1])
@@ -104,7 +104,7 @@ def test_a_timeout_stops_the_program_and_everything_it_started():
 
 def test_lines_are_handed_over_as_they_come_and_silence_is_reported():
     seen = []
-    done = commands.run(script("import time\nprint('first', flush=True)\ntime.sleep(1.2)\n"
+    done = _processes.run(script("import time\nprint('first', flush=True)\ntime.sleep(1.2)\n"
                                "print('second', flush=True)"),
                         on_line=lambda line: seen.append(("line", line, time.monotonic())),
                         heartbeat=0.3, on_silence=lambda s: seen.append(("silent", s, 0)))
@@ -125,18 +125,18 @@ def test_an_exception_in_a_callback_stops_the_program_and_goes_on():
             raise KeyboardInterrupt  # as Ctrl-C would arrive
 
     with pytest.raises(KeyboardInterrupt):
-        commands.run(script(HANGS), on_line=on_line)
+        _processes.run(script(HANGS), on_line=on_line)
     assert pids and not any(alive(pid) for pid in pids)
 
 
 def test_the_environment_and_folder_are_the_callers(tmp_path):
-    done = commands.run(script("import os; print(os.getcwd()); print(os.environ.get('ONLY'))"),
+    done = _processes.run(script("import os; print(os.getcwd()); print(os.environ.get('ONLY'))"),
                         env={"ONLY": "this", "PATH": os.environ["PATH"]}, cwd=str(tmp_path))
     assert done.output.splitlines() == [str(tmp_path), "this"]
 
 
 def test_no_stdin_is_given():
-    done = commands.run(script("import sys; print(repr(sys.stdin.read()))"))
+    done = _processes.run(script("import sys; print(repr(sys.stdin.read()))"))
     assert done.output == "''\n"
 
 
@@ -147,9 +147,9 @@ def test_the_export_tool_error_is_a_command_error():
 
 
 def test_exit_phrases():
-    assert commands.exit_phrase(0) == "exit status 0"
-    assert commands.exit_phrase(-signal.SIGTERM) == "killed by SIGTERM"
-    assert commands.signal_name(-200) == "signal 200"
+    assert _processes.exit_phrase(0) == "exit status 0"
+    assert _processes.exit_phrase(-signal.SIGTERM) == "killed by SIGTERM"
+    assert _processes.signal_name(-200) == "signal 200"
 
 
 def test_a_program_left_in_the_callers_group_is_still_stopped_on_timeout():
@@ -157,9 +157,9 @@ def test_a_program_left_in_the_callers_group_is_still_stopped_on_timeout():
     program = script("import os, time; print('me', os.getpid(), os.getpgrp(), flush=True); "
                      "time.sleep(600)")
     with pytest.raises(CommandError) as info:
-        commands.run(program, timeout=3, new_group=False)
+        _processes.run(program, timeout=3, new_group=False)
     _, pid, group = info.value.tail.split()
     assert int(group) == os.getpgrp() and not alive(int(pid))
     # by default it leads a group of its own
-    done = commands.run(script("import os; print(os.getpid() == os.getpgrp())"))
+    done = _processes.run(script("import os; print(os.getpid() == os.getpgrp())"))
     assert done.output == "True\n"

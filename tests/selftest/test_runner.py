@@ -69,10 +69,13 @@ def test_stages_skip_without_a_child_when_the_host_lacks_a_need(tmp_path, selfte
     assert lines[0] == ("FIRST=SKIP (needs an Ascend NPU (no /dev/davinci<N>); the SoC name (pass --soc, "
                         "e.g. --soc Ascend910B1))")
     assert lines[1] == "SECOND=SKIP (needs FIRST to PASS first (FIRST SKIP))"
-    assert lines[2].startswith("THIRD=PASS (fine, ") and lines[2].endswith(" s)")
+    assert lines[2] == "THIRD: started (up to 10 min)"  # a stage that runs says so first
+    assert lines[3].startswith("THIRD=PASS (fine, ") and lines[3].endswith(" s)")
     assert [r.log for r in results] == [None, None, str(tmp_path / "THIRD.log")]
     assert not os.path.exists(tmp_path / "FIRST")  # no child, no folder
-    assert runner.summary_line(results, 1.25) == "SELFTEST=PASS (1 PASS, 0 FAIL, 2 SKIP in 1.2 s)"
+    assert runner.summary_line(results, 1.25, stages) == (
+        "SELFTEST=PASS (1 PASS, 0 FAIL, 2 SKIP in 1.2 s; nothing ran on an NPU: THIRD passed without one, "
+        "2 NPU stages skipped)")
 
 
 def test_one_fail_makes_the_whole_run_fail(tmp_path, selftest_paths):

@@ -36,7 +36,10 @@ def _no_ascend_stack():
 
 
 def _run(args, cwd, timeout=900):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    # a user's shell on this host: no ASCEND_* variable (this test process's own import of
+    # tf_ge_custom set ASCEND_CUSTOM_OPP_PATH; the user never did)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_")}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
     return subprocess.run([COMMAND, "selftest"] + args, cwd=str(cwd), stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, universal_newlines=True, env=env, timeout=timeout)
 
@@ -46,13 +49,13 @@ def here(tmp_path_factory):
     """One full run with --json and --keep; its process, lines, report and folder."""
     _no_ascend_stack()
     work = tmp_path_factory.mktemp("selftest-here")
-    proc = _run(["--json", "report.json", "--keep", "kept"], work)
+    proc = _run(["--json", "selftest.json", "--keep", "selftest-logs"], work)  # the README's line
     lines = {}
     for line in proc.stdout.splitlines():
         m = LINE.match(line)
         if m and m.group(1) in stages.NAMES:
             lines[m.group(1)] = (m.group(2), m.group(3) or "")
-    report = json.loads((work / "report.json").read_text()) if (work / "report.json").exists() else None
+    report = json.loads((work / "selftest.json").read_text()) if (work / "selftest.json").exists() else None
     return proc, lines, report, work
 
 
@@ -62,6 +65,36 @@ def test_exit_status_is_0_and_each_stage_has_one_line_in_order(here):
     named = [LINE.match(l).group(1) for l in proc.stdout.splitlines() if LINE.match(l)]
     assert named == list(stages.NAMES) + ["SELFTEST"]
     assert proc.stdout.splitlines()[0].startswith("tf-ge-custom %s selftest | TensorFlow " % __version__)
+
+
+def test_each_stage_that_runs_says_so_when_it_starts(here):
+    proc, _, _, _ = here
+    out = proc.stdout.splitlines()
+    for name in CPU_STAGES:
+        start = out.index("%s: started (up to %d min)" % (name, stages.get(name).timeout // 60))
+        assert out[start + 1].startswith(name + "=PASS ("), out  # its verdict is the next line
+    assert not [l for l in out if re.match(r"^[A-Z0-9_]+: started", l) and l.split(":")[0] not in CPU_STAGES]
+
+
+def test_the_summary_says_nothing_ran_on_an_npu(here):
+    proc, _, _, _ = here
+    (summary,) = [l for l in proc.stdout.splitlines() if l.startswith("SELFTEST=")]
+    skipped = len(stages.NAMES) - len(CPU_STAGES)
+    assert re.match(r"^SELFTEST=PASS \(2 PASS, 0 FAIL, %d SKIP in [0-9.]+ s; CPU only: %d NPU stages skipped, "
+                    r"nothing ran on an NPU\)$" % (skipped, skipped), summary), summary
+
+
+def test_the_doctor_stage_claims_nothing_about_the_shells_variable(here):
+    """The shell has no ASCEND_* variable; the selftest process itself has ASCEND_CUSTOM_OPP_PATH
+    (import tf_ge_custom set it), which its stages must not inherit as if the user had set it."""
+    _, _, report, work = here
+    doctor = next(s for s in report["stages"] if s["name"] == "DOCTOR")
+    shown = {c["name"]: c for c in doctor["figures"]["checks"]}
+    assert "shell environment (atc)" not in shown, shown  # folded: CPU mode, nothing to say
+    assert shown["ASCEND_CUSTOM_OPP_PATH"]["detail"].endswith(
+        "(set by tf_ge_custom at import, not by your shell)"), shown["ASCEND_CUSTOM_OPP_PATH"]
+    log = (work / "selftest-logs" / "DOCTOR.log").read_text()
+    assert "the shell's ASCEND_CUSTOM_OPP_PATH contains" not in log and "shell environment" not in log, log
 
 
 def test_cpu_stages_pass(here):
@@ -148,18 +181,18 @@ def test_json_report_has_the_versions_and_every_stage(here):
     assert report["versions"]["tf_adapter"] == {}
     assert report["versions"]["soc"] == {"name": None, "source": None}
     assert report["host"]["platform"]["python"] == platform.python_version()
-    assert report["work_folder"] == str(work / "kept")
+    assert report["work_folder"] == str(work / "selftest-logs")
 
 
 def test_kept_folder_holds_a_log_for_each_stage_that_ran(here):
     _, _, report, work = here
     for s in report["stages"]:
         if s["name"] in CPU_STAGES:
-            assert s["log"] == str(work / "kept" / (s["name"] + ".log"))
+            assert s["log"] == str(work / "selftest-logs" / (s["name"] + ".log"))
             assert os.path.getsize(s["log"]) > 0
         else:
             assert s["log"] is None  # a SKIP from the host's facts starts no process
-    doctor_log = (work / "kept" / "DOCTOR.log").read_text()
+    doctor_log = (work / "selftest-logs" / "DOCTOR.log").read_text()
     assert "doctor" in doctor_log and "INFO" in doctor_log  # doctor's own lines, CPU mode
 
 
@@ -207,6 +240,26 @@ def test_bad_arguments_exit_2_before_anything_runs(tmp_path, args, message):
     assert sorted(os.listdir(tmp_path)) == ["not-empty"]
 
 
+def test_keep_takes_over_a_folder_an_earlier_selftest_wrote_and_nothing_else(tmp_path):
+    from tf_ge_custom.errors import UsageError
+    from tf_ge_custom.selftest import suite
+
+    kept = tmp_path / "kept"
+    folder, is_kept = suite.work_folder(str(kept))
+    assert (folder, is_kept) == (str(kept), True) and (kept / suite.MARKER).is_file()
+    (kept / "DOCTOR").mkdir()
+    (kept / "DOCTOR.log").write_text("an earlier run's log")
+    (kept / "notes.txt").write_text("the user's own file")
+    assert suite.work_folder(str(kept)) == (str(kept), True)  # taken again
+    assert sorted(os.listdir(str(kept))) == sorted([suite.MARKER, "notes.txt"])  # the old run's files went
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("x")
+    with pytest.raises(UsageError, match="no earlier selftest wrote it"):
+        suite.work_folder(str(other))
+    assert os.listdir(str(other)) == ["notes.txt"]
+
+
 def test_list_names_every_stage_with_its_needs(tmp_path):
     proc = _run(["--list"], tmp_path, timeout=60)
     assert proc.returncode == 0
@@ -246,3 +299,56 @@ def test_only_the_stages_import_tensorflow_and_a_broken_one_fails_them_cleanly(t
     assert all("tf_ge_custom/selftest/child.py" in stack for stack in imports)
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["versions"]["tensorflow"].startswith("not importable (ImportError: tensorflow test double")
+
+
+# --- docs/selftest.md against the code and a real run ------------------------------------------
+
+DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                   "docs", "selftest.md")
+
+
+def _doc_tables():
+    """The stage names of each table of docs/selftest.md whose first column is ``stage``, in
+    order, as [(header, [(names of the row, the row's cells)])]."""
+    tables, current = [], None
+    for line in open(DOC).read().splitlines():
+        if line.startswith("| stage |"):
+            current = []
+            tables.append((line, current))
+        elif current is not None and line.startswith("|") and not line.startswith("| ---"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            current.append(([n.strip(" `") for n in cells[0].split(",")], cells))
+        elif not line.startswith("|"):
+            current = None
+    return tables
+
+
+def test_the_docs_list_every_stage_in_order_with_its_timeout():
+    tables = _doc_tables()
+    assert len(tables) == 2, [h for h, _ in tables]
+    for header, rows in tables:
+        names = [n for row_names, _ in rows for n in row_names]
+        assert names == list(stages.NAMES), (header, names)
+    (_, detail_rows), = [t for t in tables if "default timeout" in t[0]]
+    for (name,), cells in detail_rows:
+        assert cells[-1] == "%d min" % (stages.get(name).timeout // 60), (name, cells[-1])
+
+
+def _shape(line):
+    """A line with its numbers (times, versions, counts) made alike."""
+    return re.sub(r"\d+(\.\d+)*", "N", line)
+
+
+def test_the_docs_sample_output_is_what_a_run_prints(here):
+    proc, _, _, _ = here
+    text = open(DOC).read()
+    start = text.index("```\ntf-ge-custom 0.1.0 selftest |") + 4
+    sample = text[start:text.index("```", start)].splitlines()
+    printed = [_shape(l) for l in proc.stdout.splitlines()]
+    at = 0
+    for line in sample:
+        if line == "...":
+            continue
+        assert _shape(line) in printed[at:], "docs/selftest.md shows a line no run prints here:\n" + line
+        at = printed.index(_shape(line), at) + 1
+    assert len(sample) >= 8

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tf_ge_custom.selftest import cli, npu_stages
+from tf_ge_custom.selftest import npu_stages, suite
 
 
 @pytest.fixture
@@ -84,7 +84,7 @@ def test_the_dump_reader_takes_node_fields_not_nested_ones():
 def test_the_stage_runs_through_the_selftest_runner(tmp_path, selftest_paths, full_host):
     out = io.StringIO()
     report = tmp_path / "report.json"
-    status = cli.selftest(json_path=str(report), keep=str(tmp_path / "kept"), only="SINK", out=out,
+    status = suite.selftest(json_path=str(report), keep=str(tmp_path / "kept"), only="SINK", out=out,
                           device_module="selftest_device_double", env=selftest_paths["env"](""), host=full_host())
     text = out.getvalue()
     assert status == 0, text
@@ -94,6 +94,6 @@ def test_the_stage_runs_through_the_selftest_runner(tmp_path, selftest_paths, fu
     assert stage["figures"]["add_custom_nodes"] == 2
     # without npu_bridge it skips naming it (this host double has npu_device only)
     out = io.StringIO()
-    cli.selftest(json_path=None, keep=None, only="SINK", out=out, device_module="selftest_device_double",
+    suite.selftest(json_path=None, keep=None, only="SINK", out=out, device_module="selftest_device_double",
                  env=selftest_paths["env"](""), host=full_host(modules={"npu_bridge": False, "npu_device": True}))
     assert re.search(r"^SINK=SKIP \(needs npu_bridge", out.getvalue(), re.M), out.getvalue()

@@ -20,7 +20,7 @@ import pytest
 
 pytestmark = pytest.mark.kind("doubles")
 
-from tf_ge_custom.selftest import cli, stages
+from tf_ge_custom.selftest import stages, suite
 
 DOUBLE = "selftest_device_double"
 
@@ -28,7 +28,7 @@ DOUBLE = "selftest_device_double"
 def run(tmp_path, selftest_paths, host, only, behaviours="", timeouts=None):
     out = io.StringIO()
     report = tmp_path / "report.json"
-    status = cli.selftest(json_path=str(report), keep=str(tmp_path / "kept"), only=only, out=out,
+    status = suite.selftest(json_path=str(report), keep=str(tmp_path / "kept"), only=only, out=out,
                           device_module=DOUBLE, env=selftest_paths["env"](behaviours), host=host,
                           timeouts=timeouts)
     lines = {}
@@ -149,8 +149,8 @@ def test_a_cache_compile_that_writes_nothing_fails(tmp_path, selftest_paths, ful
 
 
 def test_the_soc_is_asked_of_the_device_when_not_given(tmp_path, selftest_paths):
-    from tf_ge_custom.selftest.cli import _detect_soc
+    from tf_ge_custom.selftest.suite import detect_soc
 
-    assert _detect_soc(str(tmp_path), DOUBLE, selftest_paths["env"]()) == ("Ascend910B1", "")
-    name, error = _detect_soc(str(tmp_path), DOUBLE, selftest_paths["env"]("DETECT_SOC=skip"))
+    assert detect_soc(str(tmp_path), DOUBLE, selftest_paths["env"]()) == ("Ascend910B1", "")
+    name, error = detect_soc(str(tmp_path), DOUBLE, selftest_paths["env"]("DETECT_SOC=skip"))
     assert name is None and "the double was told to skip" in error

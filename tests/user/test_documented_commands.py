@@ -133,15 +133,23 @@ def test_doctor(tf_ge_custom_cmd, user, tmp_path, launcher):
 
 @pytest.mark.documents("tf-ge-custom selftest --json selftest.json --keep selftest-logs")
 @pytest.mark.slow
-def test_selftest_as_the_readme_shows(tf_ge_custom_cmd, user, tmp_path):
-    ran = tf_ge_custom_cmd("selftest", "--json", "selftest.json", "--keep", "selftest-logs", cwd=tmp_path,
-                           env=_no_cann_env(user, tmp_path), timeout=1200)
-    assert ran.status == 0, ran  # SKIPs (no NPU) do not fail the run
-    assert re.search(r"^CPU_ADD=PASS", ran.out, re.M) and ran.out.count("=SKIP") >= 3, ran
-    assert "SELFTEST=PASS" in ran.out
-    document = json.load(open(str(tmp_path / "selftest.json")))
-    assert document["status"] == "PASS" and document["format"] == "tf-ge-custom-selftest"
-    assert os.path.isdir(str(tmp_path / "selftest-logs"))
+def test_selftest_as_the_readme_shows_twice_in_a_row(tf_ge_custom_cmd, user, tmp_path):
+    """The README's line, run twice in one folder (a user reruns it after a fix): the second run
+    takes over the folder the first one wrote, and says only what was proven."""
+    for attempt in (1, 2):
+        ran = tf_ge_custom_cmd("selftest", "--json", "selftest.json", "--keep", "selftest-logs", cwd=tmp_path,
+                               env=_no_cann_env(user, tmp_path), timeout=1200)
+        assert ran.status == 0, (attempt, ran)  # SKIPs (no NPU) do not fail the run
+        assert re.search(r"^CPU_ADD=PASS", ran.out, re.M) and ran.out.count("=SKIP") >= 3, ran
+        summary = [l for l in ran.out.splitlines() if l.startswith("SELFTEST=")]
+        assert summary and summary[0].startswith("SELFTEST=PASS (") and summary[0].endswith(
+            "; CPU only: %d NPU stages skipped, nothing ran on an NPU)" % ran.out.count("=SKIP")), ran
+        document = json.load(open(str(tmp_path / "selftest.json")))
+        assert document["status"] == "PASS" and document["format"] == "tf-ge-custom-selftest"
+        assert os.path.isfile(str(tmp_path / "selftest-logs" / "CPU_ADD.log"))
+        if attempt == 1:
+            first_log = os.stat(str(tmp_path / "selftest-logs" / "CPU_ADD.log")).st_mtime
+    assert os.stat(str(tmp_path / "selftest-logs" / "CPU_ADD.log")).st_mtime > first_log  # this run's log
 
 
 def test_selftest_list(tf_ge_custom_cmd, tmp_path):

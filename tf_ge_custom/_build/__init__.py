@@ -9,14 +9,15 @@ import os
 import re
 import sys
 
-from .. import atomic_files, commands
-from ..errors import CommandError
+from .. import _processes, atomic_files
+from ..errors import CommandError, TfGeCustomError
 
 BUILD_INFO_NAME = "build_info.json"
 
 
-class BuildError(Exception):
-    """A build step failed; the message says what to install or change.
+class BuildError(TfGeCustomError):
+    """A build step failed; the message says what to install or change (one of the package's
+    errors: :mod:`tf_ge_custom.errors`).
 
     ``first_error`` is the first error line of a failed command's output (compiler, linker
     or CMake), when there is one: with many errors, the first is the one to fix.
@@ -64,17 +65,17 @@ class BuildContext(object):
 def run_command(cmd, log, verbose=False, timeout=None):
     """Run a build command; on failure raise BuildError with the command and its output."""
     if verbose:
-        log(commands.command_line(cmd))
+        log(_processes.command_line(cmd))
     try:
         # in this process's group: the compilers run from worker threads, which never see a
         # Ctrl-C, so the terminal's SIGINT must reach them itself
-        finished = commands.run(cmd, timeout=timeout, check=False, new_group=False)
+        finished = _processes.run(cmd, timeout=timeout, check=False, new_group=False)
     except CommandError as e:
         raise BuildError("command %s: %s" % (e.reason, e), first_error(e.tail))
     if finished.returncode != 0:
         first = first_error(finished.output)
         raise BuildError("command failed (%s): %s\n%s%s" % (
-            commands.exit_phrase(finished.returncode), commands.command_line(cmd),
+            _processes.exit_phrase(finished.returncode), _processes.command_line(cmd),
             "first error: %s\n" % first if first else "", finished.output[-8000:]), first)
     return finished.output
 

@@ -11,7 +11,7 @@ import os
 import sys
 
 from . import BuildError
-from .. import commands
+from .. import _processes
 from ..errors import CommandError
 
 _QUERY = r"""
@@ -51,7 +51,7 @@ def query(python=None):
     """Return a dict: version, compile_flags, link_flags, include, lib, cxx11_abi, python."""
     python = python or os.environ.get("TF_GE_CUSTOM_PYTHON") or sys.executable
     try:
-        proc = commands.run([python, "-c", _QUERY], timeout=600, env=_target_environment(),
+        proc = _processes.run([python, "-c", _QUERY], timeout=600, env=_target_environment(),
                             check=False, separate_stderr=True)
     except CommandError as e:
         raise BuildError("cannot ask %s for TensorFlow: %s" % (python, e))

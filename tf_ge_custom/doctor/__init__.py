@@ -5,11 +5,12 @@ command that works as printed wherever one exists (``export`` lines hold the exa
 ``source`` lines name the ``set_env.sh`` found on this host), else an :class:`Instruction`
 for a person, printed as ``fix (by hand):`` and marked ``"fix_is_command": false`` in the
 JSON. The exit status is non-zero only when a check FAILs. On a host with no Ascend
-component at all (no TF Adapter, no CANN, no ``ASCEND_*`` variable, no ``/usr/local/Ascend``) the stack's
-checks that would only WARN about what is absent fold into one INFO line (CPU mode); WARN is
-for a partial or inconsistent stack. What this package installs itself (TensorFlow against
-the build record, the op library, the OPP root) decides everywhere. ``--json`` prints the
-same checks for machines, folded ones included.
+component at all (no TF Adapter, no CANN, no ``ASCEND_*`` variable, no ``/usr/local/Ascend``)
+the stack's checks fold into one short INFO line (CPU mode) unless one FAILs; WARN is for a
+partial or inconsistent stack. What this package installs itself (TensorFlow against the
+build record, the op library, the XLA kernels, the OPP root, ``ASCEND_CUSTOM_OPP_PATH``)
+decides everywhere. ``--json`` prints the same checks for machines, folded ones included.
+The command line: ``tf_ge_custom/_commands/doctor.py``.
 
 doctor never imports TensorFlow nor loads the op library itself: the TensorFlow and op
 library checks read what one child process found (TensorFlow's version, the library's
@@ -40,19 +41,19 @@ from .opp_paths import (check_custom_opp_path, check_custom_opp_search_order, ch
                         check_npu_placement, check_opp_path, check_opp_root,
                         check_shell_environment, check_tf1_finds_json, check_tf2_finds_json)
 from .probe import dlopen_in_child, probe_tensorflow
-from .reporting import (CHECKS, CPU_MODE, OWN_CHECKS, add_arguments, fold_cpu_mode, format_text,
-                     report, run, run_checks)
+from .reporting import (CHECKS, CPU_MODE, OWN_CHECKS, diagnose, drop_pointers, exit_status, fold_cpu_mode,
+                        format_text, markdown_table, report, run_checks)
 from .results import FAIL, INFO, OK, STATUSES, WARN, Check, Instruction, is_command, worst
 
 __all__ = [
     "CHECKS", "CPU_MODE", "FAIL", "INFO", "OK", "OWN_CHECKS", "REBUILD", "STATUSES", "WARN",
-    "Check", "Context", "Instruction", "add_arguments", "check_board_kernels", "check_cann",
+    "Check", "Context", "Instruction", "check_board_kernels", "check_cann",
     "check_custom_opp_path", "check_custom_opp_search_order", "check_ge_finds_library",
     "check_ge_library", "check_home_path", "check_kernel_builder", "check_kernel_cache",
     "check_kernels", "check_npu_bridge", "check_npu_device", "check_npu_placement",
     "check_npubin_toolchain", "check_online_compile", "check_op_library", "check_opp_path",
     "check_opp_root", "check_shell_environment", "check_static_graph_path", "check_tensorflow",
-    "check_tf1_finds_json", "check_tf2_finds_json", "check_xla_library", "dlopen_in_child",
-    "fold_cpu_mode", "format_text", "is_command", "probe_tensorflow", "report", "run",
-    "run_checks", "worst",
+    "check_tf1_finds_json", "check_tf2_finds_json", "check_xla_library", "diagnose", "dlopen_in_child",
+    "drop_pointers", "exit_status", "fold_cpu_mode", "format_text", "is_command", "markdown_table",
+    "probe_tensorflow", "report", "run_checks", "worst",
 ]

@@ -5,8 +5,10 @@ import os
 from .. import path_rules
 from .._build import cann_toolkit
 from . import remedies
-from .results import FAIL, OK, WARN, Check, Instruction, is_command
+from .results import FAIL, OK, WARN, Check, check, Instruction, is_command
 
+@check("npu_bridge (TF1)",
+       "TF Adapter for TF1 is importable")
 def check_npu_bridge(ctx):
     if ctx.has_module("npu_bridge"):
         return Check("npu_bridge (TF1)", OK, "importable")
@@ -15,6 +17,8 @@ def check_npu_bridge(ctx):
                              "TensorFlow 1.15"))
 
 
+@check("npu_device (TF2)",
+       "TF Adapter for TF2 is importable")
 def check_npu_device(ctx):
     if ctx.has_module("npu_device"):
         return Check("npu_device (TF2)", OK, "importable")
@@ -23,6 +27,8 @@ def check_npu_device(ctx):
                              "TensorFlow 2.6.5"))
 
 
+@check("CANN toolkit",
+       "toolkit folder, its version (from its install record), and `atc` on `PATH`")
 def check_cann(ctx):
     name = "CANN toolkit"
     home = ctx.cann_home()
@@ -39,6 +45,9 @@ def check_cann(ctx):
                  "here", remedies.source_cann(ctx))
 
 
+@check("GE library",
+       "built against which CANN, or the build's one-line reason for skipping it; its files "
+       "present; with CANN, it loads with every dependency resolved")
 def check_ge_library(ctx):
     name = "GE library"
     ge = ctx.ge_info()
@@ -74,6 +83,9 @@ def _expected_ge_libraries(ctx):
     return [p for p in (ge.get("libraries") or ()) if p.startswith("op_graph/")]
 
 
+@check("GE finds the library",
+       "GE's rules: `op_graph/lib/linux/<arch>/*.so` of every entry, and the parser plugin "
+       "under `framework/` (new layout only)")
 def check_ge_finds_library(ctx):
     name = "GE finds the library"
     ge = ctx.ge_info()
@@ -115,6 +127,10 @@ def check_ge_finds_library(ctx):
         data=data)
 
 
+@check("online op compile (GE)",
+       "what GE's TF parser needs to compile the `REG_OP` it generates for `AddCustom`: "
+       "`g++` on `PATH`, `ASCEND_HOME_PATH` with the headers and libraries it uses, a "
+       "writable working directory (`docs/cann.md`)")
 def check_online_compile(ctx):
     """GE's TF parser compiles a REG_OP for each op at graph parse time: can it?"""
     name = "online op compile (GE)"
@@ -140,6 +156,11 @@ def check_online_compile(ctx):
     return Check(name, FAIL if adapter else WARN, detail, fix, data)
 
 
+@check("static graphs (sunk / eager)",
+       "which path a graph with known static shapes takes: sunk (the GE library declares "
+       "AddCustom's launch), with the per-launch element limit above which a static shape is"
+       " refused, and the packaged kernels that could not be declared (WARN); none without "
+       "the GE library")
 def check_static_graph_path(ctx):
     """Which path a graph whose shapes are all known takes on this build (docs/npu.md, "Static,
     sunk graphs"): sunk, its launch declared (the GE library is an AnnotatedArgsOp, which

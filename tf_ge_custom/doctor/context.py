@@ -5,7 +5,7 @@ import importlib.util
 import os
 import shutil
 
-from .. import _library, environment, opp, path_rules
+from .. import _library, _lifecycle, environment, opp, path_rules
 from ..errors import OpLibraryError
 from . import probe, remedies
 
@@ -45,7 +45,9 @@ class Context(object):
         self.arch = arch or opp.host_arch()
         self._manifest_reader = manifest_reader
         self.dlopen_check = dlopen_check or probe.dlopen_in_child
-        self.cwd = cwd or os.getcwd()  # where GE's online compile would write (docs/cann.md)
+        # where GE's online compile would write (docs/cann.md); a deleted one is named so
+        self.cwd = cwd or _lifecycle.working_directory() or "%s (deleted)" % (
+            os.environ.get("PWD") or "the working directory")
         # () -> what a child process found of TensorFlow and the op library (probe_tensorflow)
         self._tensorflow_probe = tensorflow_probe or probe.probe_tensorflow
         self._tensorflow = None

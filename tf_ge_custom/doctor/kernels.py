@@ -8,8 +8,10 @@ import sys
 from .. import op_def, opp
 from .._build import cann_toolkit
 from . import remedies
-from .results import FAIL, OK, WARN, Check, Instruction, worst
+from .results import FAIL, OK, WARN, Check, check, Instruction, worst
 
+@check("npubins",
+       "per SoC, a kernel for every dtype, manifest valid and checksums intact")
 def check_kernels(ctx):
     name = "npubins"
     try:
@@ -73,6 +75,11 @@ def _nearest_existing(path):
     return probe
 
 
+@check("kernel cache",
+       "where a graph build compiles a kernel the package lacks (`TF_GE_CUSTOM_CACHE_DIR`, "
+       "`XDG_CACHE_HOME`, `HOME`), whether that folder is writable, whether the Python it "
+       "runs exists and which tool (triton-ascend, `bishengir-compile`, `hivmc`) a compile "
+       "would lack, and what it holds (docs/kernels.md)")
 def check_kernel_cache(ctx):
     """Where the GE library compiles the kernels the package lacks, and whether it can."""
     name = "kernel cache"
@@ -170,6 +177,9 @@ def _toolchain_phrase(toolchain):
         toolchain.get("cann"), toolchain.get("triton_ascend"), toolchain.get("bishengir"))
 
 
+@check("npubin toolchain",
+       "the CANN recorded in each kernel manifest against the installed toolkit (WARN with "
+       "both versions when they differ)")
 def check_npubin_toolchain(ctx):
     """The CANN whose hivmc built the packaged npubins against the installed one."""
     name = "npubin toolchain"
@@ -217,6 +227,10 @@ def _describe_builder(python, package_parent, environ):
     return _DESCRIBED[key]
 
 
+@check("kernel builder",
+       "which Python a graph build would run the kernel builder with (`TF_GE_CUSTOM_PYTHON`,"
+       " this package's Python, the `setup-builder` venv), each only when it imports "
+       "`tf_ge_custom` and triton (docs/kernels.md)")
 def check_kernel_builder(ctx):
     """Which Python the GE library's Compile would run the kernel builder with (the rule of
     ge_ops/core kernel_compiler.cc): TF_GE_CUSTOM_PYTHON, else this package's own Python, else
@@ -269,6 +283,10 @@ def check_kernel_builder(ctx):
                  {"candidates": [c[0] for c in candidates]})
 
 
+@check("kernel sets",
+       "every kernel set the GE library sees (the package's, the bundles of "
+       "`TF_GE_CUSTOM_KERNELS`) and where it came from; with `--soc BOARD`, a line `kernels "
+       "for BOARD` naming the set a graph build for that board takes")
 def check_board_kernels(ctx):
     """Every kernel set the GE library sees (the package's, the bundles of TF_GE_CUSTOM_KERNELS)
     with where it came from; with --soc, which one a graph build for that board takes."""
@@ -294,6 +312,7 @@ def check_board_kernels(ctx):
             listing, "" if sets else " (a graph build compiles what it needs: see 'kernel builder')"), data=data)
     served = kernel_sources.serving(board, sets)
     data["board"] = board
+    data["asked_for"] = True  # the user asked (--soc): shown even where the stack is folded
     data["served_by"] = served.kernel_set.soc if served.kernel_set else None
     name = "kernels for %s" % board
     if served.kernel_set is None:

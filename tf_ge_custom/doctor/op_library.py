@@ -6,7 +6,7 @@ import os
 from .. import _library, op_def
 from ..errors import OpLibraryError
 from . import remedies
-from .results import FAIL, OK, Check, Instruction
+from .results import FAIL, OK, Check, check, Instruction
 
 def _without_fix(message):
     """An OpLibraryError's message without its closing rebuild advice (doctor prints its own)."""
@@ -17,6 +17,8 @@ def _without_fix(message):
     return message
 
 
+@check("TensorFlow",
+       "the running TensorFlow against the one the op library was built for", own=True)
 def check_tensorflow(ctx):
     built = (ctx.build_info.get("tensorflow") or {}).get("version")
     probe = ctx.tensorflow()
@@ -41,6 +43,10 @@ def check_tensorflow(ctx):
     return Check("TensorFlow", OK, "%s, the version the op library was built for" % built)
 
 
+@check("op library",
+       "the build record is readable; the library matches its recorded size and SHA-256, "
+       "loads (in a child process: a damaged file crashes the child, not doctor) and "
+       "registers `AddCustom` with the inputs, outputs and dtypes of the op definition", own=True)
 def check_op_library(ctx):
     name = "op library"
     if ctx.build_info_error:
@@ -71,6 +77,10 @@ def check_op_library(ctx):
         ", ".join(o.type_name for o in op_def.OPS)))
 
 
+@check("XLA kernels",
+       "the XLA kernel library the build recorded (`jit_compile`): there and undamaged (size"
+       " and SHA-256), or the build's reason for having none (then `add_custom` lowers to "
+       "`tf.math.add` under XLA)", own=True)
 def check_xla_library(ctx):
     """The XLA kernel library (``jit_compile``): the file the build recorded, undamaged."""
     name = "XLA kernels"

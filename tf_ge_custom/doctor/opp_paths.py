@@ -9,8 +9,12 @@ import stat
 
 from .. import environment, files, op_def, opp, path_rules
 from . import remedies
-from .results import FAIL, OK, WARN, Check, Instruction, is_command, worst
+from .results import FAIL, OK, WARN, Check, check, Instruction, is_command, worst
 
+@check("OPP root",
+       "the folder exists, its `npu_supported_ops.json` lists what the op definition and the"
+       " build record say (the ops, or none without the GE library), every folder is there, "
+       "no stray `.so` under `framework/` (GE would load it)", own=True)
 def check_opp_root(ctx):
     name = "OPP root"
     root = ctx.root
@@ -55,6 +59,10 @@ def _listed(ops):
     return ", ".join(op.type_name for op in ops) if ops else "no op"
 
 
+@check("NPU placement",
+       "which case this install is in: the JSON lists `AddCustom`, so TF Adapter hands it to"
+       " GE; or it lists no op, so `AddCustom` stays on the CPU kernel, and why (the GE "
+       "library's skip reason)")
 def check_npu_placement(ctx):
     """Which case this install is in: the ops go to GE on the NPU, or stay on the CPU."""
     name = "NPU placement"
@@ -75,6 +83,9 @@ def _root_problem(ctx):
     return environment.separator_problem(ctx.root)
 
 
+@check("ASCEND_CUSTOM_OPP_PATH",
+       "contains the OPP root; no relative, empty or missing entries; no other root "
+       "declaring `AddCustom`; whether your shell set the value or `import tf_ge_custom` did", own=True)
 def check_custom_opp_path(ctx):
     name = "ASCEND_CUSTOM_OPP_PATH"
     value = ctx.environ.get(path_rules.CUSTOM_OPP_PATH_VAR)
@@ -139,6 +150,11 @@ def check_custom_opp_path(ctx):
     if status != OK:
         fix = remedies.export_line(ctx.root, ":".join(e for e in entries if e not in drop))
     detail = files.shown(value) if value is not None else "(unset)"
+    shell = ctx.shell_custom_opp_path
+    if value is not None and value != shell:  # import tf_ge_custom changed it in this process
+        detail += (" (set by tf_ge_custom at import, not by your shell)" if shell is None else
+                   " (tf_ge_custom put the OPP root first at import; your shell has %s)"
+                   % (files.shown(shell) if shell else "it empty"))
     if notes:
         detail += " -- " + "; ".join(notes)
     return Check(name, status, detail, fix, {"value": value, "entries": entries})
@@ -155,6 +171,9 @@ def _what_is(path):
     return "a file" if stat.S_ISREG(mode) else files.describe_mode(mode)
 
 
+@check("shell environment (atc)",
+       "whether programs that do not import the package (atc) see the OPP root in the "
+       "shell's `ASCEND_CUSTOM_OPP_PATH`")
 def check_shell_environment(ctx):
     name = "shell environment (atc)"
     value = ctx.shell_custom_opp_path
@@ -171,6 +190,9 @@ def check_shell_environment(ctx):
                  remedies.export_line(ctx.root, value))
 
 
+@check("ASCEND_OPP_PATH",
+       "set by CANN's `set_env.sh`; the OPP layout (new: `built-in/`, without which TF1's "
+       "adapter ignores custom roots)")
 def check_opp_path(ctx):
     name = "ASCEND_OPP_PATH"
     value = ctx.environ.get(path_rules.OPP_PATH_VAR)
@@ -187,6 +209,9 @@ def check_opp_path(ctx):
     return Check(name, OK, "%s (new OPP layout: custom OPP roots are honoured)" % files.shown(value))
 
 
+@check("ASCEND_HOME_PATH",
+       "set by CANN's `set_env.sh` to a folder (GE's online path compiles the generated op "
+       "proto under it)")
 def check_home_path(ctx):
     name = "ASCEND_HOME_PATH"
     value = ctx.environ.get("ASCEND_HOME_PATH")
@@ -241,18 +266,28 @@ def _lookup_check(name, lookup, ctx, adapter_module):
     return Check(name, status, detail, fix, data)
 
 
+@check("TF1 adapter finds the JSON",
+       "TF Adapter's (TF1) search rules replayed on this environment: which JSON files it "
+       "reads, in which order, and which one decides (without the GE library: that it keeps "
+       "`AddCustom` on the CPU, as intended, and no other root hands it to GE)")
 def check_tf1_finds_json(ctx):
     name = "TF1 adapter finds the JSON"
     return _merge(name, [_lookup_check(name, path_rules.tf1_lookup(op.type_name, ctx.environ), ctx,
                                        "npu_bridge") for op in op_def.OPS])
 
 
+@check("TF2 adapter finds the JSON",
+       "the same for TF Adapter for TF2 (`npu_device`), which reads the JSON whatever the "
+       "OPP layout")
 def check_tf2_finds_json(ctx):
     name = "TF2 adapter finds the JSON"
     return _merge(name, [_lookup_check(name, path_rules.tf2_lookup(op.type_name, ctx.environ), ctx,
                                        "npu_device") for op in op_def.OPS])
 
 
+@check("custom OPP search order (GE)",
+       "the `ASCEND_CUSTOM_OPP_PATH` entries in order, and the libraries there that register"
+       " vendor folders GE searches before them")
 def check_custom_opp_search_order(ctx):
     """GE searches the folders vendor libraries register before ASCEND_CUSTOM_OPP_PATH."""
     name = "custom OPP search order (GE)"

@@ -4,14 +4,14 @@ import json
 import os
 import sys
 
-from .. import _library, commands
+from .. import _library, _processes
 from ..errors import CommandError
 
 def dlopen_in_child(path, environ):
     """Load ``path`` with RTLD_NOW in a child process (as GE does); return an error or ""."""
     code = "import ctypes, sys; ctypes.CDLL(sys.argv[1])"  # CPython's dlopen adds RTLD_NOW
     try:
-        proc = commands.run([sys.executable, "-c", code, path], timeout=120, env=dict(environ),
+        proc = _processes.run([sys.executable, "-c", code, path], timeout=120, env=dict(environ),
                             check=False, separate_stderr=True)
     except CommandError as e:
         return str(e)
@@ -79,10 +79,10 @@ def probe_tensorflow(timeout=600):
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     try:
-        proc = commands.run([sys.executable, "-c", _PROBE, package_parent], timeout=timeout,
+        proc = _processes.run([sys.executable, "-c", _PROBE, package_parent], timeout=timeout,
                             env=env, check=False, separate_stderr=True)
     except CommandError as e:
-        if e.reason == commands.TIMED_OUT:
+        if e.reason == _processes.TIMED_OUT:
             return {"failure": "a child process importing TensorFlow and loading the op library "
                                "did not finish within %d s" % timeout}
         return {"failure": "cannot start a child process: %s" % e}
@@ -96,10 +96,10 @@ def probe_tensorflow(timeout=600):
             found["crash"] = ("loading %s killed a child process with %s: the file is damaged "
                               "in a way the build record cannot show"
                               % (_library.library_path_unchecked(),
-                                 commands.signal_name(proc.returncode)))
+                                 _processes.signal_name(proc.returncode)))
         else:
             found["crash"] = ("importing TensorFlow killed a child process with %s"
-                              % commands.signal_name(proc.returncode))
+                              % _processes.signal_name(proc.returncode))
     elif not found or ("ops" not in found and not set(found) & {"tensorflow_error",
                                                                 "library_error"}):
         tail = (proc.errors.strip().splitlines() or ["no output"])[-1]

@@ -1,7 +1,6 @@
-"""Which checks run, in which order; the CPU-mode folding; the text and JSON reports; the
-``doctor`` command itself."""
-import json
-import sys
+"""Which checks run, in which order; the CPU-mode folding; the text and JSON reports; the table
+of docs/npu.md. The command line: ``tf_ge_custom/_commands/doctor.py``."""
+import re
 
 from .. import op_def
 from .._version import __version__
@@ -24,51 +23,71 @@ CHECKS = (
 
 # What the package installs itself: these decide on every host, CPU-only ones included.
 # Every other check is about the Ascend stack (see fold_cpu_mode).
-OWN_CHECKS = (op_library.check_tensorflow, op_library.check_op_library, op_library.check_xla_library,
-              opp_paths.check_opp_root, opp_paths.check_custom_opp_path)
+OWN_CHECKS = tuple(c for c in CHECKS if c.own)
 
 
 CPU_MODE = "Ascend stack"
 
 
 def fold_cpu_mode(ctx, pairs):
-    """On a host with no Ascend component at all, the stack checks that only WARN about
-    what is absent become one INFO line; ``pairs`` are (check function, result)."""
+    """On a host with no Ascend component at all, every stack check that does not FAIL
+    becomes part of one short INFO line (its results kept under the line's
+    ``data["folded"]`` for --json); ``pairs`` are (check function, result). A FAIL is never
+    folded, nor what the user asked for by name (``--soc``), and once any component is
+    present every check speaks for itself."""
     components = ctx.ascend_components()
     # Only ASCEND_* variables (left over from another shell, a container image...) and no
-    # toolkit they point to: said once, naming them, instead of a WARN per stack check.
+    # toolkit they point to: said once, naming them, instead of a line per stack check.
     stray = [c[1:] for c in components if c.startswith("$ASCEND_")]
     if components and (len(stray) != len(components) or ctx.cann_home()):
         return [result for _, result in pairs]
-    folded = [r for check, r in pairs if check not in OWN_CHECKS and r.status == WARN]
+    folded = [r for check, r in pairs if not getattr(check, "own", False) and r.status != FAIL
+              and not (r.data or {}).get("asked_for")]
     if not folded:
         return [result for _, result in pairs]
     runs = (" and ".join(op.python_name for op in op_def.OPS)
             + (" runs" if len(op_def.OPS) == 1 else " run"))
-    if stray:
-        detail = ("ASCEND_* variables are set (%s), but there is no Ascend component on this "
-                  "host (no TF Adapter, no CANN toolkit where they point, no atc, no %s): CPU "
-                  "mode, %s on its CPU kernel; the variables are left over or point nowhere. "
-                  "Not applicable here: %s" % (", ".join(stray), " or ".join(ctx.install_dirs)
-                                               or "install folder", runs,
-                                               ", ".join(r.name for r in folded)))
-    else:
-        detail = ("no Ascend component on this host (no TF Adapter, no CANN toolkit or atc, no "
-                  "ASCEND_* variable, no %s): CPU mode, %s on its CPU kernel. "
-                  "Not applicable here: %s" % (" or ".join(ctx.install_dirs) or "install folder",
-                                               runs, ", ".join(r.name for r in folded)))
+    what = ("%s set, but nothing of the Ascend stack where they point" % ", ".join(stray) if stray
+            else "no Ascend stack here")
+    detail = "%s: CPU mode, %s on its CPU kernel (%d Ascend checks not applicable; --json lists them)" % (
+        what, runs, len(folded))
     info = Check(CPU_MODE, INFO, detail,
                  data={"cpu_mode": True, "stray_variables": stray,
+                       "looked_for": "TF Adapter, a CANN toolkit or atc, npu-smi, ASCEND_* variables, %s"
+                                     % (" or ".join(ctx.install_dirs) or "an install folder"),
                        "folded": [r.as_dict() for r in folded]})
     results, placed = [], False
     for _, result in pairs:
-        if result in folded:
+        if any(result is f for f in folded):
             if not placed:
                 results.append(info)
                 placed = True
             continue
         results.append(result)
     return results
+
+
+# "(see 'NAME')", "see 'NAME'" and "see the check 'NAME'": how a line points at another
+_POINTER = re.compile(r"(?:\s*\(see (?:the check )?'([^']+)'\))|(?:[:;,]?\s*see (?:the check )?'([^']+)')")
+
+
+def drop_pointers(results):
+    """``results`` without pointers to checks that are not among them (folded away)."""
+    shown = set(r.name for r in results)
+
+    def clean(text):
+        def keep_or_drop(m):
+            return m.group(0) if (m.group(1) or m.group(2)) in shown else ""
+        return _POINTER.sub(keep_or_drop, text)
+
+    out = []
+    for r in results:
+        detail = clean(r.detail)
+        fix = r.fix
+        if fix and clean(fix) != fix:
+            fix = type(fix)(clean(fix)) if clean(fix).strip() else fix
+        out.append(r._replace(detail=detail, fix=fix) if (detail, fix) != (r.detail, r.fix) else r)
+    return out
 
 
 def run_checks(ctx=None, checks=CHECKS):
@@ -79,10 +98,11 @@ def run_checks(ctx=None, checks=CHECKS):
         try:
             pairs.append((check, check(ctx)))
         except Exception as e:  # a doctor must report, never crash
-            pairs.append((check, Check(check.__name__[len("check_"):].replace("_", " "), FAIL,
+            name = getattr(check, "check_name", None) or check.__name__[len("check_"):].replace("_", " ")
+            pairs.append((check, Check(name, FAIL,
                                        "the check itself failed: %s: %s" % (type(e).__name__, e),
                                        Instruction("please report this as a bug"))))
-    return fold_cpu_mode(ctx, pairs)
+    return drop_pointers(fold_cpu_mode(ctx, pairs))
 
 
 def report(results, root):
@@ -105,46 +125,33 @@ def format_text(results, root):
     return "\n".join(lines) + "\n"
 
 
-def add_arguments(parser):
-    parser.description = ("Check the installation and the Ascend stack. Exit status 1 when a "
-                          "check FAILs, else 0 (WARN included).")
-    parser.add_argument("--json", action="store_true", help="print one JSON document")
-    parser.add_argument("--soc", help="also say which kernel set a graph build for this board "
-                                      "takes (a SoC or a board name such as Ascend910B4-1)")
-
-
 def _broken_report(error):
-    """The --json document when the doctor itself could not start its checks."""
-    check = Check("doctor", FAIL, "the doctor could not run its checks: %s: %s"
-                  % (type(error).__name__, str(error)[:2000]),
-                  Instruction("please report this as a bug"))
-    return report([check], None), check
+    """The one line when the doctor itself could not start its checks."""
+    return Check("doctor", FAIL, "the doctor could not run its checks: %s: %s"
+                 % (type(error).__name__, str(error)[:2000]),
+                 Instruction("please report this as a bug"))
 
 
-def run(args):
-    board = getattr(args, "soc", None)
-    if board:
-        from ..kernels import socs
-
-        try:
-            socs.resolve(board)
-        except KeyError as e:
-            sys.stderr.write("tf-ge-custom doctor: error: --soc: %s\n" % e.args[0])
-            return 2
+def diagnose(board=None):
+    """(results, OPP root) of every check on this host; ``board`` adds which kernel set a
+    graph build for it takes. A doctor reports, never crashes: when the checks cannot even
+    start, the result is one FAIL saying why (and the root None)."""
     try:
         ctx = Context()
         if board:
             ctx.board = board
-        results = run_checks(ctx)
+        return run_checks(ctx), ctx.root
     except Exception as e:  # --json promises one JSON document, whatever happened
-        document, check = _broken_report(e)
-        if args.json:
-            sys.stdout.write(json.dumps(document, indent=2) + "\n")
-        else:
-            sys.stdout.write(format_text([check], None))
-        return 1
-    if args.json:
-        sys.stdout.write(json.dumps(report(results, ctx.root), indent=2) + "\n")
-    else:
-        sys.stdout.write(format_text(results, ctx.root))
+        return [_broken_report(e)], None
+
+
+def exit_status(results):
+    """1 when a check FAILs, else 0 (WARN included)."""
     return 1 if any(r.status == FAIL for r in results) else 0
+
+
+def markdown_table(checks=CHECKS):
+    """docs/npu.md's table of the checks, from the checks themselves (a test holds the page to it)."""
+    lines = ["| check | looks at |", "| --- | --- |"]
+    lines += ["| %s | %s |" % (c.check_name, c.looks_at) for c in checks]
+    return "\n".join(lines) + "\n"

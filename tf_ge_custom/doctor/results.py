@@ -31,6 +31,19 @@ class Check(NamedTuple):
                 "fix": self.fix, "fix_is_command": is_command(self.fix), "data": self.data or {}}
 
 
+def check(name, looks_at, own=False):
+    """Mark a check function with its line's name, what it looks at (one sentence: the table
+    of docs/npu.md is made from these, ``doctor.reporting.markdown_table``) and whether it
+    checks what the package installs itself (``own``: it decides on every host) rather than
+    the Ascend stack (folded into one line on a host without any of it)."""
+    def mark(function):
+        function.check_name = name
+        function.looks_at = looks_at
+        function.own = own
+        return function
+    return mark
+
+
 def worst(statuses):
     """The most severe status (INFO counts as OK)."""
     found = max(statuses, key=_RANK.__getitem__) if statuses else OK

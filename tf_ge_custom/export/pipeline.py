@@ -1,9 +1,12 @@
 """``export()``: a model to a frozen ``.pb``, and on to ``.air`` and ``.om``.
 
 Order of work, cheapest refusal first:
-  1. options (target, SoC, output folder, ATC options, dynamic options) and, for AIR/OM, the
-     tools: a missing ``atc`` or AIR tool is reported before minutes go into freezing;
-  2. freezing and the graph checks, then the report (inputs, outputs, op counts);
+  1. options (target, SoC, output folder, ATC options, dynamic options), the model path and
+     its kind, the input files and the modules to import, and, for AIR/OM, the tools: a
+     missing ``atc`` or AIR tool is reported before minutes go into freezing; nothing of
+     this imports TensorFlow, so a wrong path is refused in a fraction of a second;
+  2. the ``imports`` (a Keras model's own layer classes), freezing and the graph checks, then
+     the report (inputs, outputs, op counts);
   3. for AIR/OM: the input shapes (an unknown dim with no shape or dynamic option is refused
      here, naming the input and the options that fix it) and our OPP root's deliverables;
   4. the ``.pb`` and its record are written to a staging folder, verified in a fresh process,
@@ -88,10 +91,82 @@ class _Plan(object):
                 self.air_tool = air_tool or toolchain.AIR_TOOL_NAME
 
 
+def _input_files_problem(specs):
+    """Why an ``inputs`` entry names no readable file ("" when each does): before TensorFlow."""
+    from tf_ge_custom import files
+
+    for spec in specs or ():
+        _, sep, path = spec.partition("=")
+        try:
+            files.regular_file_size(path if sep else spec)
+        except files.FileProblem as e:
+            return "cannot read input file: %s" % e
+    return ""
+
+
+def import_modules(names):
+    """Import each of ``names`` (a module name, found on the Python path or in the working
+    directory, or the path of a ``.py`` file), as ``--import`` asks: what a Keras model's own
+    registered classes need before the model loads. Raises ExportError naming the module."""
+    import importlib
+    import importlib.util
+
+    from tf_ge_custom import _lifecycle
+
+    cwd = _lifecycle.working_directory()
+    if cwd and cwd not in sys.path and "" not in sys.path:
+        sys.path.append(cwd)  # after the installed packages: the user's module cannot shadow them
+    for name in names or ():
+        try:
+            if name.endswith(".py") or os.sep in name:
+                path = _lifecycle.absolute(name, "--import")
+                if not os.path.isfile(path):
+                    raise ExportError("--import %s: no such file" % name)
+                module_name = os.path.splitext(os.path.basename(path))[0]
+                spec = importlib.util.spec_from_file_location(module_name, path)
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[module_name] = module
+                spec.loader.exec_module(module)
+            else:
+                importlib.import_module(name)
+        except ExportError:
+            raise
+        except ImportError as e:
+            raise ExportError("--import %s: cannot import it: %s" % (name, e),
+                              fix="pass a module on the Python path, in the working directory, or "
+                                  "the path of its .py file")
+        except Exception as e:  # the user's module failed while it ran
+            raise ExportError("--import %s: importing it raised %s: %s" % (name, type(e).__name__, e))
+
+
+def _modules_problem(names):
+    """Why an ``imports`` entry can be found nowhere ("" when each can): no code runs."""
+    import importlib.util
+
+    from tf_ge_custom import _lifecycle
+
+    cwd = _lifecycle.working_directory()
+    for name in names or ():
+        if name.endswith(".py") or os.sep in name:
+            if not os.path.isfile(_lifecycle.absolute(name, "--import")):
+                return "--import %s: no such file" % name
+            continue
+        top = name.split(".")[0]
+        try:
+            found = importlib.util.find_spec(top) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found and not (cwd and (os.path.isfile(os.path.join(cwd, top + ".py"))
+                                       or os.path.isdir(os.path.join(cwd, top)))):
+            return ("--import %s: no module %s on the Python path or in the working directory"
+                    % (name, top))
+    return ""
+
+
 def export(model, to="pb", output=None, soc=None, via=None, input_shape=None, signature=None,
            tags=None, outputs=None, checkpoint=None, inputs=None, dynamic_batch_size=None,
            dynamic_dims=None, atc_options=(), verify=True, dry_run=False, rtol=None, atol=None,
-           out=None, env=None, opp_root=None, force=False):
+           out=None, env=None, opp_root=None, force=False, imports=()):
     """Export ``model`` to ``output``.pb (``to="pb"``), ``.air`` or ``.om``.
 
     Args:
@@ -107,6 +182,7 @@ def export(model, to="pb", output=None, soc=None, via=None, input_shape=None, si
       fresh process. dry_run: freeze and check, print the commands, write nothing.
       force: replace existing outputs that no export record shows this package wrote.
       out: where the report goes (default stdout); env: the environment for the tools.
+      imports: modules to import before the model loads (see :func:`import_modules`).
 
     Returns an :class:`ExportResult`. Raises ExportError, VerificationError,
     MissingToolchainError (a tool or deliverable is missing) or ExternalToolError.
@@ -131,6 +207,12 @@ def export(model, to="pb", output=None, soc=None, via=None, input_shape=None, si
         known_soc(soc)
     if output is None:
         raise ExportError("an output path prefix is needed: --output PREFIX (writes PREFIX.pb, ...)")
+    from tf_ge_custom.export.freezing import sources
+
+    sources.classify(model, checkpoint)  # a missing or unknown model, before TensorFlow
+    problem = _input_files_problem(inputs) or _modules_problem(imports)
+    if problem:
+        raise ExportError(problem)
     prefix = staging.output_prefix(output, to, force=force, create=not dry_run)
     extra = atc_cli.parse_extra_options(_normalize_atc_options(atc_options)) if to == "om" else {}
     dynamic = atc_cli.dynamic_options(extra, dynamic_batch_size, dynamic_dims)
@@ -140,6 +222,7 @@ def export(model, to="pb", output=None, soc=None, via=None, input_shape=None, si
     notes = []
     plan = _Plan(to, via, env, dry_run, notes)
 
+    import_modules(imports)
     from tf_ge_custom.export.freezing import freeze
     from tf_ge_custom.export.checking.graph_checks import report
 

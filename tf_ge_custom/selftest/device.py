@@ -12,7 +12,6 @@ Each call runs in a stage's own child process, so the NPU device is opened at mo
 stage (TF2's ``npu_device.open`` reads its options once per process).
 """
 import os
-import subprocess
 import sys
 from collections import Counter
 from typing import NamedTuple, Optional
@@ -200,10 +199,11 @@ def build_kernels_cache(soc, cache_dir, timeout):
     env = dict(os.environ, TF_GE_CUSTOM_CACHE_DIR=cache_dir)
     command = ("import builtins, sys; builtins.__TF_GE_CUSTOM_NO_TENSORFLOW__ = True; "
                "from tf_ge_custom.cli import main; sys.exit(main())")
-    proc = subprocess.run([sys.executable, "-c", command,
-                           "build-kernels", "--soc", soc, "--cache"], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, universal_newlines=True, env=env, timeout=timeout)
-    return proc.returncode, proc.stdout
+    from tf_ge_custom import _processes
+
+    proc = _processes.run([sys.executable, "-c", command, "build-kernels", "--soc", soc, "--cache"],
+                          timeout=timeout, env=env, check=False)
+    return proc.returncode, proc.output
 
 
 class SunkRun(NamedTuple):

@@ -37,11 +37,11 @@ def npu_device_nodes(pattern="/dev/davinci*"):
 def build_kernels_has_cache():
     """Whether ``tf-ge-custom build-kernels`` takes ``--cache`` (compile at graph build)."""
     try:
-        from ..kernels import cli as kernels_cli
+        from .._commands import build_kernels
     except ImportError:
         return False
     parser = argparse.ArgumentParser()
-    kernels_cli.add_arguments(parser)
+    build_kernels.add_arguments(parser)
     return any("--cache" in action.option_strings for action in parser._actions)
 
 

@@ -13,10 +13,10 @@ import sys
 import time
 from typing import NamedTuple
 
-from tf_ge_custom import atomic_files, commands
+from tf_ge_custom import _processes, atomic_files
 from tf_ge_custom.errors import CommandError, ExternalToolError, MissingToolchainError
 
-TAIL_LINES = commands.TAIL_LINES
+TAIL_LINES = _processes.TAIL_LINES
 HEARTBEAT_SECONDS = 30.0
 # environment variables worth recording in a log: what decides where the tool looks
 LOGGED_ENV = ("ASCEND_CUSTOM_OPP_PATH", "ASCEND_OPP_PATH", "ASCEND_HOME_PATH", "LD_LIBRARY_PATH")
@@ -31,7 +31,7 @@ class ToolRun(NamedTuple):
 def command_line(cmd, env_changes=None):
     """``cmd`` as one shell line, with the variables in ``env_changes`` set in front."""
     prefix = " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in sorted((env_changes or {}).items()))
-    line = commands.command_line(cmd)
+    line = _processes.command_line(cmd)
     return (prefix + " " + line) if prefix else line
 
 
@@ -49,7 +49,7 @@ def run_tool(cmd, log_path, label, env=None, cwd=None, out=None, heartbeat=HEART
 
     Returns a :class:`ToolRun`; raises :class:`ExternalToolError` on a non-zero exit (the
     message holds the log's last lines) and :class:`MissingToolchainError` when the program
-    cannot be started at all. The program runs through :func:`tf_ge_custom.commands.run`,
+    cannot be started at all. The program runs through :func:`tf_ge_custom._processes.run`,
     which stops its whole process group on Ctrl-C.
     """
     out = out or sys.stderr
@@ -76,11 +76,11 @@ def run_tool(cmd, log_path, label, env=None, cwd=None, out=None, heartbeat=HEART
             out.flush()
 
         try:
-            returncode = commands.run(cmd, env=env, cwd=cwd, check=False, on_line=on_line,
+            returncode = _processes.run(cmd, env=env, cwd=cwd, check=False, on_line=on_line,
                                       heartbeat=heartbeat, on_silence=on_silence,
                                       clock=clock).returncode
         except CommandError as e:
-            if e.reason != commands.NOT_STARTED:
+            if e.reason != _processes.NOT_STARTED:
                 raise
             log.write("# cannot start: %s\n" % e)
             raise MissingToolchainError("cannot run %s (%s): %s" % (label, cmd[0], e))
@@ -90,7 +90,7 @@ def run_tool(cmd, log_path, label, env=None, cwd=None, out=None, heartbeat=HEART
         elapsed = clock() - start
         log.write("# exit status %d after %.1fs\n" % (returncode, elapsed))
     if returncode != 0:
-        how = commands.exit_phrase(returncode)
+        how = _processes.exit_phrase(returncode)
         tail = tail_of(log_path)
         raise ExternalToolError("%s failed (%s after %.1fs); full log: %s\n--- last lines of the log ---\n%s"
                                 % (label, how, elapsed, log_path, tail), returncode, log_path, tail,

@@ -12,7 +12,7 @@ import sys
 import tempfile
 from typing import List, NamedTuple
 
-from tf_ge_custom import commands
+from tf_ge_custom import _processes
 from tf_ge_custom.errors import CommandError, VerificationError
 from tf_ge_custom.export import arrays
 from tf_ge_custom.export.checking.compare import Comparison, compare
@@ -42,7 +42,7 @@ def run_frozen_graph(pb_path, record, feeds, python=None, timeout=900):
         cmd = [python or sys.executable, "-m", "tf_ge_custom.export.checking._verify_child",
                os.path.abspath(pb_path), in_dir, out_dir] + [t.name for t in record.outputs]
         try:
-            proc = commands.run(cmd, timeout=timeout, env=env, cwd=work, check=False)
+            proc = _processes.run(cmd, timeout=timeout, env=env, cwd=work, check=False)
         except CommandError as e:
             raise VerificationError("the frozen graph could not be run in a fresh process: %s" % e)
         if proc.returncode != 0:

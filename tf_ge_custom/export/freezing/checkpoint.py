@@ -2,7 +2,7 @@
 
 The TF1 adapter user's usual starting point. The meta graph is imported with devices
 cleared, the variables restored from the checkpoint, and the sub-graph that computes the
-named outputs frozen with ``convert_variables_to_constants``. The inputs are the
+named outputs frozen (:func:`.inference_graph.session_constants`). The inputs are the
 ``Placeholder`` nodes that sub-graph needs (or the ones named); the saver, the optimizer
 and everything else that the outputs do not need is left out.
 """
@@ -55,13 +55,13 @@ def freeze_checkpoint(meta_path, checkpoint, outputs, inputs=None):
                                       % (checkpoint, meta_path, str(e).splitlines()[0]))
         output_nodes = sorted(set(t.op.name for t in fetches))
         graph_def = graph.as_graph_def()
-        needed = tf.compat.v1.graph_util.extract_sub_graph(graph_def, output_nodes)
+        needed = inference_graph.needed_by(graph_def, output_nodes)
         if inputs:
             feeds = [_find_tensor(graph, n, "input", "the inputs argument") for n in inputs]
         else:
             feeds = [graph.get_tensor_by_name(n.name + ":0") for n in needed.node if n.op == "Placeholder"]
         input_names = [t.op.name for t in feeds]
-        graph_def = tf.compat.v1.graph_util.convert_variables_to_constants(session, graph_def, output_nodes)
+        graph_def = inference_graph.session_constants(session, graph_def, output_nodes)
         output_names = [t.name for t in fetches]
         graph_def = inference_graph.for_inference(graph_def, input_names, output_names)
         record = checked(graph_def, [(n, n) for n in input_names], [(n, n) for n in output_names],

@@ -180,4 +180,45 @@ def for_inference(graph_def, input_names, output_names, keep_kept_ops=True):
     if barriers:
         work = remove_barriers(work, barriers)
     constant_switches_as_identity(work)
-    return tf.compat.v1.graph_util.extract_sub_graph(work, preserve)
+    return needed_by(work, preserve)
+
+
+def session_constants(session, graph_def, output_nodes):
+    """``graph_def`` with the variables ``output_nodes`` need replaced by constants holding
+    their values in ``session``, and only what those outputs need kept.
+
+    TensorFlow 2 has a converter for session graphs that is not deprecated
+    (``convert_to_constants.convert_variables_to_constants_from_session_graph``; it calls the
+    deprecated ``extract_sub_graph`` inside, whose notice is TensorFlow's business, silenced);
+    TensorFlow 1.15 has only ``graph_util.convert_variables_to_constants``, used there alone.
+    """
+    from tensorflow.python.framework import convert_to_constants
+    from tensorflow.python.util import deprecation
+
+    convert = getattr(convert_to_constants, "convert_variables_to_constants_from_session_graph", None)
+    with deprecation.silence():
+        if convert is not None:
+            return needed_by(convert(session, graph_def, list(output_nodes)), output_nodes)
+        return tf.compat.v1.graph_util.convert_variables_to_constants(session, graph_def, list(output_nodes))
+
+
+def needed_by(graph_def, names):
+    """A copy of ``graph_def`` with only the nodes ``names`` need, through data and control
+    inputs, in their order (the function library and versions kept). What TensorFlow's
+    deprecated ``graph_util.extract_sub_graph`` does, without its deprecation warning."""
+    nodes = {n.name: n for n in graph_def.node}
+    missing = [n for n in names if n not in nodes]
+    if missing:
+        raise ValueError("%s not in the graph" % ", ".join(missing))
+    needed, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name in needed:
+            continue
+        needed.add(name)
+        todo.extend(_node_name(i) for i in nodes[name].input)
+    out = type(graph_def)()
+    out.versions.CopyFrom(graph_def.versions)
+    out.library.CopyFrom(graph_def.library)
+    out.node.extend(n for n in graph_def.node if n.name in needed)
+    return out

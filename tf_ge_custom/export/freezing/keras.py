@@ -34,7 +34,30 @@ def load_model(path):
     try:
         return tf.keras.models.load_model(path, compile=False)
     except Exception as e:  # Keras raises many types for a bad file; name the file once
+        unknown = unknown_class(str(e))
+        if unknown:
+            raise ExportError(unknown_class_message(path, *unknown))
         raise ExportError("cannot load the Keras model %s: %s: %s" % (path, type(e).__name__, e))
+
+
+def unknown_class(message):
+    """(class name, its module or None) when Keras's ``message`` says it could not find a
+    class the model file names (the user's own layer, not imported), else None."""
+    found = re.search(r"Could not locate class '([^']+)'", message) or \
+        re.search(r"Unknown (?:layer|object)(?: type)?: '?([A-Za-z_][A-Za-z0-9_.>]*)'?", message)
+    if not found:
+        return None
+    name = found.group(1)
+    module = re.search(r"'module': '([^']+)', 'class_name': '%s'" % re.escape(name), message)
+    return name, module.group(1) if module and not module.group(1).startswith("keras") else None
+
+
+def unknown_class_message(path, name, module):
+    """One line: what is missing, and the two ways out (``--import`` and a SavedModel)."""
+    return ("cannot load the Keras model %s: it uses the class '%s'%s, which is not registered in "
+            "this process; pass --import %s (the module that defines and registers it), or export a "
+            "SavedModel of the model instead (tf.saved_model.save(model, DIR), then tf-ge-custom "
+            "export DIR)" % (path, name, " (module %s)" % module if module else "", module or "MODULE"))
 
 
 def model_function(model):

@@ -4,8 +4,8 @@ The meta graph is chosen by its tag set and the function by its signature key; b
 read from ``saved_model.pb`` first, so that a wrong one is named with the ones there are.
 A TF2 SavedModel (one with an object graph) on TensorFlow 2 is loaded with
 ``tf.saved_model.load`` and its signature frozen as a concrete function; a TF1 SavedModel,
-or any SavedModel on TensorFlow 1.15, is loaded into a ``tf.compat.v1.Session`` and frozen
-with ``convert_variables_to_constants``.
+or any SavedModel on TensorFlow 1.15, is loaded into a ``tf.compat.v1.Session`` and its
+variables replaced by constants (:func:`.inference_graph.session_constants`).
 """
 import os
 
@@ -98,13 +98,14 @@ def _freeze_v1(path, tags, key, source):
     session = tf.compat.v1.Session(graph=graph)
     try:
         with graph.as_default():
-            meta = tf.compat.v1.saved_model.loader.load(session, tags, path)
+            # the loader class tf.compat.v1.saved_model.load wraps (which is deprecated)
+            meta = loader_impl.SavedModelLoader(path).load(session, tags)
         signature = meta.signature_def[key]
         inputs = [(info.name.split(":")[0], k) for k, info in sorted(signature.inputs.items())]
         outputs = [(info.name, k) for k, info in sorted(signature.outputs.items())]
         feeds = [graph.get_tensor_by_name(info.name) for _, info in sorted(signature.inputs.items())]
         fetches = [graph.get_tensor_by_name(name) for name, _ in outputs]
-        graph_def = tf.compat.v1.graph_util.convert_variables_to_constants(
+        graph_def = inference_graph.session_constants(
             session, graph.as_graph_def(), sorted(set(n.split(":")[0] for n, _ in outputs)))
         graph_def = inference_graph.for_inference(graph_def, [n for n, _ in inputs], [n for n, _ in outputs])
         record = checked(graph_def, inputs, outputs, "saved_model", source)

@@ -3,12 +3,12 @@
     tf-ge-custom run-om MODEL.om --input x.npy --input y.npy [--compare-with MODEL] [--output-dir DIR]
 
 Exit status: 0 RUN_OM=PASS (or UNCHECKED: nothing to compare with), 1 RUN_OM=FAIL or a
-refusal, 2 the OM runner or the CANN environment is missing, 130 interrupted.
+refusal, 2 the OM runner or the CANN environment is missing, 130 / 143 / 129 interrupted.
+The work is :func:`tf_ge_custom.export.om_runner.run_om`.
 """
 import sys
 
-PROG = "tf-ge-custom run-om"
-
+from .export import _split
 
 def add_arguments(parser):
     parser.description = (
@@ -30,30 +30,25 @@ def add_arguments(parser):
     parser.add_argument("--dynamic-batch", type=int, help="batch size to run an OM built with dynamic batch sizes")
     parser.add_argument("--rtol", type=float, help="comparison tolerance (default: by dtype)")
     parser.add_argument("--atol", type=float, help="comparison tolerance (default: by dtype)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="also show TensorFlow's own log lines and Python warnings")
 
 
-def run(args, out=None, err=None):
-    out = out or sys.stdout
-    err = err or sys.stderr
+def run(args):
+    from tf_ge_custom import _lifecycle, _quiet
     from tf_ge_custom.errors import MissingToolchainError, TfGeCustomError
-
-    from tf_ge_custom.export.cli.export_command import _split
     from tf_ge_custom.export.om_runner import run_om
 
+    _quiet.quiet_tensorflow(args.verbose)
     try:
-        result = run_om(args.model, _split(args.input), output_dir=args.output_dir,
-                        compare_with=args.compare_with, device=args.device,
+        result = run_om(_lifecycle.absolute(args.model, "MODEL.om"), _split(args.input),
+                        output_dir=args.output_dir, compare_with=args.compare_with, device=args.device,
                         dynamic_batch=args.dynamic_batch, signature=args.signature,
                         tags=_split(args.tag) or None, outputs=_split([args.outputs] if args.outputs else []) or None,
-                        checkpoint=args.checkpoint, rtol=args.rtol, atol=args.atol, out=out)
-    except MissingToolchainError as e:
-        err.write("%s: error: %s\n" % (PROG, e))
-        return 2
-    except TfGeCustomError as e:
-        err.write("%s: error: %s\n" % (PROG, e))
-        out.write("RUN_OM=FAIL\n")
-        return 1
-    except KeyboardInterrupt:
-        err.write("%s: interrupted\n" % PROG)
-        return 130
+                        checkpoint=args.checkpoint, rtol=args.rtol, atol=args.atol, out=sys.stdout)
+    except MissingToolchainError:
+        raise
+    except TfGeCustomError:
+        sys.stdout.write("RUN_OM=FAIL\n")  # the verdict line scripts read, then the error
+        raise
     return 1 if result.status == "FAIL" else 0

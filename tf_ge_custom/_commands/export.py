@@ -3,18 +3,16 @@
     tf-ge-custom export MODEL --to pb|air|om --output PREFIX [--soc Ascend910B1] [--via air|pb]
         [--input-shape "x:8,2048;y:8,2048"] [--dynamic-batch-size 1,2,4 | --dynamic-dims ...]
         [--signature KEY] [--tag serve] [--outputs NODE,...] [--checkpoint PREFIX]
-        [--inputs x.npy,y.npy] [--atc-option precision_mode_v2=origin ...] [--dry-run] [--force]
+        [--inputs x.npy,y.npy] [--atc-option precision_mode_v2=origin ...] [--import MODULE ...]
+        [--dry-run] [--force] [--verbose]
 
 Exit status: 0 done, 1 the model or an option was refused or a tool failed, 2 a tool or
-deliverable is missing (the message says what to install or ``source``), 130 interrupted.
-Nothing heavy is imported until the command runs (no TensorFlow for ``--help``).
+deliverable is missing (the message says what to install or ``source``), 130 / 143 / 129
+interrupted (SIGINT / SIGTERM / SIGHUP). Nothing heavy is imported until the command runs
+(no TensorFlow for ``--help``), and paths and options are checked before TensorFlow is: the
+work is :func:`tf_ge_custom.export.pipeline.export`.
 """
 import sys
-
-PROG = "tf-ge-custom export"
-EXIT_MISSING_TOOLCHAIN = 2
-EXIT_INTERRUPTED = 130
-
 
 def _split(values):
     out = []
@@ -69,34 +67,26 @@ def add_arguments(parser):
                              "record shows that tf-ge-custom export wrote them")
     parser.add_argument("--dry-run", action="store_true",
                         help="freeze and check, print every command, write nothing")
+    parser.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                        help="import MODULE (a module name, found on the Python path or in the working "
+                             "directory, or a .py file) before loading the model: for a Keras model "
+                             "whose layers are your own registered classes; repeat for several")
+    parser.add_argument("--verbose", action="store_true",
+                        help="also show TensorFlow's own log lines and Python warnings")
 
 
-def run(args, out=None, err=None):
-    out = out or sys.stdout
-    err = err or sys.stderr
-    from tf_ge_custom.errors import (ExportError, ExternalToolError, MissingToolchainError,
-                                     TfGeCustomError)
-
+def run(args):
+    from tf_ge_custom import _lifecycle, _quiet
     from tf_ge_custom.export.pipeline import export
 
-    try:
-        export(args.model, to=args.to, output=args.output, soc=args.soc, via=args.via,
-               input_shape=args.input_shape, signature=args.signature, tags=_split(args.tag) or None,
-               outputs=_split(args.outputs) or None, checkpoint=args.checkpoint,
-               inputs=_split(args.inputs) or None, dynamic_batch_size=args.dynamic_batch_size,
-               dynamic_dims=args.dynamic_dims, atc_options=args.atc_option,
-               verify=not args.no_verify, dry_run=args.dry_run, force=args.force, rtol=args.rtol, atol=args.atol, out=out)
-    except MissingToolchainError as e:
-        err.write("%s: error: %s\n" % (PROG, e))
-        return EXIT_MISSING_TOOLCHAIN
-    except (ExportError, ExternalToolError, TfGeCustomError) as e:
-        err.write("%s: error: %s\n" % (PROG, e))
-        return 1
-    except OSError as e:  # the file system refused a write the checks could not foresee
-        err.write("%s: error: %s%s\n" % (PROG, e.strerror or e,
-                                         ": %s" % e.filename if getattr(e, "filename", None) else ""))
-        return 1
-    except KeyboardInterrupt:
-        err.write("%s: interrupted; no partial .pb/.air/.om was left behind\n" % PROG)
-        return EXIT_INTERRUPTED
+    _quiet.quiet_tensorflow(args.verbose)
+    model = _lifecycle.absolute(args.model, "MODEL")
+    export(model, to=args.to, output=_lifecycle.absolute(args.output, "--output"), soc=args.soc,
+           via=args.via, input_shape=args.input_shape, signature=args.signature,
+           tags=_split(args.tag) or None, outputs=_split(args.outputs) or None,
+           checkpoint=args.checkpoint and _lifecycle.absolute(args.checkpoint, "--checkpoint"),
+           inputs=_split(args.inputs) or None, dynamic_batch_size=args.dynamic_batch_size,
+           dynamic_dims=args.dynamic_dims, atc_options=args.atc_option, verify=not args.no_verify,
+           dry_run=args.dry_run, force=args.force, rtol=args.rtol, atol=args.atol,
+           out=sys.stdout, imports=args.imports)
     return 0

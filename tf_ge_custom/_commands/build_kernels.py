@@ -13,12 +13,16 @@ every board of that architecture (``TF_GE_CUSTOM_KERNELS=DIR``, or
 ``TF_GE_CUSTOM_KERNELS_DIR=DIR pip install``), docs/kernels.md.
 
 The Python API is :func:`tf_ge_custom.kernels.builder.build_kernels`. Nothing heavy is
-imported until the command runs.
+imported until the command runs (no TensorFlow at all).
 """
 import os
 import sys
 
+from ..errors import UsageError
+
 DEFAULT_OUT = "tf-ge-custom-kernels"
+BUNDLE_FORMAT = "tf-ge-custom-kernel-bundle"
+BUNDLE_FILE = "bundle.json"
 
 
 def comma_list(value):
@@ -63,32 +67,27 @@ def add_arguments(parser):
 
 
 def run(args):
-    from tf_ge_custom.errors import KernelBuildError
+    from tf_ge_custom import _lifecycle
 
     if sys.version_info < (3, 9):  # triton-ascend has no build for it: the builder venv runs it
         return _run_in_builder_venv()
-    from . import builder, socs
+    from tf_ge_custom.kernels import builder, socs
 
     soc_names = list(socs.SOCS) if args.soc == ["all"] else args.soc
     if args.cache:
         if args.bundle:
-            sys.stderr.write("tf-ge-custom build-kernels: error: --bundle cannot be combined "
-                             "with --cache\n")
-            return 2
+            raise UsageError("--bundle cannot be combined with --cache")
         return _run_cache(args, soc_names)
     if args.bundle:
         return _run_bundle(args, soc_names)
+    out = _lifecycle.absolute(args.out or DEFAULT_OUT, "--out")
     try:
         result = builder.build_kernels(
-            soc_names, args.dtype, args.out or DEFAULT_OUT, ir_only=args.ir_only,
+            soc_names, args.dtype, out, ir_only=args.ir_only,
             max_programs=args.max_programs, force=args.force,
             progress=None if args.quiet else builder.print_progress)
-    except ValueError as e:
-        sys.stderr.write("tf-ge-custom build-kernels: error: %s\n" % e)
-        return 2
-    except KernelBuildError as e:
-        sys.stderr.write("tf-ge-custom build-kernels: error: %s\n" % e)
-        return 1
+    except ValueError as e:  # an unknown SoC or dtype, a folder in the way
+        raise UsageError(str(e))
     for soc, path in result.manifests.items():
         sys.stdout.write("%s: %s%s\n" % (soc, path, " (IR only, no npubins)"
                                          if result.ir_only else ""))
@@ -103,25 +102,21 @@ def _run_cache(args, soc_names):
     """``--cache``: each (SoC, dtype) into the per-user cache, as a graph build would."""
     from tf_ge_custom.errors import KernelBuildError, KernelCacheError
     from tf_ge_custom.files import shown
-
-    from . import builder, cache
+    from tf_ge_custom.kernels import builder, cache
 
     conflicts = [flag for flag, used in (("--out", args.out is not None),
                                          ("--ir-only", args.ir_only),
                                          ("--max-programs", args.max_programs is not None),
                                          ("--force", args.force)) if used]
     if conflicts:
-        sys.stderr.write("tf-ge-custom build-kernels: error: --cache cannot be combined with %s "
-                         "(the cache holds what a graph build would compile, where it would "
-                         "look)\n" % ", ".join(conflicts))
-        return 2
+        raise UsageError("--cache cannot be combined with %s (the cache holds what a graph build "
+                         "would compile, where it would look)" % ", ".join(conflicts))
     try:
         soc_names = builder.parse_socs(soc_names)
         dtype_names = builder.parse_dtypes(args.dtype)
         location = cache.cache_dir()
     except (ValueError, KernelCacheError) as e:
-        sys.stderr.write("tf-ge-custom build-kernels: error: %s\n" % e)
-        return 2
+        raise UsageError(str(e))
     progress = None if args.quiet else builder.print_progress
 
     def on_wait(pid):
@@ -136,18 +131,15 @@ def _run_cache(args, soc_names):
                 done = cache.ensure(soc, dtype, cache=location.path, progress=progress,
                                     on_wait=on_wait)
             except ValueError as e:
-                sys.stderr.write("tf-ge-custom build-kernels: error: %s\n" % e)
-                return 2
-            except (KernelBuildError, KernelCacheError, OSError) as e:
-                sys.stderr.write("tf-ge-custom build-kernels: error: %s %s: %s\n" % (soc, dtype, e))
-                return 1
+                raise UsageError(str(e))
+            except (KernelBuildError, KernelCacheError) as e:
+                e.args = ("%s %s: %s" % (soc, dtype, e),)  # which kernel, in the one line
+                raise
+            except OSError as e:
+                raise KernelCacheError("%s %s: %s" % (soc, dtype, e))
             sys.stdout.write("%s %s: %s (%s)\n" % (soc, dtype, done.path, "built" if done.built
                                                    else "already in the cache"))
     return 0
-
-
-BUNDLE_FORMAT = "tf-ge-custom-kernel-bundle"
-BUNDLE_FILE = "bundle.json"
 
 
 def bundle_socs(soc_names, dtypes, all_given):
@@ -156,7 +148,7 @@ def bundle_socs(soc_names, dtypes, all_given):
     bundle builds the SoCs named (a board name builds the SoC serving it), by default the first
     SoC of each architecture. Raises ValueError for an unknown name or a dtype subset (a
     bundle holds every dtype)."""
-    from . import builder, socs
+    from tf_ge_custom.kernels import builder, socs
 
     if dtypes != ["all"]:
         raise ValueError("a bundle holds every dtype: leave --dtype out (got %s)" % ",".join(dtypes))
@@ -173,31 +165,25 @@ def bundle_socs(soc_names, dtypes, all_given):
 def _run_bundle(args, soc_names):
     import json
 
-    from tf_ge_custom import atomic_files
+    from tf_ge_custom import _lifecycle, atomic_files
     from tf_ge_custom._version import __version__
-    from tf_ge_custom.errors import KernelBuildError
-
-    from . import builder, socs
+    from tf_ge_custom.kernels import builder, socs
 
     conflicts = [flag for flag, used in (("--out", args.out is not None),
                                          ("--max-programs", args.max_programs is not None))
                  if used]
     if conflicts:
-        sys.stderr.write("tf-ge-custom build-kernels: error: --bundle cannot be combined with %s "
-                         "(a bundle is every SoC of an architecture, each capped at launch by "
-                         "the device's own vector cores)\n" % ", ".join(conflicts))
-        return 2
+        raise UsageError("--bundle cannot be combined with %s (a bundle is every SoC of an "
+                         "architecture, each capped at launch by the device's own vector cores)"
+                         % ", ".join(conflicts))
+    folder = _lifecycle.absolute(args.bundle, "--bundle")
     try:
         names, archs = bundle_socs(soc_names, args.dtype, args.soc == ["all"])
         result = builder.build_kernels(
-            names, "all", args.bundle, ir_only=args.ir_only, force=args.force,
+            names, "all", folder, ir_only=args.ir_only, force=args.force,
             progress=None if args.quiet else builder.print_progress)
     except ValueError as e:
-        sys.stderr.write("tf-ge-custom build-kernels: error: %s\n" % e)
-        return 2
-    except KernelBuildError as e:
-        sys.stderr.write("tf-ge-custom build-kernels: error: %s\n" % e)
-        return 1
+        raise UsageError(str(e))
     # every board of those architectures takes one of these sets (exact name, else architecture)
     boards = {b: (b if b in names else names[0]) for b in socs.board_names()
               if socs.get(b).architecture in archs}
@@ -206,7 +192,7 @@ def _run_bundle(args, soc_names):
         "architectures": archs, "socs": sorted(result.manifests), "boards": boards,
         "ir_only": result.ir_only,
     }
-    atomic_files.write_text(os.path.join(args.bundle, BUNDLE_FILE),
+    atomic_files.write_text(os.path.join(folder, BUNDLE_FILE),
                             json.dumps(document, indent=2, sort_keys=True) + "\n")
     sys.stdout.write("kernel bundle %s: the kernels of %s (architecture %s)%s; they serve every "
                      "board of that architecture: %s\n" % (
@@ -215,17 +201,15 @@ def _run_bundle(args, soc_names):
     if not result.ir_only:
         sys.stdout.write("install on each host of that architecture: export "
                          "TF_GE_CUSTOM_KERNELS=%s (or TF_GE_CUSTOM_KERNELS_DIR=%s pip install "
-                         "--no-deps --force-reinstall tf-ge-custom)\n"
-                         % (os.path.abspath(args.bundle), os.path.abspath(args.bundle)))
+                         "--no-deps --force-reinstall tf-ge-custom)\n" % (folder, folder))
     return 0
 
 
 def _run_in_builder_venv(argv=None):
     """On Python < 3.9 (TF Adapter's hosts): run this command in the venv ``tf-ge-custom
     setup-builder`` made, which the GE library's Compile uses too."""
-    import subprocess
-
-    from tf_ge_custom import builder_venv
+    from tf_ge_custom import _processes, builder_venv
+    from tf_ge_custom.errors import BuilderSetupError
 
     venv = builder_venv.default_venv()
     python = builder_venv.venv_python(venv) if venv else None
@@ -234,16 +218,14 @@ def _run_in_builder_venv(argv=None):
     problem = builder_venv.venv_problem() or (
         python and os.path.isfile(python) and builder_venv.python_problem(python, "the builder venv's Python"))
     if problem:
-        sys.stderr.write("tf-ge-custom build-kernels: error: %s\n" % problem)
-        return 1
+        raise BuilderSetupError(problem, fix="see the trust rule in docs/kernels.md")
     if not python or not os.path.isfile(python):
-        sys.stderr.write(
-            "tf-ge-custom build-kernels: error: this is Python %d.%d, and triton-ascend has no "
-            "build for Python < 3.9 (pip on 3.7 finds none): run `tf-ge-custom setup-builder` "
-            "once (it makes a Python >= 3.9 venv with triton-ascend and this package's builder at "
-            "%s); build-kernels and the graph build's compile then run there (docs/kernels.md)\n"
-            % (sys.version_info[:2] + (venv or "$TF_GE_CUSTOM_BUILDER",)))
-        return 1
+        raise BuilderSetupError(
+            "this is Python %d.%d, and triton-ascend has no build for Python < 3.9 (pip on 3.7 "
+            "finds none)" % sys.version_info[:2],
+            fix="run `tf-ge-custom setup-builder` once (it makes a Python >= 3.9 venv with "
+                "triton-ascend and this package's builder at %s); build-kernels and the graph "
+                "build's compile then run there (docs/kernels.md)" % (venv or "$TF_GE_CUSTOM_BUILDER"))
     if argv is None:
         argv = sys.argv[sys.argv.index("build-kernels") + 1:] if "build-kernels" in sys.argv else []
     code = ("import builtins, sys\n"
@@ -253,4 +235,5 @@ def _run_in_builder_venv(argv=None):
             "sys.exit(cli.main(['build-kernels'] + sys.argv[1:]))\n")
     sys.stderr.write("build-kernels runs in the builder venv (%s)\n" % python)
     sys.stderr.flush()
-    return subprocess.call([python, "-c", code] + list(argv))
+    # its output straight to ours (a terminal's progress lines as they come): not captured
+    return _processes.run_attached([python, "-c", code] + list(argv))

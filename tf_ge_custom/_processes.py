@@ -1,9 +1,9 @@
 """Running another program: the one runner every part of the package uses.
 
 The build steps (compiler, linker, CMake, the TensorFlow query), the kernel toolchain
-(bishengir-compile, ``--version`` queries), doctor's child processes and the export's tools
-(``atc``, the AIR tool, the OM runner, the verification child) all start programs through
-:func:`run`, which
+(bishengir-compile, ``--version`` queries), doctor's child processes, the export's tools
+(``atc``, the AIR tool, the OM runner, the verification child) and selftest's stages all
+start programs through :func:`run`, which
 
 - takes an argument list, never a shell string;
 - reads the output as it comes, captured (stdout with stderr merged, or the two apart) or
@@ -11,8 +11,9 @@ The build steps (compiler, linker, CMake, the TensorFlow query), the kernel tool
 - stops at a timeout;
 - runs the program with no stdin, in its own process group (unless ``new_group=False``), and
   stops the whole group (SIGTERM, then SIGKILL) when it times out or the caller is
-  interrupted (Ctrl-C, or an exception in a callback): nothing it started keeps running
-  after ``run`` returns;
+  interrupted (a signal, or an exception in a callback): nothing it started keeps running
+  after ``run`` returns; with ``end_group``, what the program left running in its group is
+  killed as soon as the program itself exits;
 - reports a program that cannot start, times out or (with ``check``) fails as one
   :class:`~tf_ge_custom.errors.CommandError` that carries the argument list, the exit status
   and the last lines of the output.
@@ -115,23 +116,37 @@ def _group_left(pgid):
 
 def stop(proc, grace=TERMINATE_GRACE_SECONDS, group=True):
     """Stop ``proc`` and, with ``group``, everything in its process group (which it leads):
-    SIGTERM, then SIGKILL to what is left once ``grace`` seconds have passed."""
+    SIGTERM, then SIGKILL to what is left once ``grace`` seconds have passed (0: at once,
+    for a process that may be stuck where only SIGKILL reaches it)."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         _signal(proc, sig, group)
         try:
-            proc.wait(timeout=grace)
+            proc.wait(timeout=grace if sig == signal.SIGTERM else TERMINATE_GRACE_SECONDS)
         except subprocess.TimeoutExpired:
             continue
         if not (group and _group_left(proc.pid)):
             return
+        if sig == signal.SIGTERM and grace:
+            _wait_group(proc.pid, grace)  # the leader is gone: give the rest the same grace
+
+
+def _wait_group(pgid, seconds):
+    deadline = time.monotonic() + seconds
+    while _group_left(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 class _TimedOut(Exception):
     pass
 
 
+def _wait_for_exit(proc, events):
+    events.put(("exit", proc.wait()))
+
+
 def run(argv, timeout=None, env=None, cwd=None, check=True, separate_stderr=False,
-        on_line=None, heartbeat=None, on_silence=None, new_group=True, clock=time.monotonic):
+        on_line=None, heartbeat=None, on_silence=None, new_group=True, end_group=False,
+        grace=TERMINATE_GRACE_SECONDS, clock=time.monotonic):
     """Run ``argv`` to its end and return a :class:`Finished`.
 
     ``timeout``: seconds before the program's group is stopped and :class:`CommandError`
@@ -145,7 +160,9 @@ def run(argv, timeout=None, env=None, cwd=None, check=True, separate_stderr=Fals
     A program that cannot be started raises :class:`CommandError` (reason ``"not started"``).
     ``new_group=False`` leaves the program in this process's group, so that a Ctrl-C at the
     terminal reaches it directly: for programs run from worker threads, which never see
-    KeyboardInterrupt (the build's compilers).
+    KeyboardInterrupt (the build's compilers). ``end_group``: once the program exits, kill
+    what it left running in its group (which would otherwise keep the output open, and run
+    on). ``grace``: seconds between SIGTERM and SIGKILL when the group is stopped.
     """
     argv = _checked_argv(argv)
     start = clock()
@@ -159,6 +176,8 @@ def run(argv, timeout=None, env=None, cwd=None, check=True, separate_stderr=Fals
     streams = [("out", proc.stdout)] + ([("err", proc.stderr)] if separate_stderr else [])
     readers = [threading.Thread(target=_read_lines, args=(s, key, events), daemon=True)
                for key, s in streams]
+    if end_group and new_group:
+        threading.Thread(target=_wait_for_exit, args=(proc, events), daemon=True).start()
     for reader in readers:
         reader.start()
     out = collections.deque(maxlen=TAIL_LINES) if on_line else []
@@ -181,7 +200,9 @@ def run(argv, timeout=None, env=None, cwd=None, check=True, separate_stderr=Fals
                 if on_silence is not None:
                     on_silence(clock() - start)
                 continue
-            if line is None:
+            if key == "exit":  # end_group: the program is gone, its group goes with it
+                _signal(proc, signal.SIGKILL, True)
+            elif line is None:
                 open_streams -= 1
             elif key == "err":
                 err.append(line)
@@ -194,12 +215,12 @@ def run(argv, timeout=None, env=None, cwd=None, check=True, separate_stderr=Fals
         except subprocess.TimeoutExpired:
             raise _TimedOut()
     except _TimedOut:
-        stop(proc, group=new_group)
+        stop(proc, grace, group=new_group)
         tail = "\n".join((list(err) or list(out))[-TAIL_LINES:])
         raise CommandError("%s did not finish within %g s and was stopped%s" % (
             command_line(argv), timeout, _tail_block(tail)), argv, None, tail, TIMED_OUT)
     except BaseException:
-        stop(proc, group=new_group)
+        stop(proc, grace, group=new_group)
         raise
     finally:
         for reader in readers:
@@ -213,6 +234,24 @@ def run(argv, timeout=None, env=None, cwd=None, check=True, separate_stderr=Fals
                                                  _tail_block(tail)),
                            argv, returncode, tail, FAILED)
     return finished
+
+
+def run_attached(argv, env=None, cwd=None, grace=TERMINATE_GRACE_SECONDS):
+    """Run ``argv`` with this process's stdout and stderr (a terminal sees its output as it
+    comes, nothing is captured) in its own process group, stopped with it when this process
+    is interrupted; returns the exit status. A program that cannot be started raises
+    :class:`CommandError` (reason ``"not started"``)."""
+    argv = _checked_argv(argv)
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env, cwd=cwd,
+                                start_new_session=True)
+    except (OSError, ValueError) as e:
+        raise CommandError("cannot run %s: %s" % (command_line(argv), e), argv, reason=NOT_STARTED)
+    try:
+        return proc.wait()
+    except BaseException:
+        stop(proc, grace)
+        raise
 
 
 def _text(lines):

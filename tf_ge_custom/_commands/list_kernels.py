@@ -12,7 +12,7 @@ from a kernel bundle or the per-user cache must also pass the trust rule (docs/k
 is listed as REFUSED with the reason and counts as a defect. Exit
 status: 0 when everything listed is valid (and ``--soc``/``--dtype`` are carried), 1 when
 not, 2 for a usage error (an option combination that would be ignored, a ``--wheel`` that
-is not a tf-ge-custom wheel, a ``--dir`` that is not a folder).
+is not a tf-ge-custom wheel, a ``--dir`` that is not a folder). No TensorFlow is imported.
 """
 import os
 import shutil
@@ -20,16 +20,13 @@ import sys
 import tempfile
 import zipfile
 
-PROG = "tf-ge-custom list-kernels"
+from ..errors import UsageError
+
 _WHEEL_KERNELS = "tf_ge_custom/opp/kernels/"
 # A wheel's kernels folder holds a manifest and a few npubins per SoC; a member or a sum far
 # beyond the manifest reader's own limits is not one (and would fill the disk on extraction).
 _MAX_MEMBER_BYTES = 1 << 30
 _MAX_TOTAL_BYTES = 4 << 30
-
-
-class UsageError(Exception):
-    """A command line the command refuses (exit status 2)."""
 
 
 def add_arguments(parser):
@@ -108,6 +105,8 @@ def _extract_kernels(zf, wheel, into):
 
 
 def _check_options(args):
+    from tf_ge_custom import _lifecycle
+
     if args.dtype is not None and not args.soc:
         raise UsageError("--dtype needs --soc (it names the dtypes that SoC must carry)")
     if args.dtype is not None:
@@ -124,46 +123,39 @@ def _check_options(args):
                 args.dtype, ", ".join(repr(d) for d in unknown), choices))
     if args.soc is not None and not args.soc.strip():
         raise UsageError("--soc is empty")
-    if args.dir is not None and not os.path.isdir(args.dir):
+    if args.dir is not None and not os.path.isdir(_lifecycle.absolute(args.dir, "--dir")):
         what = "does not exist" if not os.path.lexists(args.dir) else "is not a folder"
         raise UsageError("--dir %s %s" % (args.dir, what))
 
 
 def run(args):
-    from tf_ge_custom import kernel_manifest
-    from tf_ge_custom.errors import ManifestError
+    from tf_ge_custom import _lifecycle, kernel_manifest
+    from tf_ge_custom.errors import ManifestError, TfGeCustomError
 
+    _check_options(args)
+    if args.cache:
+        return _run_cache(args)
     temp = None
     try:
-        _check_options(args)
-        if args.cache:
-            return _run_cache(args)
         if args.wheel:
-            zf = check_wheel(args.wheel)
+            zf = check_wheel(_lifecycle.absolute(args.wheel, "--wheel"))
             temp = tempfile.mkdtemp(prefix="tf-ge-custom-wheel-")
             try:
                 with zf:
                     _extract_kernels(zf, args.wheel, temp)
             except (OSError, zipfile.BadZipFile, RuntimeError) as e:
-                sys.stderr.write("%s: error: cannot read wheel %s: %s\n" % (PROG, args.wheel, e))
-                return 1
+                raise TfGeCustomError("cannot read wheel %s: %s" % (args.wheel, e))
             kernels_dir, label = temp, args.wheel
         elif args.dir:
             kernels_dir, label = args.dir, args.dir
         else:
             kernels_dir = _installed_kernels_dir()
             label = kernels_dir
-    except UsageError as e:
-        sys.stderr.write("%s: error: %s\n" % (PROG, e))
-        if temp:
-            shutil.rmtree(temp, ignore_errors=True)
-        return 2
-    try:
         found = kernel_manifest.find_manifests_in(kernels_dir)
         sources = {soc: "package" if not (args.wheel or args.dir) else None for soc in found}
         if not (args.wheel or args.dir):
             # the kernel bundles of $TF_GE_CUSTOM_KERNELS, as the GE library reads them
-            from .kernel_sources import kernel_sets
+            from tf_ge_custom.kernels.kernel_sources import kernel_sets
 
             for s in kernel_sets(kernels_dir):
                 if s.soc not in found:
@@ -204,8 +196,7 @@ def run(args):
                 board = served[0]
             problem = _missing(valid.get(board), board, args.dtype)
             if problem:
-                sys.stderr.write("%s: %s in %s\n" % (PROG, problem, label))
-                return 1
+                raise TfGeCustomError("%s in %s" % (problem, label))
         return 1 if failures else 0
     finally:
         if temp:
@@ -225,8 +216,8 @@ def _where(manifest, source):
 def _served_by(board, found, sources):
     """For a board without a kernel set of its own name (an alias such as Ascend910B4-1):
     (the SoC whose set serves it, a line saying so), or None."""
-    from . import socs
-    from .kernel_sources import KernelSet, describe, serving
+    from tf_ge_custom.kernels import socs
+    from tf_ge_custom.kernels.kernel_sources import KernelSet, describe, serving
 
     if board in found:
         return None
@@ -247,20 +238,15 @@ def _run_cache(args):
     """``--cache``: one line per (SoC, key) with its dtypes; ``current`` marks the key the
     toolchain here builds (the one a graph build looks up)."""
     from tf_ge_custom import trust
-    from tf_ge_custom.errors import KernelCacheError
+    from tf_ge_custom.errors import KernelCacheError, TfGeCustomError
     from tf_ge_custom.kernels import cache
 
-    try:
-        location = cache.cache_dir()
-    except KernelCacheError as e:
-        sys.stderr.write("%s: error: %s\n" % (PROG, e))
-        return 1
+    location = cache.cache_dir()  # a KernelCacheError says why there is none
     refusal = cache.cache_refusal(location.path)
     if refusal is not None:
         sys.stdout.write("kernel cache: %s (from %s) REFUSED\n" % (trust.shown(location.path),
                                                                    location.source))
-        sys.stderr.write("%s: %s\n" % (PROG, cache.untrusted_message(location.path, refusal)))
-        return 1
+        raise KernelCacheError(cache.untrusted_message(location.path, refusal))
     current = cache.identity()
     sys.stdout.write("kernel cache: %s (from %s)\n" % (trust.shown(location.path), location.source))
     sys.stdout.write("current key: %s%s\n" % (current.key, "; a compile here would lack %s"
@@ -287,10 +273,8 @@ def _run_cache(args):
         wanted = [d.strip() for d in (args.dtype or "").split(",") if d.strip()]
         absent = [d for d in wanted if d not in have]
         if not have or absent:
-            sys.stderr.write("%s: the cache %s has no kernels of the current toolchain for %s%s\n"
-                             % (PROG, location.path, args.soc,
-                                " (%s)" % ", ".join(absent) if have else ""))
-            return 1
+            raise TfGeCustomError("the cache %s has no kernels of the current toolchain for %s%s"
+                                  % (location.path, args.soc, " (%s)" % ", ".join(absent) if have else ""))
     return 1 if failures else 0
 
 

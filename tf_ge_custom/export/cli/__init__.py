@@ -1,1 +1,0 @@
-"""The command lines: ``tf-ge-custom export`` and ``tf-ge-custom run-om``."""
