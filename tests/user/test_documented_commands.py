@@ -29,11 +29,12 @@ RUN_ELSEWHERE = {
     "python examples/tf1_session.py": "tests/examples/test_readme_examples.py",
     "python examples/tf2_npu_device.py": "tests/examples/test_readme_examples.py",
     "python examples/keras_train.py": "tests/examples/test_readme_examples.py",
-    "python examples/export_model.py --output out/add_model": "tests/examples/test_readme_examples.py",
+    "python examples/export_model.py": "tests/examples/test_readme_examples.py",
     "tf-ge-custom export saved_model_dir --to pb --output out/model":
         "tests/user/test_export.py (every model kind)",
-    "tf-ge-custom export saved_model_dir --to om --soc Ascend910B1 --output out/model --dry-run":
-        "tests/user/test_export.py::test_export_to_om_dry_run_prints_the_atc_command_and_writes_nothing",
+    'tf-ge-custom export saved_model_dir --to om --soc Ascend910B1 --output out/model '
+    '--input-shape "x:8,2048;y:8,2048" --dry-run':
+        "tests/package/test_readme_snippets.py (on a model with an unknown batch, as written)",
     "tf-ge-custom build-kernels --soc Ascend910B1,Ascend910_9392 --dtype all --out kernels-out":
         "test_build_kernels_without_cann here, with one SoC (the same code path per SoC and dtype)",
     "tf-ge-custom build-kernels --soc Ascend910B1,Ascend910_9392 --dtype all --out DIR":
