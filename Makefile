@@ -22,21 +22,24 @@ MAKE_REPORT = $(PY) tf_ge_custom/_build/make_report.py
 # What the package's build reads (setup.py and its steps, the sources they compile or copy,
 # the packages they install): a change to any of them, tracked or new, reinstalls the package.
 # README.md (only the package's long description) is left out on purpose.
-PACKAGE_SOURCES := $(shell git ls-files --cached --others --exclude-standard -- setup.py \
-  pyproject.toml MANIFEST.in tf_ge_custom kernels tf_ops ge_ops framework 2>/dev/null)
+PACKAGE_SOURCES := $(wildcard $(shell git ls-files --cached --others --exclude-standard -- \
+  setup.py pyproject.toml MANIFEST.in tf_ge_custom kernels tf_ops ge_ops framework 2>/dev/null))
 ifeq ($(PACKAGE_SOURCES),)
 PACKAGE_SOURCES := $(shell find setup.py pyproject.toml MANIFEST.in tf_ge_custom kernels tf_ops \
   ge_ops framework -type f -not -name '*.py[co]' -not -path 'tf_ge_custom/_lib/*' \
   -not -path 'tf_ge_custom/opp/*' -not -name build_info.json 2>/dev/null)
 endif
-# The variables the build reads from the environment (docs/install.md): a change reinstalls.
+# The variables the build reads from the environment (docs/install.md), and the list of sources
+# (a removed file changes no file's time): .venv/.build-inputs is rewritten when they change,
+# which reinstalls.
 BUILD_ENV := $(strip $(shell env | LC_ALL=C grep -E \
   '^(ASCEND_HOME_PATH|CXX|TF_GE_CUSTOM_(XLA|KERNELS_DIR|REQUIRE_GE|PYTHON|BUILD_CACHE|BUILD_JOBS))=' \
   | LC_ALL=C sort))
-BUILD_ENV_FILE = $(VENV)/.build-env
+BUILD_INPUTS = $(BUILD_ENV) $(PACKAGE_SOURCES)
+BUILD_INPUTS_FILE = $(VENV)/.build-inputs
 ifneq ($(wildcard $(VENV)/.created),)
-ifneq ($(BUILD_ENV),$(strip $(file < $(BUILD_ENV_FILE))))
-$(file > $(BUILD_ENV_FILE),$(BUILD_ENV))
+ifneq ($(strip $(BUILD_INPUTS)),$(strip $(file < $(BUILD_INPUTS_FILE))))
+$(file > $(BUILD_INPUTS_FILE),$(BUILD_INPUTS))
 endif
 endif
 
@@ -79,12 +82,13 @@ $(TRITON_INTERP)/.deps: requirements/triton-interp.txt $(VENV)/.deps
 
 triton-interp: $(TRITON_INTERP)/.deps
 
-$(BUILD_ENV_FILE): | $(VENV)/.created
-	@printf '%s\n' '$(BUILD_ENV)' > $@
+# (make -n of a fresh checkout has no .venv to write into)
+$(BUILD_INPUTS_FILE): | $(VENV)/.created
+	$(if $(wildcard $(VENV)/.created),$(file > $@,$(BUILD_INPUTS)))
 
 # Built against the venv's TensorFlow, as a user's `pip install .` would be; pip's build lines
 # (tf-ge-custom build: ...) are shown as they come, the rest of its output on a failure.
-$(VENV)/.installed: $(VENV)/.demo-deps $(PACKAGE_SOURCES) $(BUILD_ENV_FILE)
+$(VENV)/.installed: $(VENV)/.demo-deps $(PACKAGE_SOURCES) $(BUILD_INPUTS_FILE)
 	$(STEP) "build: the package against $(VENV)'s TensorFlow (pip install .)"
 	$(MAKE_REPORT) pip install --no-deps --force-reinstall --no-build-isolation .
 	touch $@

@@ -1,8 +1,8 @@
 """What `make demo` and `make test` plan, asked of make itself (``make -n``) in a copy of the
 checkout: the demo installs requirements/demo.lock and never dev.lock; with its stamps newer
 than everything they depend on, a second `make demo` plans no set-up and no build, only the
-demo; a changed source plans the build alone, a changed lock the set-up and the build, a
-changed build variable the build.
+demo; a changed, new or removed source plans the build alone, a changed lock the set-up and
+the build, a changed build variable the build.
 
 The stamps are made here with ``touch`` in the order make would leave them, so that no
 TensorFlow is installed; the real runs are `make demo` from a fresh clone (docs/install.md)."""
@@ -16,7 +16,7 @@ import pytest
 pytestmark = pytest.mark.kind("oracle")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-STAMPS = (".created", ".demo-deps", ".build-env", ".installed")
+STAMPS = (".created", ".demo-deps", ".build-inputs", ".installed")
 BUILD_VARIABLES = ("ASCEND_HOME_PATH", "CXX", "TF_GE_CUSTOM_XLA", "TF_GE_CUSTOM_KERNELS_DIR",
                    "TF_GE_CUSTOM_REQUIRE_GE", "TF_GE_CUSTOM_PYTHON", "TF_GE_CUSTOM_BUILD_CACHE",
                    "TF_GE_CUSTOM_BUILD_JOBS", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
@@ -62,7 +62,7 @@ def made(where, **env):
     venv = where / ".venv"
     venv.mkdir(exist_ok=True)
     (venv / ".created").write_text("")
-    plan(where, **env)  # make records the build variables in .venv/.build-env
+    plan(where, **env)  # make records the build variables and sources in .venv/.build-inputs
     for i, stamp in enumerate(STAMPS):
         path = venv / stamp
         if not path.exists():
@@ -111,6 +111,12 @@ def test_a_new_untracked_source_plans_the_build(checkout):
     new = checkout / "tf_ops" / "another_op.cc"
     new.write_text("// a new translation unit\n")
     touch(new)
+    assert "--no-build-isolation ." in plan(checkout)
+
+
+def test_a_removed_source_plans_the_build(checkout):
+    made(checkout)
+    os.unlink(str(checkout / "tf_ge_custom" / "_version.py"))  # no file newer than the stamps
     assert "--no-build-isolation ." in plan(checkout)
 
 

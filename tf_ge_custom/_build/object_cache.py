@@ -32,7 +32,7 @@ from .. import atomic_files
 
 ENV = "TF_GE_CUSTOM_BUILD_CACHE"
 FOLDER = os.path.join("build", "object-cache")
-KEEP = 32  # entries: a few builds of every unit (op library, XLA kernel library)
+KEEP = 64  # entries (a few MB in all): a few builds of each TensorFlow (make test-compat builds for three)
 _HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".inc")
 
 
