@@ -129,10 +129,12 @@ bench: venv install
 
 # dev.lock: the venv as it is (with its build tools); demo.lock: what requirements/demo.in needs,
 # as pip resolves it at dev.lock's versions (tests/package/test_locks.py holds the two together).
+# A lock whose text does not change keeps its time, so nothing is reinstalled for it.
 lock: venv
 	{ head -2 requirements/dev.lock; $(PIP) freeze --all --exclude pip --exclude-editable \
 	  | grep -v '^tf-ge-custom'; } > requirements/dev.lock.new
-	mv requirements/dev.lock.new requirements/dev.lock
+	cmp -s requirements/dev.lock.new requirements/dev.lock || mv requirements/dev.lock.new requirements/dev.lock
+	rm -f requirements/dev.lock.new
 	mkdir -p build
 	$(PIP) install -q --dry-run --ignore-installed --report build/demo-lock.json \
 	  -r requirements/demo.in -c requirements/dev.lock
@@ -140,7 +142,8 @@ lock: venv
 	  ("%s==%s" % (i["metadata"]["name"], i["metadata"]["version"]) \
 	   for i in json.load(open(sys.argv[1]))["install"]), key=str.lower)))' build/demo-lock.json; \
 	} > requirements/demo.lock.new
-	mv requirements/demo.lock.new requirements/demo.lock
+	cmp -s requirements/demo.lock.new requirements/demo.lock || mv requirements/demo.lock.new requirements/demo.lock
+	rm -f requirements/demo.lock.new
 
 clean:
 	rm -rf .venv-tf1.15 .venv-tf2.6 build dist *.egg-info tf_ge_custom/_lib tf_ge_custom/opp tf_ge_custom/build_info.json
