@@ -1,6 +1,13 @@
 # The two commands of the README:
-#   make demo   set up .venv from scratch (pinned), build and install the package, run the demo
-#   make test   same set-up, then the whole test suite
+#   make demo   set up .venv with what the demo needs (requirements/demo.lock: TensorFlow, numpy,
+#               the build's tools), build and install the package, run examples/demo.py
+#   make test   set up .venv with the whole development environment (requirements/dev.lock: the
+#               demo's pins plus the test, kernel and benchmark tools), then the whole test suite
+# Both share one .venv: `make test` after `make demo` adds what the tests need, `make demo` after
+# `make test` finds everything there. Each step is redone only when what it reads changed (stamps
+# under .venv/: the locks, the package's sources, the build's variables), so a second `make demo`
+# with nothing changed only runs the demo; a rebuild takes unchanged objects from
+# build/object-cache/ (tf_ge_custom/_build/object_cache.py).
 PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
@@ -8,6 +15,33 @@ PIP     = $(PY) -m pip --disable-pip-version-check
 PYTEST_ARGS ?=
 # PyPI triton for the kernel interpreter tests (see requirements/triton-interp.txt)
 TRITON_INTERP ?= .cache/triton-interp
+STEP    = @printf '==> %s\n'
+# pip install showing what it installs and the build's own lines; the installed build's record
+MAKE_REPORT = $(PY) tf_ge_custom/_build/make_report.py
+
+# What the package's build reads (setup.py and its steps, the sources they compile or copy,
+# the packages they install): a change to any of them, tracked or new, reinstalls the package.
+# README.md (only the package's long description) is left out on purpose.
+PACKAGE_SOURCES := $(wildcard $(shell git ls-files --cached --others --exclude-standard -- \
+  setup.py pyproject.toml MANIFEST.in tf_ge_custom kernels tf_ops ge_ops framework 2>/dev/null))
+ifeq ($(PACKAGE_SOURCES),)
+PACKAGE_SOURCES := $(shell find setup.py pyproject.toml MANIFEST.in tf_ge_custom kernels tf_ops \
+  ge_ops framework -type f -not -name '*.py[co]' -not -path 'tf_ge_custom/_lib/*' \
+  -not -path 'tf_ge_custom/opp/*' -not -name build_info.json 2>/dev/null)
+endif
+# The variables the build reads from the environment (docs/install.md), and the list of sources
+# (a removed file changes no file's time): .venv/.build-inputs is rewritten when they change,
+# which reinstalls.
+BUILD_ENV := $(strip $(shell env | LC_ALL=C grep -E \
+  '^(ASCEND_HOME_PATH|CXX|TF_GE_CUSTOM_(XLA|KERNELS_DIR|REQUIRE_GE|PYTHON|BUILD_CACHE|BUILD_JOBS))=' \
+  | LC_ALL=C sort))
+BUILD_INPUTS = $(BUILD_ENV) $(PACKAGE_SOURCES)
+BUILD_INPUTS_FILE = $(VENV)/.build-inputs
+ifneq ($(wildcard $(VENV)/.created),)
+ifneq ($(strip $(BUILD_INPUTS)),$(strip $(file < $(BUILD_INPUTS_FILE))))
+$(file > $(BUILD_INPUTS_FILE),$(BUILD_INPUTS))
+endif
+endif
 
 # Python 3.7: a pyenv install if there is one, else python3.7 on PATH
 PYTHON37 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.7*/bin/python3.7) python3.7)
@@ -15,13 +49,28 @@ PYTHON37 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.7*/bin/python3.7) p
 # tested against each of them too, on Python 3.7.
 COMPAT  = tf1.15 tf2.6
 
-.PHONY: all demo test test-compat install venv bench lock clean triton-interp
+.PHONY: all demo test test-compat install venv demo-venv bench lock clean triton-interp
 all: test
 
-$(VENV)/.deps: requirements/dev.lock
+$(VENV)/.created:
+	$(STEP) "set-up: a virtual environment in $(VENV)"
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install -q pip==26.3 setuptools==84.2.1 wheel==0.48.0
-	$(PIP) install -q -r requirements/dev.lock
+	$(PIP) install -q pip==26.3
+	touch $@
+
+# What the demo and the package's build need, nothing else.
+$(VENV)/.demo-deps: requirements/demo.lock $(VENV)/.created
+	$(STEP) "set-up: requirements/demo.lock (TensorFlow, numpy, the build's tools) into $(VENV)"
+	$(MAKE_REPORT) pip install -r requirements/demo.lock
+	$(PIP) check
+	touch $@
+
+demo-venv: $(VENV)/.demo-deps
+
+# The development environment: the demo's pins plus the test, kernel and benchmark tools.
+$(VENV)/.deps: requirements/dev.lock $(VENV)/.demo-deps
+	$(STEP) "set-up: requirements/dev.lock (the demo's, plus the test, kernel and benchmark tools) into $(VENV)"
+	$(MAKE_REPORT) pip install -r requirements/dev.lock
 	touch $@
 
 venv: $(VENV)/.deps
@@ -33,14 +82,25 @@ $(TRITON_INTERP)/.deps: requirements/triton-interp.txt $(VENV)/.deps
 
 triton-interp: $(TRITON_INTERP)/.deps
 
-# Built against the venv's TensorFlow, as a user's `pip install .` would be.
-install: venv
-	$(PIP) install -q --no-deps --force-reinstall --no-build-isolation .
+# (make -n of a fresh checkout has no .venv to write into)
+$(BUILD_INPUTS_FILE): | $(VENV)/.created
+	$(if $(wildcard $(VENV)/.created),$(file > $@,$(BUILD_INPUTS)))
+
+# Built against the venv's TensorFlow, as a user's `pip install .` would be; pip's build lines
+# (tf-ge-custom build: ...) are shown as they come, the rest of its output on a failure.
+$(VENV)/.installed: $(VENV)/.demo-deps $(PACKAGE_SOURCES) $(BUILD_INPUTS_FILE)
+	$(STEP) "build: the package against $(VENV)'s TensorFlow (pip install .)"
+	$(MAKE_REPORT) pip install --no-deps --force-reinstall --no-build-isolation .
+	touch $@
+
+install: $(VENV)/.installed
 
 demo: install
+	@$(MAKE_REPORT) summary
+	$(STEP) "run: examples/demo.py"
 	$(PY) examples/demo.py
 
-test: install triton-interp
+test: venv install triton-interp
 	TF_GE_CUSTOM_TRITON_INTERP=$(abspath $(TRITON_INTERP)) $(VENV)/bin/pytest $(PYTEST_ARGS)
 	@if command -v $(PYTHON37) >/dev/null 2>&1; then $(MAKE) test-compat; \
 	elif [ "$$TF_GE_CUSTOM_STRICT_SKIPS" = 1 ]; then \
@@ -63,13 +123,27 @@ test-compat: $(foreach c,$(COMPAT),.venv-$(c)/.deps)
 # BENCH_QUICK=1: a brief run of each (CI checks the files); BENCH_OUT: another folder;
 # BENCH_MAX_ROUNDS=N: cap the throughput benchmarks' rounds (a noisy machine).
 BENCH_OUT ?= benchmarks/results
-bench: install
+bench: venv install
 	$(PY) benchmarks/run_all.py --out $(BENCH_OUT) $(if $(filter 1 yes true,$(BENCH_QUICK)),--quick) \
 	  $(if $(BENCH_MAX_ROUNDS),--max-rounds $(BENCH_MAX_ROUNDS))
 
+# dev.lock: the venv as it is (with its build tools); demo.lock: what requirements/demo.in needs,
+# as pip resolves it at dev.lock's versions (tests/package/test_locks.py holds the two together).
+# A lock whose text does not change keeps its time, so nothing is reinstalled for it.
 lock: venv
-	{ head -2 requirements/dev.lock; $(PIP) freeze --exclude-editable | grep -v '^tf-ge-custom'; } > requirements/dev.lock.new
-	mv requirements/dev.lock.new requirements/dev.lock
+	{ head -2 requirements/dev.lock; $(PIP) freeze --all --exclude pip --exclude-editable \
+	  | grep -v '^tf-ge-custom'; } > requirements/dev.lock.new
+	cmp -s requirements/dev.lock.new requirements/dev.lock || mv requirements/dev.lock.new requirements/dev.lock
+	rm -f requirements/dev.lock.new
+	mkdir -p build
+	$(PIP) install -q --dry-run --ignore-installed --report build/demo-lock.json \
+	  -r requirements/demo.in -c requirements/dev.lock
+	{ head -2 requirements/demo.lock; $(PY) -c 'import json, sys; print("\n".join(sorted( \
+	  ("%s==%s" % (i["metadata"]["name"], i["metadata"]["version"]) \
+	   for i in json.load(open(sys.argv[1]))["install"]), key=str.lower)))' build/demo-lock.json; \
+	} > requirements/demo.lock.new
+	cmp -s requirements/demo.lock.new requirements/demo.lock || mv requirements/demo.lock.new requirements/demo.lock
+	rm -f requirements/demo.lock.new
 
 clean:
 	rm -rf .venv-tf1.15 .venv-tf2.6 build dist *.egg-info tf_ge_custom/_lib tf_ge_custom/opp tf_ge_custom/build_info.json

@@ -19,7 +19,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 builtins.__TF_GE_CUSTOM_SETUP__ = True
 sys.path.insert(0, HERE)
 from tf_ge_custom import _build  # noqa: E402
-from tf_ge_custom._build import ge_step, kernels_step, op_library, opp_step  # noqa: E402
+from tf_ge_custom._build import (ge_step, kernels_step, object_cache, op_library,  # noqa: E402
+                                 opp_step)
 
 
 def _version():
@@ -41,8 +42,10 @@ class BuildPyWithNative(build_py):
         # by an earlier build must not ship what this build no longer makes.
         for generated in ("_lib", "opp"):
             shutil.rmtree(os.path.join(package_dir, generated), ignore_errors=True)
-        ctx = _build.BuildContext(HERE, package_dir, build_temp, verbose=self.verbose > 1)
         try:
+            # compiled objects kept between builds: a reinstall compiles only what changed
+            ctx = _build.BuildContext(HERE, package_dir, build_temp, verbose=self.verbose > 1,
+                                      cache_dir=object_cache.cache_dir(HERE))
             ge_step.decide()  # TF_GE_CUSTOM_REQUIRE_GE=1 without a usable toolkit: fail at once
             # the OPP step after the GE step: its JSON lists the ops only if GE can run them
             _build.run_steps(ctx, [op_library, ge_step, opp_step, kernels_step])

@@ -100,13 +100,13 @@ def main(argv=None):
     run = run_tf2_function if tf2 else run_tf1_session
     mode = "CPU (TF Adapter not installed: npu_bridge / npu_device not importable)"
     if not args.cpu and _importable("npu_bridge"):
-        import tf_ge_custom.npu as npu  # issue 3: validated NpuOptimizer session config
+        import tf_ge_custom.npu as npu  # options checked before the adapter reads them
 
         config = npu.session_config(precision_mode_v2="origin")
         mode = "NPU through TF Adapter (npu_bridge, TF1 session)"
         run = run_tf1_session
     elif not args.cpu and tf2 and _importable("npu_device"):
-        import tf_ge_custom.npu as npu  # issue 3: validated npu_device options
+        import tf_ge_custom.npu as npu  # options checked before npu_device reads them
 
         npu.open_device(precision_mode_v2="origin")
         mode = "NPU through TF Adapter (npu_device, TF2 tf.function)"

@@ -72,22 +72,24 @@ def main(argv=None):
     learned = losses[-1] < 0.5 * losses[0]
 
     folder = args.output or tempfile.mkdtemp(prefix="keras-add-custom-")
-    os.makedirs(folder, exist_ok=True)
-    # Keras' own format where it exists (TensorFlow 2.13+, Keras 3); H5 on older ones (2.6.5)
-    major, minor = (int(p) for p in tf.__version__.split(".")[:2])
-    path = os.path.join(folder, "add_custom_model" + (".keras" if (major, minor) >= (2, 13) else ".h5"))
-    model.save(path)
-    reloaded = tf.keras.models.load_model(path)
-    probe, _ = data(32, 2)
-    same = np.array_equal(reloaded.predict(probe, verbose=0), model.predict(probe, verbose=0))
-    has_layer = any(isinstance(layer, tf_ge_custom.layers.AddCustom) for layer in reloaded.layers)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        # Keras' own format where it exists (TensorFlow 2.13+, Keras 3); H5 on older ones (2.6.5)
+        major, minor = (int(p) for p in tf.__version__.split(".")[:2])
+        path = os.path.join(folder, "add_custom_model" + (".keras" if (major, minor) >= (2, 13) else ".h5"))
+        model.save(path)
+        reloaded = tf.keras.models.load_model(path)
+        probe, _ = data(32, 2)
+        same = np.array_equal(reloaded.predict(probe, verbose=0), model.predict(probe, verbose=0))
+        has_layer = any(isinstance(layer, tf_ge_custom.layers.AddCustom) for layer in reloaded.layers)
+    finally:
+        if not args.output:  # the temporary folder goes, whatever happened
+            shutil.rmtree(folder, ignore_errors=True)
     print("loss %.5f -> %.5f over %d epochs: %s" % (losses[0], losses[-1], len(losses),
                                                       "went down" if learned else "DID NOT go down by half"))
     print("saved %s and reloaded it: %s, %s" % (
         os.path.basename(path), "AddCustom layer restored" if has_layer else "NO AddCustom layer",
         "same predictions" if same else "DIFFERENT predictions"))
-    if not args.output:
-        shutil.rmtree(folder, ignore_errors=True)
     ok = learned and same and has_layer
     print("KERAS_TRAIN=%s" % ("PASS" if ok else "FAIL"))
     return 0 if ok else 1

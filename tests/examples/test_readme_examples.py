@@ -2,10 +2,12 @@
 
 The block is read from README.md (the ```bash block under "## Examples"); each line runs with
 ``bash`` from a copy of the repository's examples/ (the commands are relative to the
-repository root and one writes out/), with this environment's python first on PATH. Each
-must exit 0 and print its PASS line; what each checked is then held against numbers
-computed here.
+repository root), with this environment's python first on PATH. Each must exit 0 and print
+its PASS line last; what each checked is then held against numbers computed here, and the
+export example must leave nothing behind (no out/, nothing in the temporary folder) unless
+``--output`` names where to keep its files.
 """
+import glob
 import os
 import re
 import shutil
@@ -42,11 +44,12 @@ def checkout(tmp_path_factory):
     return where
 
 
-def _run(command, cwd):
+def _run(command, cwd, **extra_env):
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_")}
     env.pop("PYTHONPATH", None)
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    env.update(extra_env)
     started = time.time()
     proc = subprocess.run(["bash", "-c", command], cwd=str(cwd), env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
@@ -86,9 +89,44 @@ def test_keras_example_trains_saves_and_reloads(checkout):
 
 @pytest.mark.documents("python examples/export_model.py --output out/add_model")
 @pytest.mark.slow
-def test_export_example_writes_a_verified_frozen_graph(checkout):
-    out, _ = _run(COMMANDS[3], checkout)
+def test_export_example_checks_the_frozen_graph_and_leaves_nothing_behind(checkout, tmp_path):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    before = sorted(os.listdir(str(checkout)))
+    out, _ = _run(COMMANDS[3], checkout, TMPDIR=str(scratch))
+    assert re.search(r"^exported: pb=\S+add_model\.pb, record=\S+add_model\.json$", out, re.M), out
+    assert "the frozen graph on a [4, 8] batch: same as numpy's (x + y) * w" in out
+    assert out.rstrip().endswith("EXPORT_MODEL=PASS")
+    assert sorted(os.listdir(str(checkout))) == before  # no out/ beside the examples
+    assert os.listdir(str(scratch)) == []  # the SavedModel and the export went away
+
+
+@pytest.mark.slow
+def test_export_example_keeps_what_output_names(checkout):
+    out, _ = _run("python examples/export_model.py --output out/add_model", checkout)
     prefix = str(checkout / "out" / "add_model")
     assert "exported: pb=%s.pb, record=%s.json" % (prefix, prefix) in out, out
     x, y = np.load(prefix + ".x.npy"), np.load(prefix + ".y.npy")
     assert x.shape == (4, 8) and y.shape == (8,)
+    import tensorflow as tf  # the kept graph: one AddCustom node
+
+    graph_def = tf.compat.v1.GraphDef()
+    with open(prefix + ".pb", "rb") as f:
+        graph_def.ParseFromString(f.read())
+    assert sum(node.op == "AddCustom" for node in graph_def.node) == 1
+    assert out.rstrip().endswith("EXPORT_MODEL=PASS")
+
+
+def test_every_example_is_in_the_readme_and_ends_with_its_pass_line():
+    """Each example but the demo (`make demo`'s, ending with ``result: PASS``) is listed in the
+    README (so the tests above run it) and prints one NAME=PASS line, which its docstring
+    names."""
+    listed = {c.split()[1] for c in COMMANDS}
+    examples = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "examples", "*.py")))
+    assert sorted(set(examples) - listed) == ["examples/demo.py"]
+    for example in sorted(listed):
+        with open(os.path.join(ROOT, example)) as f:
+            source = f.read()
+        printed = re.findall(r'print\("(\w+)=%s" % \("PASS" if', source)
+        assert len(printed) == 1, example
+        assert "``%s=PASS``" % printed[0] in " ".join(source.split()), example

@@ -39,13 +39,41 @@ def first_error(output):
     return None
 
 
+JOBS_ENV = "TF_GE_CUSTOM_BUILD_JOBS"
+
+
+def default_jobs(env=None):
+    """How many compilers a build runs at once: ``TF_GE_CUSTOM_BUILD_JOBS`` when set, else
+    the cores this process may run on (a container's CPU set, not the host's count)."""
+    env = os.environ if env is None else env
+    chosen = env.get(JOBS_ENV, "").strip()
+    if chosen:
+        if not chosen.isdigit() or int(chosen) < 1:
+            raise BuildError("%s=%s: give a whole number of jobs, 1 or more" % (JOBS_ENV, chosen))
+        return int(chosen)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
 class BuildContext(object):
-    def __init__(self, source_root, package_dir, build_temp, jobs=None, verbose=False):
+    """What the steps share: the folders, the job count, the object cache, the record.
+
+    ``cache_dir``: the folder of compiled objects kept between builds
+    (:mod:`.object_cache`); None compiles everything.
+    """
+
+    def __init__(self, source_root, package_dir, build_temp, jobs=None, verbose=False,
+                 cache_dir=None):
+        from .object_cache import ObjectCache
+
         self.source_root = os.path.abspath(source_root)
         self.package_dir = os.path.abspath(package_dir)
         self.build_temp = os.path.abspath(build_temp)
-        self.jobs = jobs or os.cpu_count() or 1
+        self.jobs = jobs or default_jobs()
         self.verbose = verbose
+        self.object_cache = ObjectCache(cache_dir)
         self.build_info = {}
 
     @property

@@ -16,9 +16,11 @@ step's compile time, for hosts that never compile with XLA), the package still i
 import glob
 import os
 import shlex
-from concurrent.futures import ThreadPoolExecutor
+import shutil
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 
-from . import BuildError, run_command, tensorflow_info, tf_codegen
+from . import BuildError, object_cache, run_command, tensorflow_info, tf_codegen
 from .. import atomic_files, files
 
 LIBRARY_DIR = "_lib"
@@ -47,21 +49,49 @@ def _compile_flags(tf, generated):
             "-Wno-unused-result", "-I" + generated] + flags
 
 
-def _compile(pool, cxx, cflags, src, obj_dir, ctx):
-    """Start compiling ``src`` in ``pool``; the future's result is the object file."""
+def _compiler_identity(cxx, tf):
+    """What, beside the command and the sources, decides an object's bytes (the object
+    cache's key): the compiler's version text and program, and the TensorFlow it builds for."""
+    try:
+        version = run_command(cxx + ["--version"], lambda message: None).strip()
+    except BuildError:
+        version = None  # no compiler: the compile itself reports it
+    program = shutil.which(cxx[0])
+    return {"compiler": version, "program": os.path.realpath(program) if program else cxx[0],
+            "tensorflow": [tf["version"], tf["include"], tf.get("cxx11_abi")]}
+
+
+def _compile(pool, cxx, cflags, src, obj_dir, ctx, header_folders, identity):
+    """Start compiling ``src`` in ``pool`` (or taking its object from the object cache);
+    the future's result is the object file."""
     os.makedirs(obj_dir, exist_ok=True)
     obj = os.path.join(obj_dir, os.path.basename(src) + ".o")
+    key = object_cache.object_key(cxx + cflags, src, header_folders, identity)
+    if ctx.object_cache.fetch(key, obj):
+        done = Future()
+        done.set_result(obj)
+        return done
 
     def compile_it():
+        started = time.time()
         run_command(cxx + cflags + ["-c", src, "-o", obj], ctx.log, ctx.verbose)
+        ctx.object_cache.store(key, obj)
+        ctx.log("compiled %s (%.0f s)" % (os.path.basename(src), time.time() - started))
         return obj
 
     return pool.submit(compile_it)
 
 
-def _link(cxx, objects, link_flags, out, ctx):
+def _link(cxx, objects, link_flags, out, ctx, identity):
+    """Link ``objects`` into ``out`` (or take the library from the object cache); returns
+    whether it was linked here."""
+    key = object_cache.link_key(cxx + ["-shared"] + link_flags, objects, identity)
+    if ctx.object_cache.fetch(key, out, ".so"):
+        return False
     with atomic_files.replacing(out) as tmp:  # a failed link leaves no half-written library
         run_command(cxx + ["-shared", "-o", tmp] + objects + link_flags, ctx.log, ctx.verbose)
+    ctx.object_cache.store(key, out, ".so")
+    return True
 
 
 def _xla_setup(tf, sources):
@@ -85,7 +115,7 @@ def _xla_setup(tf, sources):
 
 
 def run(ctx):
-    tf = tensorflow_info.query()
+    tf = tensorflow_info.query(cache_dir=ctx.object_cache.directory)
     ctx.log("building the TensorFlow op library against TensorFlow %s" % tf["version"])
     tf_ops = os.path.join(ctx.source_root, "tf_ops")
     sources = sorted(glob.glob(os.path.join(tf_ops, "*.cc")))
@@ -105,29 +135,42 @@ def run(ctx):
     xla_out = os.path.join(out_dir, XLA_LIBRARY_NAME)
     if os.path.exists(xla_out):
         os.remove(xla_out)  # never ship an XLA library of another build
+    header_folders = [tf_ops, generated]
+    identity = _compiler_identity(cxx, tf)
+    units = len(op_sources) + (len(xla_sources) if xla_flags is not None else 0)
+    jobs = max(1, min(ctx.jobs, units))
     # One pool for both libraries, the XLA source first: it parses for about as long as the
     # kernels compile, so on two cores they finish together.
-    with ThreadPoolExecutor(max_workers=max(1, ctx.jobs)) as pool:
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
         xla_jobs = [] if xla_flags is None else [
-            _compile(pool, cxx, cflags + xla_flags, src,
-                     os.path.join(ctx.build_temp, "tf_ops_xla"), ctx) for src in xla_sources]
-        op_jobs = [_compile(pool, cxx, cflags, src, os.path.join(ctx.build_temp, "tf_ops"), ctx)
-                   for src in op_sources]
-        _link(cxx, [job.result() for job in op_jobs], list(tf["link_flags"]), out, ctx)
-        ctx.log("op library: %s" % out)
+            _compile(pool, cxx, cflags + xla_flags, src, os.path.join(ctx.build_temp, "tf_ops_xla"),
+                     ctx, header_folders, identity) for src in xla_sources]
+        op_jobs = [_compile(pool, cxx, cflags, src, os.path.join(ctx.build_temp, "tf_ops"), ctx,
+                            header_folders, identity) for src in op_sources]
+        cached = ctx.object_cache.hits
+        ctx.log("op library: %d translation unit%s, %s from the object cache (%s), %d compiled "
+                "with %d job%s" % (units, "" if units == 1 else "s", cached,
+                                   ctx.object_cache.directory or "off", units - cached, jobs,
+                                   "" if jobs == 1 else "s"))
+        linked = _link(cxx, [job.result() for job in op_jobs], list(tf["link_flags"]), out, ctx,
+                       identity)
+        ctx.log("op library: %s (%s)" % (out, "linked" if linked else "from the object cache"))
         why_not = None if xla_flags is not None else xla_symbols
         if xla_flags is not None:
             try:
                 # -z defs: every symbol must resolve now, against TensorFlow's libraries,
                 # rather than fail when the package is imported
-                _link(cxx, [job.result() for job in xla_jobs],
-                      list(tf["link_flags"]) + [xla_symbols, "-Wl,-z,defs"], xla_out, ctx)
+                xla_linked = _link(cxx, [job.result() for job in xla_jobs],
+                                   list(tf["link_flags"]) + [xla_symbols, "-Wl,-z,defs"], xla_out,
+                                   ctx, identity)
             except BuildError as e:
                 why_not = "its build failed: %s" % " ".join(str(e).split())[:800]
     if why_not:
         ctx.log("no XLA kernel library (add_custom lowers to tf.math.add under XLA): %s" % why_not)
     else:
-        ctx.log("XLA kernel library: %s" % xla_out)
+        ctx.log("XLA kernel library: %s (%s)" % (xla_out, "linked" if xla_linked else
+                                                 "from the object cache"))
+    ctx.object_cache.trim()
     ctx.build_info["tensorflow"] = {
         "version": tf["version"],
         "cxx11_abi": tf["cxx11_abi"],

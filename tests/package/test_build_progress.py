@@ -1,0 +1,284 @@
+"""What a build shows through pip, and what it keeps between builds.
+
+- pip (the one this suite runs under) hides a build backend's lines without ``-v``: the
+  package's one-line reason for skipping the GE library would be invisible. ``make install``
+  runs pip through ``tf_ge_custom/_build/make_report.py``, which shows the build's own lines
+  as they come and, on a failure, the build's error. Both are asked of the real pip, with a
+  tiny project whose setup.py writes such lines.
+- ``make_report.py summary`` reads the installed package's build record and says, one line
+  per part, what was built and why a part was skipped.
+- The object cache (``_build/object_cache.py``): a second build of the op library compiles
+  nothing unless a source, a header, a flag or the compiler changed; the compiler here is the
+  real one, run through a shim that records each compile.
+"""
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tf_ge_custom import _build
+from tf_ge_custom._build import object_cache, op_library, tensorflow_info
+
+pytestmark = pytest.mark.kind("oracle")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPORT = os.path.join(ROOT, "tf_ge_custom", "_build", "make_report.py")
+
+SETUP = textwrap.dedent('''
+    import sys
+    from setuptools import setup
+    from setuptools.command.build_py import build_py
+
+    class Build(build_py):
+        def run(self):
+            super().run()
+            sys.stderr.write("tf-ge-custom build: step one\\n")
+            sys.stderr.write("tf-ge-custom build: GE library and TF parser plugin skipped: "
+                             "ASCEND_HOME_PATH is not set\\n")
+            if "{fail}" == "yes":
+                sys.stderr.write("\\ntf-ge-custom build failed:\\nno compiler: install g++\\n")
+                raise SystemExit(1)
+
+    setup(name="progress-probe", version="1.0", py_modules=["probe"], cmdclass={{"build_py": Build}})
+''')
+
+
+def _env():
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    env["PIP_NO_INPUT"] = "1"
+    return env
+
+
+@pytest.fixture
+def project(tmp_path):
+    def make(fail=False):
+        where = tmp_path / ("failing" if fail else "probe")
+        where.mkdir()
+        (where / "setup.py").write_text(SETUP.format(fail="yes" if fail else "no"))
+        (where / "probe.py").write_text("")
+        return where
+    return make
+
+
+def _pip_install(args, cwd):
+    return subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", "install"]
+                          + args, cwd=str(cwd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, env=_env(), timeout=600)
+
+
+def _reported(args, cwd):
+    return subprocess.run([sys.executable, REPORT, "pip", "install"] + args, cwd=str(cwd),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, env=_env(), timeout=600)
+
+
+def test_pip_hides_the_build_lines_without_verbose(project, tmp_path):
+    proc = _pip_install(["--no-deps", "--no-build-isolation", "--target", str(tmp_path / "t"),
+                         str(project())], tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    assert "tf-ge-custom build:" not in proc.stdout
+
+
+def test_make_report_shows_the_build_lines_through_pip(project, tmp_path):
+    proc = _reported(["--no-deps", "--no-build-isolation", "--target", str(tmp_path / "t"),
+                      str(project())], tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    lines = proc.stdout.splitlines()
+    assert "    step one" in lines
+    assert "    GE library and TF parser plugin skipped: ASCEND_HOME_PATH is not set" in lines
+    assert lines[-1].startswith("    installed in ")
+    assert "running build_py" not in proc.stdout  # setuptools' own lines stay hidden
+    assert os.path.isfile(str(tmp_path / "t" / "probe.py"))
+
+
+def test_make_report_shows_the_build_error_and_exits_with_pips_status(project, tmp_path):
+    proc = _reported(["--no-deps", "--no-build-isolation", "--target", str(tmp_path / "t"),
+                      str(project(fail=True))], tmp_path)
+    assert proc.returncode == 1, proc.stdout
+    assert "    no compiler: install g++" in proc.stdout.splitlines()
+    assert "error: " in proc.stdout.splitlines()[-1]
+
+
+def test_the_summary_reads_the_installed_build_record(tmp_path):
+    import tf_ge_custom
+
+    with open(os.path.join(os.path.dirname(tf_ge_custom.__file__), "build_info.json")) as f:
+        info = json.load(f)
+    proc = subprocess.run([sys.executable, REPORT, "summary"], cwd=str(tmp_path),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, env=_env(), timeout=120)
+    assert proc.returncode == 0, proc.stdout
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "==> build: tf-ge-custom installed in %s" % os.path.dirname(tf_ge_custom.__file__)
+    assert "    op library: built against TensorFlow %s (Python %s)" % (
+        info["tensorflow"]["version"], info["tensorflow"]["python"]) in lines
+    ge = info["ge"]
+    if ge["built"]:
+        assert any(l.startswith("    GE library: built against CANN ") for l in lines), lines
+    else:
+        assert "    GE library: skipped (%s)" % ge["reason"] in lines
+        assert "\n" not in ge["reason"]  # one line
+
+
+def test_the_summary_names_a_missing_install(tmp_path):
+    env = _env()
+    env["PYTHONNOUSERSITE"] = "1"
+    proc = subprocess.run([sys.executable, "-S", REPORT, "summary"], cwd=str(tmp_path),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, env=env, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("error: tf-ge-custom is not installed for ")
+
+
+# --- the object cache -------------------------------------------------------------------------
+
+SHIM = """#!/bin/sh
+echo "$@" >> "{log}"
+exec {cxx} "$@"
+"""
+
+
+@pytest.fixture
+def small_op_tree(tmp_path, monkeypatch):
+    """A source tree of two small translation units (no TensorFlow header), the compiler run
+    through a shim that records each compile, and the TensorFlow query answered for it."""
+    cxx = shutil.which("g++") or shutil.which("c++")
+    assert cxx, "the op library build needs a C++ compiler"
+    source = tmp_path / "src"
+    (source / "tf_ops").mkdir(parents=True)
+    (source / "tf_ops" / "one.cc").write_text('#include "shared.h"\nint one() { return SHARED; }\n')
+    (source / "tf_ops" / "two.cc").write_text("int two() { return 2; }\n")
+    (source / "tf_ops" / "shared.h").write_text("#define SHARED 1\n")
+    log = tmp_path / "compiles.log"
+    shim = tmp_path / "cxx"
+    shim.write_text(SHIM.format(log=log, cxx=cxx))
+    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("CXX", str(shim))
+    monkeypatch.delenv("TF_GE_CUSTOM_XLA", raising=False)
+    info = {"version": "9.9.9", "compile_flags": ["-std=c++17"], "link_flags": [],
+            "include": str(tmp_path), "lib": str(tmp_path), "cxx11_abi": 1, "python": "3"}
+    monkeypatch.setattr(tensorflow_info, "query", lambda python=None, cache_dir=None: dict(info))
+    return source, log, info
+
+
+def _build_once(source, tmp_path, name, cache):
+    ctx = _build.BuildContext(str(source), str(tmp_path / name / "pkg"), str(tmp_path / name / "tmp"),
+                              jobs=2, cache_dir=str(cache))
+    messages = []
+    ctx.log = messages.append
+    op_library.run(ctx)
+    return ctx, messages
+
+
+def _compiles(log):
+    if not log.exists():
+        return []
+    return sorted(os.path.basename(l.split(" -c ")[1].split()[0])
+                  for l in log.read_text().splitlines() if " -c " in l)
+
+
+def test_a_second_build_compiles_nothing_and_links_the_same_library(small_op_tree, tmp_path):
+    source, log, _ = small_op_tree
+    cache = tmp_path / "cache"
+    first, messages = _build_once(source, tmp_path, "first", cache)
+    assert _compiles(log) == ["one.cc", "two.cc"]
+    assert any("2 translation units, 0 from the object cache" in m for m in messages), messages
+    log.unlink()
+    second, messages = _build_once(source, tmp_path, "second", cache)
+    assert _compiles(log) == []
+    assert any("2 translation units, 2 from the object cache" in m for m in messages), messages
+    assert (second.build_info["tensorflow"]["library_sha256"]
+            == first.build_info["tensorflow"]["library_sha256"])
+
+
+@pytest.mark.parametrize("change", ["source", "header", "tensorflow", "flags"])
+def test_a_change_recompiles_what_it_touches(small_op_tree, tmp_path, monkeypatch, change):
+    source, log, info = small_op_tree
+    cache = tmp_path / "cache"
+    _build_once(source, tmp_path, "first", cache)
+    log.unlink()
+    if change == "source":
+        (source / "tf_ops" / "two.cc").write_text("int two() { return 22; }\n")
+        expected = ["two.cc"]
+    elif change == "header":  # any header beside the sources: every unit may include it
+        (source / "tf_ops" / "shared.h").write_text("#define SHARED 11\n")
+        expected = ["one.cc", "two.cc"]
+    else:
+        changed = dict(info, version="9.9.10") if change == "tensorflow" else \
+            dict(info, compile_flags=["-std=c++17", "-DOTHER=1"])
+        monkeypatch.setattr(tensorflow_info, "query", lambda python=None, cache_dir=None: dict(changed))
+        expected = ["one.cc", "two.cc"]
+    _build_once(source, tmp_path, "second", cache)
+    assert _compiles(log) == expected
+
+
+def test_the_cache_turned_off_compiles_every_time(small_op_tree, tmp_path, monkeypatch):
+    source, log, _ = small_op_tree
+    monkeypatch.setenv(object_cache.ENV, "0")
+    assert object_cache.cache_dir(str(source)) is None
+    for name in ("first", "second"):
+        ctx = _build.BuildContext(str(source), str(tmp_path / name / "pkg"),
+                                  str(tmp_path / name / "tmp"), jobs=2,
+                                  cache_dir=object_cache.cache_dir(str(source)))
+        ctx.log = lambda message: None
+        op_library.run(ctx)
+    assert _compiles(log) == ["one.cc", "one.cc", "two.cc", "two.cc"]
+
+
+def test_the_cache_keeps_only_the_newest_entries(tmp_path):
+    cache = object_cache.ObjectCache(str(tmp_path / "c"), keep=2)
+    obj = tmp_path / "x.o"
+    for i in range(4):
+        obj.write_bytes(b"object %d" % i)
+        cache.store("k%d" % i, str(obj))
+        os.utime(str(tmp_path / "c" / ("k%d.o" % i)), (1000 + i, 1000 + i))
+    assert cache.fetch("k0", str(tmp_path / "back.o"))  # a hit makes k0 the newest
+    assert (tmp_path / "back.o").read_bytes() == b"object 0"
+    cache.trim()
+    assert sorted(os.listdir(str(tmp_path / "c"))) == ["k0.o", "k3.o"]
+
+
+def test_jobs_follow_the_cores_or_the_variable():
+    assert _build.default_jobs({}) == len(os.sched_getaffinity(0))
+    assert _build.default_jobs({_build.JOBS_ENV: "3"}) == 3
+    with pytest.raises(_build.BuildError, match="TF_GE_CUSTOM_BUILD_JOBS=zero: give a whole number"):
+        _build.default_jobs({_build.JOBS_ENV: "zero"})
+
+
+FAKE_TENSORFLOW = """
+__version__ = "{version}"
+class sysconfig:
+    CXX11_ABI_FLAG = 1
+    get_compile_flags = staticmethod(lambda: ["-DFAKE={version}"])
+    get_link_flags = staticmethod(lambda: [])
+    get_include = staticmethod(lambda: "/fake/include")
+    get_lib = staticmethod(lambda: "/fake/lib")
+"""
+
+
+def test_the_tensorflow_answer_is_kept_until_tensorflow_changes(tmp_path, monkeypatch):
+    site = tmp_path / "site" / "tensorflow"
+    site.mkdir(parents=True)
+    init = site / "__init__.py"
+    init.write_text(FAKE_TENSORFLOW.format(version="1.0"))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
+    cache = tmp_path / "cache"
+    first = tensorflow_info.query(sys.executable, cache_dir=str(cache))
+    assert first["version"] == "1.0" and first["compile_flags"] == ["-DFAKE=1.0"]
+    (kept,) = list(cache.glob("tensorflow-*.json"))
+    assert json.loads(kept.read_text()) == first
+    # the same TensorFlow: the kept answer, not a new import (marked here to tell them apart)
+    kept.write_text(json.dumps(dict(first, version="kept")))
+    assert tensorflow_info.query(sys.executable, cache_dir=str(cache))["version"] == "kept"
+    # a reinstalled TensorFlow rewrites its files: asked again
+    init.write_text(FAKE_TENSORFLOW.format(version="2.0"))
+    assert tensorflow_info.query(sys.executable, cache_dir=str(cache))["version"] == "2.0"
+    # no cache folder: always asked
+    kept.write_text(json.dumps(dict(first, version="kept")))
+    assert tensorflow_info.query(sys.executable)["version"] == "2.0"

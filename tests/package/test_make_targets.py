@@ -1,0 +1,138 @@
+"""What `make demo` and `make test` plan, asked of make itself (``make -n``) in a copy of the
+checkout: the demo installs requirements/demo.lock and never dev.lock; with its stamps newer
+than everything they depend on, a second `make demo` plans no set-up and no build, only the
+demo; a changed, new or removed source plans the build alone, a changed lock the set-up and
+the build, a changed build variable the build.
+
+The stamps are made here with ``touch`` in the order make would leave them, so that no
+TensorFlow is installed; the real runs are `make demo` from a fresh clone (docs/install.md)."""
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+
+pytestmark = pytest.mark.kind("oracle")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+STAMPS = (".created", ".demo-deps", ".build-inputs", ".installed")
+BUILD_VARIABLES = ("ASCEND_HOME_PATH", "CXX", "TF_GE_CUSTOM_XLA", "TF_GE_CUSTOM_KERNELS_DIR",
+                   "TF_GE_CUSTOM_REQUIRE_GE", "TF_GE_CUSTOM_PYTHON", "TF_GE_CUSTOM_BUILD_CACHE",
+                   "TF_GE_CUSTOM_BUILD_JOBS", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
+
+
+def _env(**extra):
+    env = {k: v for k, v in os.environ.items() if k not in BUILD_VARIABLES}
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    """The checkout's files (tracked or new, as they are now) in a git repository of their
+    own, without .venv or anything ignored."""
+    files = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others",
+                            "--exclude-standard"], stdout=subprocess.PIPE,
+                           check=True).stdout.decode().split("\0")
+    where = tmp_path / "checkout"
+    for relative in files:
+        if relative and os.path.isfile(os.path.join(ROOT, relative)):
+            (where / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(os.path.join(ROOT, relative), str(where / relative))
+    subprocess.run(["git", "init", "-q"], cwd=str(where), check=True)
+    subprocess.run(["git", "add", "-A"], cwd=str(where), check=True)
+    return where
+
+
+def plan(where, target="demo", **env):
+    proc = subprocess.run(["make", "-n", target], cwd=str(where), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, env=_env(**env))
+    assert proc.returncode == 0, proc.stdout
+    return proc.stdout
+
+
+def made(where, **env):
+    """Lay the stamps as a finished `make demo` leaves them: each newer than what it reads,
+    all in the past (a file written now is newer than every one of them)."""
+    old = time.time() - 1000
+    for folder, _dirs, names in os.walk(str(where)):
+        for name in names:
+            os.utime(os.path.join(folder, name), (old, old))
+    venv = where / ".venv"
+    venv.mkdir(exist_ok=True)
+    (venv / ".created").write_text("")
+    plan(where, **env)  # make records the build variables and sources in .venv/.build-inputs
+    for i, stamp in enumerate(STAMPS):
+        path = venv / stamp
+        if not path.exists():
+            path.write_text("")
+        then = old + 100 + i
+        os.utime(str(path), (then, then))
+
+
+def touch(path):
+    now = time.time()
+    os.utime(str(path), (now, now))
+
+
+def test_a_fresh_checkout_plans_the_demo_lock_the_build_and_the_demo(checkout):
+    out = plan(checkout)
+    assert "-r requirements/demo.lock" in out
+    assert "dev.lock" not in out and "triton-interp" not in out and "pytest" not in out
+    assert "make_report.py pip install --no-deps --force-reinstall --no-build-isolation ." in out
+    assert out.rstrip().splitlines()[-1].endswith("examples/demo.py")
+
+
+def test_make_test_plans_dev_lock_on_top_of_the_demo_lock(checkout):
+    out = plan(checkout, "test")
+    demo, dev = out.index("-r requirements/demo.lock"), out.index("-r requirements/dev.lock")
+    assert demo < dev
+    assert "pytest" in out
+
+
+def test_a_second_demo_with_nothing_changed_plans_only_the_demo(checkout):
+    made(checkout)
+    out = plan(checkout)
+    assert "pip install" not in out and "-m venv" not in out, out
+    assert "examples/demo.py" in out
+
+
+def test_a_changed_source_plans_the_build_but_not_the_set_up(checkout):
+    made(checkout)
+    touch(checkout / "tf_ops" / "add_custom_kernels.cc")
+    out = plan(checkout)
+    assert "pip install --no-deps --force-reinstall --no-build-isolation ." in out
+    assert "requirements/demo.lock" not in out and "-m venv" not in out
+
+
+def test_a_new_untracked_source_plans_the_build(checkout):
+    made(checkout)
+    new = checkout / "tf_ops" / "another_op.cc"
+    new.write_text("// a new translation unit\n")
+    touch(new)
+    assert "--no-build-isolation ." in plan(checkout)
+
+
+def test_a_removed_source_plans_the_build(checkout):
+    made(checkout)
+    os.unlink(str(checkout / "tf_ge_custom" / "_version.py"))  # no file newer than the stamps
+    assert "--no-build-isolation ." in plan(checkout)
+
+
+def test_a_changed_lock_plans_the_set_up_and_the_build(checkout):
+    made(checkout)
+    touch(checkout / "requirements" / "demo.lock")
+    out = plan(checkout)
+    assert "-r requirements/demo.lock" in out
+    assert "--no-build-isolation ." in out
+
+
+def test_a_changed_build_variable_plans_the_build(checkout):
+    made(checkout)
+    assert "--no-build-isolation ." not in plan(checkout)
+    assert "--no-build-isolation ." in plan(checkout, TF_GE_CUSTOM_XLA="0")
+    made(checkout, TF_GE_CUSTOM_XLA="0")
+    assert "--no-build-isolation ." not in plan(checkout, TF_GE_CUSTOM_XLA="0")
+    # and back: the variable unset is a change too
+    assert "--no-build-isolation ." in plan(checkout)
