@@ -222,9 +222,6 @@ ge::graphStatus KernelOp::Compile(gert::OpCompileContext *ctx) {
       std::lock_guard<std::mutex> lock(mutex_);
       compiled_soc_ = soc;  // what DeclareLaunchArgs declares for
     }
-    // GE compiles every node of a graph before it generates the graph's tasks: a new graph's
-    // declarations start a new ledger (core/declared_launch.h, KernelNameLedger).
-    declared_names_.Clear();
     return ge::GRAPH_SUCCESS;
   } catch (const std::exception &e) {
     return Fail(node, core::Status::Error(core::Code::kInternal, e.what()));
@@ -331,7 +328,7 @@ ge::graphStatus KernelOp::DeclareLaunchArgs(gert::AnnotatedArgsContext &ctx) {
     if (!soc.ok()) return Fail(node, soc.status());
     ContextWorkspaces workspaces(ctx);
     core::LaunchDeclaration &d = scratch.declaration;
-    const core::Status declared = core::DeclareLaunch(call, soc.value(), *registry.value(), workspaces, &d, &declared_names_);
+    const core::Status declared = core::DeclareLaunch(call, soc.value(), *registry.value(), workspaces, &d);
     if (!declared.ok()) {
       return Fail(node, declared.WithContext("inputs " + core::ShapeText(inputs[0].dims) + " and " +
                                              core::ShapeText(inputs[1].dims)));

@@ -71,7 +71,6 @@ class KernelOp : public ge::EagerExecuteOp,
   std::string opp_root_;
   std::shared_ptr<core::KernelSupply> supply_;
   std::string compiled_soc_;  // Compile's target (DeclaredSoc)
-  core::KernelNameLedger declared_names_;  // one binary per kernel name (declared_launch.h)
 };
 
 }  // namespace cann
