@@ -110,8 +110,10 @@ TEST(DeclareLaunchArgsRefuses, AShapeOverThePerLaunchLimitNamingItAndDeclaringNo
 
 TEST(DeclareLaunchArgs, OneGraphBuildHoldsMixedDtypesAndTwoTiledVariantsEachUnderItsOwnName) {
   // What GE's kernel store keys by: the declared kernel names. float32 and float16 flat nodes,
-  // a float32 row bias ([8, 1024] + [1024]) and an NCHW bias ([8, 64, 32, 32] + [64, 1, 1]) in
-  // one graph build are all declared, each under its own name with its own bytes.
+  // a float32 row bias ([8, 1024] + [1024]: 8 rows of 1024, the 16x256 tiles need 4, under 3/4
+  // of the 8 one-row tiles) and an NCHW bias ([8, 64, 32, 32] + [64, 1, 1]: 64 rows of 1024,
+  // 16x256 needs 16 tiles against 64 of 1x4096, 128x32 32) in one graph build are all
+  // declared, each under its own name with its own bytes.
   auto op = CompiledOp(ge::DT_FLOAT);
   REQUIRE_TRUE(op != nullptr);
   struct Node {
@@ -123,7 +125,7 @@ TEST(DeclareLaunchArgs, OneGraphBuildHoldsMixedDtypesAndTwoTiledVariantsEachUnde
       {{16}, {16}, ge::DT_FLOAT, "f32_node", "flat", "float32"},
       {{16}, {16}, ge::DT_FLOAT16, "f16_node", "flat", "float16"},
       {{8, 1024}, {1024}, ge::DT_FLOAT, "row_node", "row_16x256", "float32"},
-      {{8, 64, 32, 32}, {64, 1, 1}, ge::DT_FLOAT, "nchw_node", "col_1x4096", "float32"},
+      {{8, 64, 32, 32}, {64, 1, 1}, ge::DT_FLOAT, "nchw_node", "col_16x256", "float32"},
   };
   std::vector<std::string> names;
   for (const Node &n : nodes) {
