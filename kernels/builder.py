@@ -230,7 +230,7 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
         # A GE model keeps one binary per kernel name: such a set could never be used whole.
         raise KernelBuildError("the op definitions name their kernels ambiguously: %s; give every "
                          "(op, variant, dtype) its own entry name (tf_ge_custom/op_def.py, "
-                         "OpDefinition.entry_name)" % "; ".join(problems))
+                         "OpDefinition.entry_name)" % op_def.describe_problems(problems))
     sources = sorted(set(frontend.kernel_source_path(op.kernel) for op in ops))
     if len(sources) != 1:
         # the manifest records one kernel_source_sha256 (docs/adding-an-op.md, "What remains")

@@ -199,6 +199,12 @@ def entry_names(ops=None):
             for op in (OPS if ops is None else ops) for v in op.kernel.variants for d in op.dtypes]
 
 
+def describe_problems(problems, shown=3):
+    """The first ``shown`` of ``problems`` (sentences), and how many more there are."""
+    text = "; ".join(problems[:shown])
+    return text + (" (and %d more)" % (len(problems) - shown) if len(problems) > shown else "")
+
+
 def entry_name_problems(ops=None):
     """Why the ops' kernels cannot all live in one GE model, one sentence each (empty when
     they can): an entry name two kernels share, or one that is no symbol of this package."""

@@ -91,7 +91,7 @@ def op_definitions_inc(module, contract):
     # name is never generated (op_def.entry_name_problems says which).
     problems = module.entry_name_problems(module.OPS)
     if problems:
-        raise ValueError("; ".join(problems))
+        raise ValueError(module.describe_problems(problems))
     lines = [HEADER, "// One initializer per op: see core/include/tf_ge_custom_core/op_definition.h.\n"]
     for op in module.OPS:
         dtypes = ", ".join(
