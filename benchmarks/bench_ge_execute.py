@@ -21,7 +21,7 @@ every call).
 
 Then the sunk static path's host cost: ``DeclareLaunchArgs`` in the core
 (``ge_ops/bench/bench_declare.cc``, target ``tf_ge_custom_bench_declare``: the dtype check,
-the call prepared in place, the kernel lookup and the kernel-name ledger, the launch plan and
+the call prepared in place, the kernel lookup, the launch plan and
 the argument words, against a recording stand-in for GE's ``MallocWorkSpace``) for float32
 [4096, 4096] (flat, 8 words), [4096, 4096] + [4096] (a row variant, 13 words) and one with a
 workspace. GE calls it once per node while it builds the model and refreshes the declared

@@ -7,8 +7,12 @@
 For each (SoC, dtype) and each kernel variant of the op definition (``op_def.py``: the flat
 kernel, the scalar one and the tiled broadcasting ones): the project's kernel source -> TTIR
 -> linalg (triton-ascend's own stages, target = that SoC) -> HIVM IR (bishengir-compile) ->
-npubin (hivmc, CANN only). The host-argument layout, workspace and lock needs are read from
-the HIVM IR that hivmc compiles, never assumed; each becomes a typed
+npubin (hivmc, CANN only), under the kernel's own entry symbol
+(``tf_ge_custom_<op>_<variant>_<dtype>``, ``op_def.OpDefinition.entry_name``: a GE model
+keeps one binary per kernel name, so every kernel of a set can sit in one model; a definition
+whose names collide is refused before anything compiles). The host-argument layout,
+workspace and lock needs are read from the HIVM IR that hivmc compiles, never assumed; each
+becomes a typed
 :class:`~tf_ge_custom.kernel_manifest.KernelEntry`, and the manifest is written from those
 records. Output, per SoC::
 
@@ -221,6 +225,12 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
                 for op in ops]
     except KeyError as e:
         raise ValueError(e.args[0])
+    problems = op_def.entry_name_problems(ops)
+    if problems:
+        # A GE model keeps one binary per kernel name: such a set could never be used whole.
+        raise KernelBuildError("the op definitions name their kernels ambiguously: %s; give every "
+                         "(op, variant, dtype) its own entry name (tf_ge_custom/op_def.py, "
+                         "OpDefinition.entry_name)" % op_def.describe_problems(problems))
     sources = sorted(set(frontend.kernel_source_path(op.kernel) for op in ops))
     if len(sources) != 1:
         # the manifest records one kernel_source_sha256 (docs/adding-an-op.md, "What remains")
@@ -319,7 +329,8 @@ def _build_one(kernel, op, variant, dtype, soc, soc_dir, compiler, max_programs,
                env):
     """One (variant, dtype) for ``soc``: IR files written into ``soc_dir``, and the npubin
     when hivmc made one; returns its :class:`KernelEntry`."""
-    lowered = frontend.lower(kernel, variant, dtype, soc)
+    entry_name = op.entry_name(variant.name, dtype.name)
+    lowered = frontend.lower(kernel, variant, dtype, soc, entry_name)
     stem = os.path.join(soc_dir, "ir", _stem(op, variant.name, dtype.name))
     atomic_files.write_text(stem + ".ttir.mlir", lowered.ttir)
     atomic_files.write_text(stem + ".linalg.mlir", lowered.linalg)
@@ -331,7 +342,7 @@ def _build_one(kernel, op, variant, dtype, soc, soc_dir, compiler, max_programs,
                      for func, key in _CALLBACKS}
         if compiled.callbacks:
             _check_callbacks(compiled.callbacks, lowered.kernel_name, ir_values, soc)
-    entry = hivm_ir.find_entry(compiled.hivm_ir, lowered.kernel_name)
+    entry = hivm_ir.find_entry(compiled.hivm_ir, entry_name)  # the symbol GE launches
     programs = max_programs or _vector_cores(compiled.hivm_ir, soc)  # checked every time
     if max_programs:
         _vector_cores(compiled.hivm_ir, soc)
@@ -345,7 +356,7 @@ def _build_one(kernel, op, variant, dtype, soc, soc_dir, compiler, max_programs,
             f.write(compiled.binary)
         binary_size, sha = len(compiled.binary), hashlib.sha256(compiled.binary).hexdigest()
     return KernelEntry(
-        op=op.type_name, variant=variant.name, dtype=dtype.name, entry=variant.entry,
+        op=op.type_name, variant=variant.name, dtype=dtype.name, entry=entry.name,
         binary=binary, binary_size=binary_size, sha256=sha, mix_mode=lowered.mix_mode,
         magic=kernel_contract.MAGIC_BY_MIX_MODE[lowered.mix_mode], block=variant.block,
         max_programs=programs, max_grid=kernel_contract.MAX_GRID,

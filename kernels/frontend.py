@@ -4,6 +4,12 @@ triton-ascend's last stage (linalg -> npubin) asks the local NPU for ``--target`
 (``NPUUtils().get_arch()``), which a build host without an NPU cannot answer. So the
 builder runs triton-ascend's first two stages itself, with the SoC as the target it hands
 in, and replaces only that last stage with its own bishengir-compile run (bishengir.py).
+
+Each kernel is compiled under its own entry symbol (``op_def.OpDefinition.entry_name``:
+one per variant and dtype), not under the name of the ``@triton.jit`` function that
+computes it: triton names the device function after the JIT function's ``repr`` (the
+``repr=`` option of ``triton.jit``, by default the function's name), so :func:`lower` hands
+triton the same function under that name, and checks the name the compiler then reports.
 Everything in this module imports triton lazily: call it only when building.
 """
 import importlib.util
@@ -31,7 +37,7 @@ def kernel_source_path(spec):
 def load_kernel(spec, variant, path=None):
     """Import the kernel source by path (not as a package module: importing
     tf_ge_custom would pull in TensorFlow) and return ``variant``'s ``@triton.jit``
-    function."""
+    function (``variant.function``)."""
     path = path or kernel_source_path(spec)
     module_name = "_tf_ge_custom_kernels_" + re.sub(r"\W", "_", spec.source)
     module = sys.modules.get(module_name)
@@ -42,10 +48,19 @@ def load_kernel(spec, variant, path=None):
         sys.modules[module_name] = module
         loader_spec.loader.exec_module(module)
     try:
-        return getattr(module, variant.entry)
+        return getattr(module, variant.function)
     except AttributeError:
-        raise KernelBuildError("%s defines no %r, the kernel entry of variant %s in the op "
-                               "definition" % (path, variant.entry, variant.name))
+        raise KernelBuildError("%s defines no %r, the kernel function of variant %s in the op "
+                               "definition" % (path, variant.function, variant.name))
+
+
+def named(kernel, entry):
+    """``kernel`` (a ``@triton.jit`` function) as a JIT function that triton compiles into a
+    device function named ``entry``: the same Python function, with triton's ``repr``
+    option naming it."""
+    import triton
+
+    return triton.jit(kernel.fn, repr=lambda _specialization: entry)
 
 
 def is_pointer_param(role):
@@ -60,7 +75,7 @@ def signature(kernel, variant, dtype):
     if len(params) != len(variant.params):
         raise KernelBuildError(
             "%s takes %d runtime parameters (%s) but the op definition's variant %s lists %d "
-            "(%s)" % (variant.entry, len(params), ", ".join(params), variant.name,
+            "(%s)" % (variant.function, len(params), ", ".join(params), variant.name,
                       len(variant.params), ", ".join(variant.params)))
     sig = {}
     for name, role in zip(params, variant.params):
@@ -69,14 +84,14 @@ def signature(kernel, variant, dtype):
     wanted = [name for name, _ in variant.constants]
     if constexprs != wanted:
         raise KernelBuildError("%s takes the compile-time parameters %s; the op definition's "
-                               "variant %s gives %s" % (variant.entry, constexprs, variant.name,
+                               "variant %s gives %s" % (variant.function, constexprs, variant.name,
                                                         wanted))
     return sig, dict(variant.constants)
 
 
-def lower(kernel, variant, dtype, soc):
+def lower(kernel, variant, dtype, soc, entry):
     """TTIR and linalg of ``kernel`` (``variant``'s function) for ``dtype`` (an op_def.DType)
-    on ``soc``."""
+    on ``soc``, its device function named ``entry``."""
     from triton._C.libtriton import ir
     from triton.backends.ascend import compiler as ascend
     from triton.backends.compiler import GPUTarget
@@ -88,7 +103,7 @@ def lower(kernel, variant, dtype, soc):
     stages = {}
     backend.add_stages(stages, options)
     sig, constants = signature(kernel, variant, dtype)
-    source = ASTSource(kernel, sig, constants=constants)
+    source = ASTSource(named(kernel, entry), sig, constants=constants)
     metadata = dict(options.__dict__)
     metadata.update(target=target, hash="tf-ge-custom-%s-%s-%s" % (variant.name, dtype.name, soc))
     context = ir.context()
@@ -104,8 +119,13 @@ def lower(kernel, variant, dtype, soc):
         detail = getattr(e, "stderr", None)
         detail = detail.decode("utf-8", "replace")[-4000:] if isinstance(detail, bytes) else ""
         raise KernelBuildError("lowering %s (variant %s, %s) for %s to linalg failed: %s\n%s"
-                               % (variant.entry, variant.name, dtype.name, soc, e, detail))
+                               % (entry, variant.name, dtype.name, soc, e, detail))
     # triton-ascend's own npubin stage starts with this: it reads mix_mode/kernel_name
     # from the linalg and strips the attribute bishengir-compile does not accept.
     linalg, metadata = ascend._parse_linalg_metadata(linalg, metadata)
+    if metadata["kernel_name"] != entry:
+        raise KernelBuildError("triton-ascend named the kernel of %s (variant %s, %s) %r, not its "
+                               "entry name %r; the npubin would not hold the symbol GE launches"
+                               % (variant.function, variant.name, dtype.name,
+                                  metadata["kernel_name"], entry))
     return Lowered(ttir, linalg, metadata["mix_mode"], metadata["kernel_name"], options)

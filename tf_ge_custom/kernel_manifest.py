@@ -467,13 +467,20 @@ def _check_schema(doc, path):
     items = top.get("kernels", "list")
     if not items:
         top.fail("'kernels' must hold at least one entry")
-    kernels, seen = [], set()
+    kernels, seen, names = [], set(), {}
     for i, item in enumerate(items):
         k = _kernel_schema(item, "kernels[%d]" % i, path)
         if (k.op, k.variant, k.dtype) in seen:
             raise ManifestError("schema", "kernels[%d]: a second entry for (%s, %s, %s)"
                                 % (i, k.op, k.variant, k.dtype), path)
         seen.add((k.op, k.variant, k.dtype))
+        if k.entry in names:
+            # GE keeps one binary per kernel name in a model: one of the two would run the
+            # other's code (docs/kernel-manifest.md, "Entry names").
+            raise ManifestError("schema", "kernels[%d] (%s/%s/%s): entry name %r is also the entry "
+                                "of kernels[%d]; every kernel of a set needs its own entry name"
+                                % (i, k.op, k.variant, k.dtype, k.entry, names[k.entry]), path)
+        names[k.entry] = i
         kernels.append(k)
     return kernels
 
@@ -635,9 +642,10 @@ def _check_mismatch(doc, kernels, expected_soc, path):
         except KeyError as e:
             fail("%s/%s: %s; rebuild the kernels" % (k.op, k.dtype, e.args[0]))
         what = "%s/%s/%s" % (k.op, k.variant, k.dtype)
-        if k.entry != variant.entry:
-            fail("%s: entry %r, but the op definition names the kernel %r"
-                 % (what, k.entry, variant.entry))
+        if k.entry != op.entry_name(k.variant, k.dtype):
+            fail("%s: entry %r, but the op definition names this kernel %r (one entry name per "
+                 "variant and dtype); rebuild the kernels with this package's build-kernels"
+                 % (what, k.entry, op.entry_name(k.variant, k.dtype)))
         if k.block != variant.block:
             fail("%s: block %s, but the op definition says %s; rebuild the kernels"
                  % (what, list(k.block), list(variant.block)))

@@ -7,7 +7,8 @@ table, a GE custom op and a TF parser registration per op:
 ``ge_ops/codegen/generate_op_sources.py``) and ``npu_supported_ops.json`` (``opp.py``). The
 kernel builder, the build steps, ``list-kernels``, ``doctor`` and the export checks loop over
 ``OPS``; the Triton kernel variants (entries, block shapes, parameters) and the npubin names
-come from ``KernelSpec``. Adding an op: docs/adding-an-op.md.
+come from ``KernelSpec``; every compiled kernel's entry symbol comes from
+:meth:`OpDefinition.entry_name`. Adding an op: docs/adding-an-op.md.
 
 Pure Python with no third-party import, so that ``setup.py``, the kernel builder and
 ``tf-ge-custom doctor`` can read it on any machine (Python 3.7 syntax). It also works when
@@ -15,6 +16,7 @@ loaded by path, outside the package (the code generator does that).
 """
 import importlib.util
 import os
+import re
 from typing import NamedTuple, Tuple
 
 try:
@@ -58,7 +60,10 @@ class KernelVariant(NamedTuple):
     """
 
     name: str  # "flat", "scalar", "row_16x256": the manifest's "variant"
-    entry: str  # name of the @triton.jit function == symbol in the npubin
+    # The @triton.jit function of the kernel source that computes this variant (one function
+    # may serve several variants). The builder compiles it under each dtype's own entry
+    # symbol (OpDefinition.entry_name), never under this name.
+    function: str
     pattern: str  # one of kernel_contract.PATTERNS
     # Elements one program handles per loop iteration: (BLOCK_SIZE,) for the flat patterns,
     # (BLOCK_ROWS, BLOCK_COLS) for the tiled ones.
@@ -90,6 +95,13 @@ class KernelSpec(NamedTuple):
                        % (name, ", ".join(v.name for v in self.variants)))
 
 
+# Every kernel entry symbol starts with this. GE keeps one binary per kernel name in a model
+# (docs/ge-library.md, "What a sunk graph can hold"), so no two kernels of this package, and
+# no kernel of another project (GE's own Triton sample is "add_kernel"), may share a name.
+ENTRY_PREFIX = "tf_ge_custom_"
+_SYMBOL_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 class OpDefinition(NamedTuple):
     """One custom op: names, signature, dtype set and kernel facts."""
 
@@ -111,6 +123,13 @@ class OpDefinition(NamedTuple):
     def dtype_records(self):
         return tuple(DTYPES[name] for name in self.dtypes)
 
+    def entry_name(self, variant, dtype):
+        """The entry symbol of the kernel of ``variant`` for ``dtype``, unique per (op,
+        variant, dtype): ``tf_ge_custom_<python_name>_<variant>_<dtype>``, e.g.
+        ``tf_ge_custom_add_custom_row_16x256_float16``. The builder compiles the variant's
+        function under this name; the manifest records it; GE loads and launches by it."""
+        return "%s%s_%s_%s" % (ENTRY_PREFIX, self.python_name, variant, dtype)
+
     def binary_name(self, variant, dtype):
         """File name of the npubin of ``variant`` for ``dtype``:
         ``<python_name>_<variant>_<dtype>.npubin``."""
@@ -124,8 +143,8 @@ class OpDefinition(NamedTuple):
         )
 
 
-def _flat_variant(name, entry, pattern, block_size):
-    return KernelVariant(name, entry, pattern, (block_size,), (("BLOCK_SIZE", block_size),),
+def _flat_variant(name, function, pattern, block_size):
+    return KernelVariant(name, function, pattern, (block_size,), (("BLOCK_SIZE", block_size),),
                          ("input:0", "input:1", "output:0", "num_elements"))
 
 
@@ -171,6 +190,37 @@ ADD_CUSTOM = OpDefinition(
 
 # Every op the package ships, in a stable order.
 OPS = (ADD_CUSTOM,)
+
+
+def entry_names(ops=None):
+    """``[(entry name, op type, variant, dtype)]`` of every kernel the ops define, in
+    definition order."""
+    return [(op.entry_name(v.name, d), op.type_name, v.name, d)
+            for op in (OPS if ops is None else ops) for v in op.kernel.variants for d in op.dtypes]
+
+
+def describe_problems(problems, shown=3):
+    """The first ``shown`` of ``problems`` (sentences), and how many more there are."""
+    text = "; ".join(problems[:shown])
+    return text + (" (and %d more)" % (len(problems) - shown) if len(problems) > shown else "")
+
+
+def entry_name_problems(ops=None):
+    """Why the ops' kernels cannot all live in one GE model, one sentence each (empty when
+    they can): an entry name two kernels share, or one that is no symbol of this package."""
+    problems, first = [], {}
+    for name, op, variant, dtype in entry_names(ops):
+        what = "%s %s %s" % (op, variant, dtype)
+        if not _SYMBOL_RE.match(name) or not name.startswith(ENTRY_PREFIX):
+            problems.append("the kernel entry name %r of %s is not a C symbol starting with %r"
+                            % (name, what, ENTRY_PREFIX))
+        elif name in first:
+            problems.append("the kernels %s and %s share the entry name %s; a GE model keeps one "
+                            "binary per kernel name, so one would run the other's code"
+                            % (first[name], what, name))
+        else:
+            first[name] = what
+    return problems
 
 
 def get(type_name):

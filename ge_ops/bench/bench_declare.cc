@@ -6,7 +6,7 @@
 //
 // Per call, as ge_ops/cann/kernel_op.cc runs it after reading the tensors from GE: the dtype
 // check, PrepareCall into the kept call, then DeclareLaunch into the kept declaration (kernel
-// lookup in the registry, the kernel-name ledger, the launch plan, the packed struct cut into
+// lookup in the registry, the launch plan, the packed struct cut into
 // argument words). Scenarios (the benchmark's own shapes):
 //   declare            float32 [4096, 4096] + [4096, 4096]: the flat kernel, 8 words
 //   declare_broadcast  float32 [4096, 4096] + [4096]: a row variant, 13 words
@@ -68,7 +68,6 @@ Measured Run(const Scenario &s, int rounds, double round_seconds) {
   auto registry = KernelRegistry::FromOppRoot(opp.path());
   const OpDefinition &op = *FindOp("AddCustom");
   RecordingWorkspaces workspaces;
-  KernelNameLedger ledger;
   const std::string soc = kSoc;  // the adapter's copy of Compile's SoC
   std::vector<TensorInfo> inputs(2);
   KernelCall call;
@@ -87,7 +86,7 @@ Measured Run(const Scenario &s, int rounds, double round_seconds) {
     auto dtype = CheckDTypes(op, inputs);
     if (!dtype.ok()) return false;
     if (!PrepareCall(op, *dtype.value(), inputs[0].dims, inputs[1].dims, &call).ok()) return false;
-    const Status st = DeclareLaunch(call, soc, *registry, workspaces, &d, &ledger);
+    const Status st = DeclareLaunch(call, soc, *registry, workspaces, &d);
     if (!st.ok()) std::fprintf(stderr, "DeclareLaunch: %s\n", st.ToString().c_str());
     return st.ok();
   };

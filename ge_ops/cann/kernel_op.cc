@@ -222,9 +222,6 @@ ge::graphStatus KernelOp::Compile(gert::OpCompileContext *ctx) {
       std::lock_guard<std::mutex> lock(mutex_);
       compiled_soc_ = soc;  // what DeclareLaunchArgs declares for
     }
-    // GE compiles every node of a graph before it generates the graph's tasks: a new graph's
-    // declarations start a new ledger (core/declared_launch.h, KernelNameLedger).
-    declared_names_.Clear();
     return ge::GRAPH_SUCCESS;
   } catch (const std::exception &e) {
     return Fail(node, core::Status::Error(core::Code::kInternal, e.what()));
@@ -331,7 +328,7 @@ ge::graphStatus KernelOp::DeclareLaunchArgs(gert::AnnotatedArgsContext &ctx) {
     if (!soc.ok()) return Fail(node, soc.status());
     ContextWorkspaces workspaces(ctx);
     core::LaunchDeclaration &d = scratch.declaration;
-    const core::Status declared = core::DeclareLaunch(call, soc.value(), *registry.value(), workspaces, &d, &declared_names_);
+    const core::Status declared = core::DeclareLaunch(call, soc.value(), *registry.value(), workspaces, &d);
     if (!declared.ok()) {
       return Fail(node, declared.WithContext("inputs " + core::ShapeText(inputs[0].dims) + " and " +
                                              core::ShapeText(inputs[1].dims)));
@@ -438,12 +435,27 @@ ge::graphStatus KernelOp::Serialize(std::vector<uint8_t> &buffer) {
 
 ge::graphStatus KernelOp::Deserialize(const std::vector<uint8_t> &buffer) {
   try {
-    auto restored = core::KernelRegistry::FromSerialized(buffer);
-    if (!restored.ok()) {
-      return Fail(nullptr, restored.status().WithPrefix("Deserialize"));
+    // GE may deserialize into the very instance that also compiles graphs (at HEAD the OM
+    // loader's CustomOpFactory::LoadCustomOpsPartition calls the one instance the factory
+    // holds): the model's kernels join the registry, which keeps the OPP root, the bundles and
+    // what was compiled (core::KernelRegistry::AddSerialized).
+    auto registry = Registry();
+    if (registry.ok()) {
+      const core::Status added = registry.value()->AddSerialized(buffer);
+      if (!added.ok()) return Fail(nullptr, added.WithPrefix("Deserialize"));
+      return ge::GRAPH_SUCCESS;
     }
+    // A library with no OPP root around it (an OM's own copy of it): the model's kernels alone.
+    auto restored = core::KernelRegistry::FromSerialized(buffer);
+    if (!restored.ok()) return Fail(nullptr, restored.status().WithPrefix("Deserialize"));
     std::lock_guard<std::mutex> lock(mutex_);
-    registry_ = restored.value();  // the model's own kernels win over any files on disk
+    if (registry_) {
+      // Another Deserialize made the registry in the meantime: add to it.
+      const core::Status added = registry_->AddSerialized(buffer);
+      if (!added.ok()) return Fail(nullptr, added.WithPrefix("Deserialize"));
+    } else {
+      registry_ = restored.value();
+    }
     return ge::GRAPH_SUCCESS;
   } catch (const std::exception &e) {
     return Fail(nullptr, core::Status::Error(core::Code::kInternal, e.what()));

@@ -48,13 +48,17 @@ class KernelOp : public ge::EagerExecuteOp,
   // dims and rank) and x's dtype; incompatible shapes and differing dtypes are refused.
   ge::graphStatus InferShape(gert::InferShapeContext *ctx) override;
   ge::graphStatus InferDataType(gert::InferDataTypeContext *ctx) override;
-  // What Compile chose (npubins compiled on this host included), or every SoC's kernels when
-  // Compile chose nothing, so an OM runs without this package or the cache on disk.
+  // What Compile chose (npubins compiled on this host included, and the boards it served with
+  // another SoC's kernels), or every SoC's kernels when Compile chose nothing, so an OM runs
+  // without this package or the cache on disk, on the board it was built for.
   ge::graphStatus Serialize(std::vector<uint8_t> &buffer) override;
+  // The model's kernels join this instance's registry (the OPP root's, kept), so that the
+  // same instance runs the model and still compiles other graphs.
   ge::graphStatus Deserialize(const std::vector<uint8_t> &buffer) override;
 
  private:
-  // The kernels restored by Deserialize, or else those of the OPP root holding this library.
+  // The kernels of the OPP root holding this library (with what Deserialize added), or, for a
+  // library outside an OPP root, those Deserialize restored.
   core::Result<std::shared_ptr<core::KernelRegistry>> Registry();
   // The package's builder, run as a child process when a kernel must be compiled.
   std::shared_ptr<core::KernelSupply> Supply();
@@ -71,7 +75,6 @@ class KernelOp : public ge::EagerExecuteOp,
   std::string opp_root_;
   std::shared_ptr<core::KernelSupply> supply_;
   std::string compiled_soc_;  // Compile's target (DeclaredSoc)
-  core::KernelNameLedger declared_names_;  // one binary per kernel name (declared_launch.h)
 };
 
 }  // namespace cann

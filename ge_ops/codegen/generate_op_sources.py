@@ -87,6 +87,11 @@ def _param_slot(contract, param):
 
 
 def op_definitions_inc(module, contract):
+    # GE keeps one binary per kernel name in a model: a table whose kernels share an entry
+    # name is never generated (op_def.entry_name_problems says which).
+    problems = module.entry_name_problems(module.OPS)
+    if problems:
+        raise ValueError(module.describe_problems(problems))
     lines = [HEADER, "// One initializer per op: see core/include/tf_ge_custom_core/op_definition.h.\n"]
     for op in module.OPS:
         dtypes = ", ".join(
@@ -98,10 +103,11 @@ def op_definitions_inc(module, contract):
                 raise ValueError("variant %s: unknown pattern %r" % (v.name, v.pattern))
             params = ", ".join("{SlotRole::%s, %d, %d}" % ((camel(r),) + (i, k)) for r, i, k in
                                (_param_slot(contract, p) for p in v.params))
-            variants.append("{%s, %s, Pattern::%s, {%s}, {%s}, {%s}}" % (
-                c_string(v.name), c_string(v.entry), camel(v.pattern),
+            variants.append("{%s, Pattern::%s, {%s}, {%s}, {%s}, {%s}}" % (
+                c_string(v.name), camel(v.pattern),
                 ", ".join(str(b) for b in v.block), params,
-                ", ".join(c_string(op.binary_name(v.name, d)) for d in op.dtypes)))
+                ", ".join(c_string(op.binary_name(v.name, d)) for d in op.dtypes),
+                ", ".join(c_string(op.entry_name(v.name, d)) for d in op.dtypes)))
         lines.append("{%s, {%s}, {%s}, {%s},\n {%s},\n %s},\n" % (
             c_string(op.type_name),
             ", ".join(c_string(n) for n in op.inputs),

@@ -544,3 +544,100 @@ TEST(KernelSupply, ATimeoutOrCrashIsTriedAgainAtTheNextGraphBuildABoundedNumberO
   CHECK_TRUE(IsDefiniteRefusal(Status::Error(Code::kUnsupported, "hivmc is missing")));
   CHECK_FALSE(IsDefiniteRefusal(Status::Error(Code::kRuntime, "timed out")));
 }
+
+// --- A model built for a board runs on it after Deserialize; a merge keeps both ----------
+
+TEST(KernelSupply, AModelBuiltForABoardRunsOnThatBoardAfterDeserialize) {
+  // Compile for Ascend910B4-1 takes the Ascend910B4 kernels (same architecture). The model
+  // carries that serving: a registry restored from it, with no package on disk, answers the
+  // board's own name with the B4 bytes, for the dtype Compile served and no other.
+  ArchSetup s;
+  REQUIRE_OK(s.supply.Ensure(*s.registry, "Ascend910B4-1", "AddCustom", "float32", "dav-2201"));
+  auto bytes = s.registry->Serialize();
+  REQUIRE_OK(bytes);
+  std::vector<BundleSoc> socs;
+  std::vector<BundleServing> serving;
+  REQUIRE_OK(DecodeBundle(bytes.value().data(), bytes.value().size(), &socs, &serving));
+  REQUIRE_EQ(serving.size(), size_t{1});
+  CHECK_EQ(serving[0].board + " " + serving[0].op + " " + serving[0].dtype + " " + serving[0].soc,
+           std::string("Ascend910B4-1 AddCustom float32 Ascend910B4"));
+  auto restored = KernelRegistry::FromSerialized(bytes.value());
+  REQUIRE_OK(restored);
+  for (const auto &v : FindOp("AddCustom")->variants) {
+    auto found = restored.value()->Find("Ascend910B4-1", "AddCustom", v.name, "float32");
+    REQUIRE_OK(found);
+    CHECK_EQ(Sha(found.value()), Sha(test_support::FakeBinary("Ascend910B4", "float32", v.name)));
+  }
+  CHECK_EQ(restored.value()->Find("Ascend910B4-1", "AddCustom", "flat", "float16").status().code(), Code::kUnknownSoc);
+  CHECK_EQ(restored.value()->Find("Ascend910B4-2", "AddCustom", "flat", "float32").status().code(), Code::kUnknownSoc);
+  // ... and serializes the serving again.
+  auto again = restored.value()->Serialize();
+  REQUIRE_OK(again);
+  CHECK_EQ(again.value(), bytes.value());
+  // A model claiming a serving whose kernels it does not carry is refused.
+  std::vector<BundleServing> bad = {{"Ascend910B4-1", "AddCustom", "float16", "Ascend910B4"}};
+  CHECK_EQ(KernelRegistry::FromSerialized(EncodeBundle(socs, bad).value()).status().code(), Code::kCorrupt);
+  bad = {{"Ascend910B4-1", "AddCustom", "float32", "Ascend910B2"}};
+  CHECK_EQ(KernelRegistry::FromSerialized(EncodeBundle(socs, bad).value()).status().code(), Code::kCorrupt);
+  bad = {{"Ascend910B4-1", "MulCustom", "float32", "Ascend910B4"}};
+  CHECK_EQ(KernelRegistry::FromSerialized(EncodeBundle(socs, bad).value()).status().code(), Code::kCorrupt);
+}
+
+TEST(KernelRegistry, AModelAddedToARegistryKeepsTheOppRootAndEveryEarlierAnswer) {
+  // The instance that compiles also loads a model (GE's LoadCustomOpsPartition): the model
+  // brings Ascend910B1 float32 (other bytes than the package's), float16 (the package lacks
+  // it) and Ascend910_9392 float32; the package keeps answering what it answered before.
+  TempDir opp, elsewhere;
+  test_support::WriteOppKernels(opp, "Ascend910B1", PackageSet("float32"));
+  auto registry = KernelRegistry::FromOppRoot(opp.path());
+  auto before = registry->Find("Ascend910B1", "AddCustom", "flat", "float32");
+  REQUIRE_OK(before);
+  std::vector<KernelSpec> model_b1 = Concat(PackageSet("float32"), PackageSet("float16"));
+  for (auto &k : model_b1) k.binary = CompiledBinary("Ascend910B1", k.dtype, k.variant);
+  test_support::WriteOppKernels(elsewhere, "Ascend910B1", model_b1);
+  test_support::WriteOppKernels(elsewhere, "Ascend910_9392", PackageSet("float32"));
+  auto model = KernelRegistry::FromOppRoot(elsewhere.path())->Serialize();
+  REQUIRE_OK(model);
+  REQUIRE_OK(registry->AddSerialized(model.value()));
+  auto after = registry->Find("Ascend910B1", "AddCustom", "flat", "float32");
+  REQUIRE_OK(after);
+  CHECK_EQ(Sha(after.value()), Sha(before.value()));  // the package's, as before
+  auto f16 = registry->Find("Ascend910B1", "AddCustom", "row_16x256", "float16");
+  REQUIRE_OK(f16);
+  CHECK_EQ(Sha(f16.value()), Sha(CompiledBinary("Ascend910B1", "float16", "row_16x256")));
+  CHECK_TRUE(registry->Find("Ascend910_9392", "AddCustom", "scalar", "float32").ok());
+  CHECK_EQ(registry->SourceOf("Ascend910_9392", "AddCustom", "float32"), std::string("the model's own kernels"));
+  // The OPP root is still there: a SoC added to it later is found, a Compile still chooses.
+  test_support::WriteOppKernels(opp, "Ascend910B3", PackageSet("int32"));
+  CHECK_TRUE(registry->Find("Ascend910B3", "AddCustom", "flat", "int32").ok());
+  REQUIRE_OK(registry->Choose("Ascend910B1", "AddCustom", "float16"));
+  // The same model again adds nothing and refuses nothing; damaged bytes are refused whole.
+  REQUIRE_OK(registry->AddSerialized(model.value()));
+  std::vector<uint8_t> damaged = model.value();
+  damaged[damaged.size() / 2] ^= 1;
+  CHECK_EQ(registry->AddSerialized(damaged).code(), Code::kCorrupt);
+  CHECK_EQ(Sha(registry->Find("Ascend910B1", "AddCustom", "flat", "float32").value()), Sha(before.value()));
+}
+
+TEST(KernelRegistry, ABoardKeepsTheFirstSocItWasServedBy) {
+  // Answers never change: once Ascend910B4-1's float32 kernels are B4's, a later Serve or a
+  // model naming B2 for it changes nothing.
+  ArchSetup s;
+  const std::string b2 = test_support::WriteOppKernels(s.opp, "Ascend910B2", PackageSet("float32"));
+  s.opp.Write("kernels/Ascend910B2/manifest.json", test_support::WithArchitecture(b2, "dav-2201"));
+  REQUIRE_OK(s.registry->Serve("Ascend910B4-1", "Ascend910B4", "AddCustom", "float32"));
+  REQUIRE_OK(s.registry->Serve("Ascend910B4-1", "Ascend910B2", "AddCustom", "float32"));
+  CHECK_EQ(s.registry->Find("Ascend910B4-1", "AddCustom", "flat", "float32").value().soc, std::string("Ascend910B4"));
+  // Another dtype of the board may be served by another SoC.
+  const std::string b2h = test_support::ManifestJson("Ascend910B2", Concat(PackageSet("float32"), PackageSet("float16")));
+  s.opp.Write("kernels/Ascend910B2/manifest.json", test_support::WithArchitecture(b2h, "dav-2201"));
+  for (const auto &k : PackageSet("float16")) {
+    s.opp.Write("kernels/Ascend910B2/" + test_support::BinaryName(k.variant, "float16"),
+                test_support::FakeBinary("Ascend910B2", "float16", k.variant));
+  }
+  auto fresh = KernelRegistry::FromOppRoot(s.opp.path());
+  REQUIRE_OK(fresh->Serve("Ascend910B4-1", "Ascend910B4", "AddCustom", "float32"));
+  REQUIRE_OK(fresh->Serve("Ascend910B4-1", "Ascend910B2", "AddCustom", "float16"));
+  CHECK_EQ(fresh->Find("Ascend910B4-1", "AddCustom", "flat", "float32").value().soc, std::string("Ascend910B4"));
+  CHECK_EQ(fresh->Find("Ascend910B4-1", "AddCustom", "flat", "float16").value().soc, std::string("Ascend910B2"));
+}

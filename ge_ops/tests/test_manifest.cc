@@ -45,7 +45,8 @@ TEST(Manifest, ReadsAValidA2Manifest) {
   const KernelEntry *e = m.Find("AddCustom", "flat", "float32");
   REQUIRE_TRUE(e != nullptr);
   CHECK_EQ(e->variant, std::string("flat"));
-  CHECK_EQ(e->entry, std::string("add_kernel"));
+  CHECK_EQ(e->entry, std::string("tf_ge_custom_add_custom_flat_float32"));
+  CHECK_EQ(m.Find("AddCustom", "flat", "float16")->entry, std::string("tf_ge_custom_add_custom_flat_float16"));
   CHECK_EQ(e->binary, std::string("add_custom_flat_float32.npubin"));
   const auto bin = test_support::FakeBinary(kSoc, "float32");
   CHECK_EQ(e->binary_size, static_cast<int64_t>(bin.size()));
@@ -74,7 +75,7 @@ TEST(Manifest, ReadsATiledVariantWithItsExtentAndStrideSlots) {
   REQUIRE_OK(r);
   const KernelEntry *e = r.value().Find("AddCustom", "col_128x32", "float32");
   REQUIRE_TRUE(e != nullptr);
-  CHECK_EQ(e->entry, std::string("add_tile_kernel"));
+  CHECK_EQ(e->entry, std::string("tf_ge_custom_add_custom_col_128x32_float32"));
   CHECK_EQ(e->block, (std::vector<int64_t>{128, 32}));
   CHECK_EQ(e->args.size, int64_t{104});
   REQUIRE_EQ(e->args.slots.size(), size_t{20});
@@ -104,6 +105,31 @@ TEST(Manifest, RefusesAVariantItsOpDoesNotHaveOrAnotherBlock) {
            Code::kBadManifest);
 }
 
+TEST(Manifest, EveryKernelHasItsOwnEntryNameOfTheOpTable) {
+  // GE keeps one binary per kernel name in a model: the reader takes only the op table's name
+  // of each (variant, dtype), written out here, and refuses a set naming two kernels alike.
+  KernelSpec flat32, flat16, row32;
+  flat16.dtype = "float16";
+  row32.variant = "row_16x256";
+  const std::string v = ManifestJson(kSoc, {flat32, flat16, row32});
+  auto r = ParseManifest(v, ManifestCheck());
+  REQUIRE_OK(r);
+  CHECK_EQ(r.value().Find("AddCustom", "row_16x256", "float32")->entry,
+           std::string("tf_ge_custom_add_custom_row_16x256_float32"));
+  const std::string f32 = "\"entry\": \"tf_ge_custom_add_custom_flat_float32\"";
+  const std::string f16 = "\"entry\": \"tf_ge_custom_add_custom_flat_float16\"";
+  const std::string r32 = "\"entry\": \"tf_ge_custom_add_custom_row_16x256_float32\"";
+  // the name the builder wrote before names were per kernel, for every dtype's flat kernel
+  auto old = ParseManifest(Replace(v, f16, "\"entry\": \"add_kernel\""), ManifestCheck());
+  REQUIRE_TRUE(!old.ok());
+  CHECK_TRUE(old.status().code() == Code::kBadManifest);
+  CHECK_TRUE(old.status().message().find("tf_ge_custom_add_custom_flat_float16") != std::string::npos);
+  // another dtype's or another variant's name, and one name for two kernels
+  CHECK_EQ(CodeOf(Replace(v, f16, f32)), Code::kBadManifest);
+  CHECK_EQ(CodeOf(Replace(v, r32, f32)), Code::kBadManifest);
+  CHECK_EQ(CodeOf(Replace(v, f32, "\"entry\": \"tf_ge_custom_add_custom_flat_int32\"")), Code::kBadManifest);
+}
+
 TEST(Manifest, AcceptsAnIrOnlyManifest) {
   KernelSpec k;
   k.has_binary = false;
@@ -124,7 +150,7 @@ TEST(Manifest, LeavesKeysItDoesNotUseToThePythonValidator) {
   // The full schema is tf_ge_custom/kernel_manifest.py's: a key the library does not read
   // does not stop it.
   CHECK_TRUE(ParseManifest(Replace(Valid(), "\"soc\": ", "\"note\": [1, 2], \"soc\": "), ManifestCheck()).ok());
-  CHECK_TRUE(ParseManifest(Replace(Valid(), "\"entry\": \"add_kernel\",", "\"entry\": \"add_kernel\", \"x\": {},"),
+  CHECK_TRUE(ParseManifest(Replace(Valid(), "\"mix_mode\": \"aiv\",", "\"mix_mode\": \"aiv\", \"x\": {},"),
                            ManifestCheck())
                  .ok());
 }

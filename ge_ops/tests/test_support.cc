@@ -61,6 +61,10 @@ std::string BinaryName(const std::string &variant, const std::string &dtype) {
   return "add_custom_" + variant + "_" + dtype + ".npubin";
 }
 
+std::string EntryName(const std::string &variant, const std::string &dtype) {
+  return "tf_ge_custom_add_custom_" + variant + "_" + dtype;
+}
+
 std::vector<uint8_t> FakeBinary(const std::string &soc, const std::string &dtype, const std::string &variant) {
   const std::string text = "\x7f" "ELF fake npubin for " + soc + " " + variant + " " + dtype;
   std::vector<uint8_t> bytes(text.begin(), text.end());
@@ -91,8 +95,7 @@ std::string ManifestJson(const std::string &soc, const std::vector<KernelSpec> &
     const bool tiled = k.variant != "flat" && k.variant != "scalar";
     const std::vector<uint8_t> bin = k.binary.empty() ? FakeBinary(soc, k.dtype, k.variant) : k.binary;
     out += " {\n  \"op\": \"AddCustom\",\n  \"variant\": \"" + k.variant + "\",\n  \"dtype\": \"" + k.dtype +
-           "\",\n  \"entry\": \"" + (tiled ? "add_tile_kernel" : k.variant == "flat" ? "add_kernel" : "add_scalar_kernel") +
-           "\",\n";
+           "\",\n  \"entry\": \"" + EntryName(k.variant, k.dtype) + "\",\n";
     if (k.has_binary) {
       out += "  \"binary\": \"" + BinaryName(k.variant, k.dtype) + "\",\n  \"binary_size\": " + std::to_string(bin.size()) +
              ",\n  \"sha256\": \"" + tf_ge_custom::core::Sha256Hex(bin.data(), bin.size()) + "\",\n";

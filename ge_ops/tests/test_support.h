@@ -45,6 +45,10 @@ std::vector<uint8_t> FakeBinary(const std::string &soc, const std::string &dtype
 // The npubin name of (variant, dtype): add_custom_<variant>_<dtype>.npubin.
 std::string BinaryName(const std::string &variant, const std::string &dtype);
 
+// The kernel's entry symbol of (variant, dtype): tf_ge_custom_add_custom_<variant>_<dtype>
+// (docs/kernel-manifest.md, "Entry names"), written out here, not taken from the op table.
+std::string EntryName(const std::string &variant, const std::string &dtype);
+
 // Every variant of AddCustom for dtype, as specs (the complete set a build writes).
 std::vector<KernelSpec> AllVariants(const std::string &dtype, bool has_ffts = true);
 

@@ -35,12 +35,14 @@ def test_installed_reg_op_header_matches_the_op_definition():
 
 
 def _variant_rows(text):
-    """(name, entry, pattern, block, params, binaries) of each variant initializer, parsed."""
+    """(name, pattern, block, params, binaries, entry names) of each variant initializer, parsed."""
     rows = []
-    for m in re.finditer(r'\{"(\w+)", "(\w+)", Pattern::(\w+), \{([\d, ]+)\}, \{(.*?)\}\}, \{([^}]*)\}\}', text):
-        params = re.findall(r"\{SlotRole::(\w+), (-?\d+), (-?\d+)\}", m.group(5) + "}")
-        rows.append((m.group(1), m.group(2), m.group(3), [int(b) for b in m.group(4).split(",")],
-                     [(r, int(i), int(d)) for r, i, d in params], re.findall(r'"([^"]*)"', m.group(6))))
+    for m in re.finditer(r'\{"(\w+)", Pattern::(\w+), \{([\d, ]+)\}, \{(.*?)\}\}, \{([^}]*)\}, '
+                         r'\{([^}]*)\}\}', text):
+        params = re.findall(r"\{SlotRole::(\w+), (-?\d+), (-?\d+)\}", m.group(4) + "}")
+        rows.append((m.group(1), m.group(2), [int(b) for b in m.group(3).split(",")],
+                     [(r, int(i), int(d)) for r, i, d in params], re.findall(r'"([^"]*)"', m.group(5)),
+                     re.findall(r'"([^"]*)"', m.group(6))))
     return rows
 
 
@@ -67,8 +69,9 @@ def test_core_table_matches_the_op_definition(native_build):
             for p in v.params:  # "input:1", "dim:3", "input_stride:0:2", "num_elements"
                 role, index, dim = kernel_manifest.param_slot_key(p)
                 params.append((_camel(role), -1 if index is None else index, -1 if dim is None else dim))
-            assert row == (v.name, v.entry, _camel(v.pattern), list(v.block), params,
-                           [op.binary_name(v.name, d) for d in op.dtypes])
+            assert row == (v.name, _camel(v.pattern), list(v.block), params,
+                           [op.binary_name(v.name, d) for d in op.dtypes],
+                           ["tf_ge_custom_%s_%s_%s" % (op.python_name, v.name, d) for d in op.dtypes])
         commutative = re.search(r"\},\n (true|false)\},", text[start:]).group(1)
         assert commutative == ("true" if op.commutative else "false")
 
@@ -113,3 +116,40 @@ def test_kernel_contract_header_restates_the_python_contract(native_build):
     modes = re.findall(r'\{"(\w+)", BinaryMagic::(\w+)\}', text)
     magic_of = dict(re.findall(r"X\((k\w+), (\w+)\)", text.split("FOR_EACH_BINARY_MAGIC(X)")[1].splitlines()[0]))
     assert {mode: magic_of[e] for mode, e in modes} == c.MAGIC_BY_MIX_MODE
+
+
+# Appended to a copy of tf_ge_custom/op_def.py: AddCustom with every variant of a dtype under
+# one entry name, the defect GE's kernel store would turn into one node running another's code.
+_COLLIDING = '''
+
+class _OneNamePerDtype(OpDefinition):
+    def entry_name(self, variant, dtype):
+        return "tf_ge_custom_%s_%s" % (self.python_name, dtype)
+
+
+OPS = (_OneNamePerDtype(*ADD_CUSTOM),)
+'''
+
+
+def test_the_generator_refuses_a_table_whose_kernels_share_an_entry_name(tmp_path):
+    import importlib.util
+    import pytest
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    for name in ("op_def.py", "kernel_contract.py"):
+        (tmp_path / name).write_text((root / "tf_ge_custom" / name).read_text()
+                                     + (_COLLIDING if name == "op_def.py" else ""))
+    spec = importlib.util.spec_from_file_location(
+        "_generate_op_sources", str(root / "ge_ops" / "codegen" / "generate_op_sources.py"))
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    with pytest.raises(ValueError) as e:
+        generator.generate(str(tmp_path / "op_def.py"), str(tmp_path / "out"))
+    assert "AddCustom flat float32 and AddCustom scalar float32 share the entry name " \
+        "tf_ge_custom_add_custom_float32" in str(e.value)
+    assert not (tmp_path / "out" / "op_definitions.inc").exists()
+    # the unchanged definition generates, naming each kernel apart
+    (tmp_path / "op_def.py").write_text((root / "tf_ge_custom" / "op_def.py").read_text())
+    generator.generate(str(tmp_path / "op_def.py"), str(tmp_path / "out"))
+    text = (tmp_path / "out" / "op_definitions.inc").read_text()
+    assert len(set(re.findall(r'"(tf_ge_custom_add_custom_\w+)"', text))) == 44

@@ -44,14 +44,26 @@ SANITIZER_OPTIONS = {"ASAN_OPTIONS": "abort_on_error=1:detect_leaks=1",
 DOUBLE = SOURCE_ROOT / "tests" / "ge" / "doubles" / "kernel_compiler_double"
 
 
+def _scenario(path):
+    """The whole-model scenario (driver/whole_model_tests.cc): tests/ge/launch_oracle.py's
+    launches for the node tables of tests/ge/fixtures/."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "_tf_ge_custom_launch_oracle", str(SOURCE_ROOT / "tests" / "ge" / "launch_oracle.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.write_scenario(str(path))
+
+
 def harness_env(scratch, sanitize=False):
     """The harness's environment: no toolkit, no hivmc; Compile's builder is the TEST DOUBLE
     tests/ge/doubles/kernel_compiler_double (real builder entry point and cache protocol,
     made-up build step) with a cache of its own; the package the builder imports is the
-    installed one."""
+    installed one; the whole-model scenario written into the scratch folder."""
     import sys
     import tf_ge_custom
     scratch = pathlib.Path(scratch)
+    scratch.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("TF_GE_CUSTOM_", "BISHENG", "ASAN_", "UBSAN_")) and k != "ASCEND_HOME_PATH"}
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", os.defpath).split(os.pathsep)
@@ -60,6 +72,7 @@ def harness_env(scratch, sanitize=False):
                TF_GE_CUSTOM_DOUBLE_PYTHON=sys.executable, TF_GE_CUSTOM_DOUBLE_MODE="build",
                TF_GE_CUSTOM_DOUBLE_COUNT=str(scratch / "builds.txt"),
                TF_GE_IN_LOOP_PACKAGE=os.path.dirname(os.path.abspath(tf_ge_custom.__file__)),
+               TF_GE_IN_LOOP_MODELS=_scenario(scratch / "whole_models.json"),
                TMPDIR=str(scratch))
     if sanitize:
         env.update(SANITIZER_OPTIONS)
@@ -138,8 +151,10 @@ def test_the_harness_builds_every_adapter_source_the_package_builds():
 
 @pytest.mark.parametrize("tag", TAGS)
 def test_every_case_in_the_driver_is_registered(runs, tag):
-    build, exe, _, _ = runs(tag)
+    build, exe, _, proc = runs(tag)
     print("GE in the loop %s: built in %.0f s (%.0f CPU s)" % (tag, build.seconds, build.cpu_seconds))
+    # the whole-model cases' figures (driver/whole_model_tests.cc)
+    print("\n".join(line for line in proc.stdout.splitlines() if line.startswith("# ")))
     listed = subprocess.run([str(exe), "--list"], stdout=subprocess.PIPE, universal_newlines=True,
                             check=True)
     assert sorted(listed.stdout.split()) == sorted(CASES)
@@ -188,6 +203,11 @@ MUTATIONS = {
         ["DeclareLaunchArgs.FlatFloat32IsOneLaunchOfTheFlatKernelAsGesHandlerRecordsIt",
          "DeclareLaunchArgs.ARowBroadcastDeclaresTheTiledKernelsExtentsStridesAndGrid",
          "DeclareLaunchArgs.Float16DeclaresItsOwnBinaryWithTheElementCount"]),
+    "a_model_replaces_the_registry_and_its_opp_root": (
+        # what Deserialize did before it added to the instance's registry
+        "kernel_op.cc", "const core::Status added = registry.value()->AddSerialized(buffer);\n",
+        "const core::Status added = core::Status::Ok();\n      registry_ = core::KernelRegistry::FromSerialized(buffer).value();\n",
+        ["WholeModel.LoadCustomOpsPartitionDeserializesIntoTheInstanceThatStillCompiles"]),
 }
 MUTATION_TAG = "v9.2.0-beta.1" if "v9.2.0-beta.1" in TAGS else TAGS[0]
 
@@ -212,7 +232,7 @@ def test_deliberate_adapter_defects_are_caught(runs, tmp_path):
         library = build.build(build_dir=tmp_path / "mutant", cann_dir=cann, prebuilt=build,
                               target="tf_ge_custom_ge")
         env = harness_env(tmp_path / name)
-        (tmp_path / name).mkdir()
+        (tmp_path / name).mkdir(exist_ok=True)
         env["TF_GE_IN_LOOP_LIBRARY"] = str(library)
         records, proc = _run(exe, env)
         assert records, proc.stderr[-3000:]

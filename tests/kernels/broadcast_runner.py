@@ -4,7 +4,7 @@ as the GE library's planner said, and save every output.
 
     python broadcast_runner.py KERNEL.py CASES.npz PLANS.json OUT.npz
 
-PLANS.json: {"cases": {name: {"sentinel", "variant": {"entry", "params", "constants"},
+PLANS.json: {"cases": {name: {"sentinel", "variant": {"function", "params", "constants"},
 "operands", "output", "launches": [...]}}}. A parameter ``input:i`` gets kernel operand i
 (op input ``operands[i]``) as a flat tensor starting at the launch's byte offset, as the GE
 library advances the pointer; ``output:0`` the output likewise; ``num_elements``,
@@ -51,7 +51,7 @@ def main(kernel_path, cases_path, plans_path, out_path):
         itemsize = inputs[0].element_size()
         variant = plan.get("variant")
         for launch in plan["launches"]:
-            kernel = getattr(module, variant["entry"])
+            kernel = getattr(module, variant["function"])
             args = [_argument(p, launch, operands, output, itemsize) for p in variant["params"]]
             kernel[(launch["grid"],)](*args, **dict(variant["constants"]))
         outputs[name] = output.numpy().reshape(plan["output"])

@@ -74,7 +74,8 @@ def complete_soc_folder():
                 binary = generate.binary_bytes(dtype, variant.name)
                 k = generate.kernel(dtype, binary)
                 name = op_def.ADD_CUSTOM.binary_name(variant.name, dtype)
-                k.update(variant=variant.name, entry=variant.entry, block=list(variant.block),
+                k.update(variant=variant.name,
+                         entry=op_def.ADD_CUSTOM.entry_name(variant.name, dtype), block=list(variant.block),
                          binary=name,
                          args=generate.layout_tiled() if len(variant.block) == 2
                          else generate.layout_with_ffts())

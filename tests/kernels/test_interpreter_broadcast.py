@@ -88,7 +88,7 @@ def run_cases(plan_calls, interp_env, tmp_path, cases, seed):
             continue
         variant = VARIANTS[plan["variant"]] if "variant" in plan else None
         runnable[name] = dict(plan, sentinel=INT_SENTINEL if dtype == "int32" else float("nan"),
-                              variant=variant and {"entry": variant.entry,
+                              variant=variant and {"function": variant.function,
                                                    "params": list(variant.params),
                                                    "constants": list(variant.constants)})
     np.savez(str(tmp_path / "cases.npz"), **arrays)

@@ -134,7 +134,11 @@ REFUSALS = {
     "mismatch_entry": ("valid_ir_only", lambda d: _k0(d).update(entry="add_kernel_v2"), "mismatch"),
     "mismatch_block": ("valid_ir_only", lambda d: _k0(d).update(block=[2048]), "mismatch"),
     "mismatch_entry_of_another_variant": ("valid_tiled_variants", lambda d: _k0(d).update(
-        entry="add_kernel"), "mismatch"),
+        entry="tf_ge_custom_add_custom_flat_float32"), "mismatch"),
+    "mismatch_entry_of_another_op": ("valid_ir_only", lambda d: _k0(d).update(
+        entry="tf_ge_custom_mul_custom_flat_float32"), "mismatch"),
+    "schema_two_variants_one_entry": ("valid_tiled_variants", lambda d: d["kernels"][2].update(
+        entry=d["kernels"][1]["entry"]), "schema"),
     "mismatch_binary_name": ("valid_binaries", lambda d: _k0(d).update(
         binary="add_custom_flat_fp32.npubin"), "mismatch"),
     "mismatch_binary_of_another_variant": ("valid_binaries", lambda d: _k0(d).update(

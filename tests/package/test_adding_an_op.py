@@ -77,7 +77,9 @@ def test_the_ge_step_writes_and_installs_a_reg_op_header_per_op(two, tmp_path):
     row = table.split('{"ScaledMulCustom"')[1].split("\n{")[0]
     assert row.startswith(', {"a", "b", "scale"}, {"out"}')
     (variant,) = scaled.kernel.variants
-    assert '{"flat", "scaled_mul_kernel", Pattern::kEqual, {2048}' in row
+    assert '{"flat", Pattern::kEqual, {2048}' in row
+    # its kernels' entry names are its own, apart from AddCustom's
+    assert '{"tf_ge_custom_scaled_mul_custom_flat_float16", "tf_ge_custom_scaled_mul_custom_flat_int32"}' in row
     assert "{SlotRole::kInput, 2, -1}, {SlotRole::kOutput, 0, -1}" in row
     assert '"%s"' % scaled.binary_name("flat", "int32") in row
     assert "scaled_mul_custom_flat_int32.npubin" == scaled.binary_name("flat", "int32")
@@ -119,7 +121,7 @@ def _two_op_manifest(out):
     binary = b"\x7fELF filler for ScaledMulCustom int32, not a kernel\n"
     (soc / "scaled_mul_custom_flat_int32.npubin").write_bytes(binary)
     k["args"]["size"] = (offset + 7) // 8 * 8
-    k.update(op="ScaledMulCustom", entry="scaled_mul_kernel", block=[2048],
+    k.update(op="ScaledMulCustom", entry="tf_ge_custom_scaled_mul_custom_flat_int32", block=[2048],
              binary="scaled_mul_custom_flat_int32.npubin", binary_size=len(binary),
              sha256=hashlib.sha256(binary).hexdigest())
     doc["kernels"].append(k)

@@ -46,8 +46,9 @@ Status Corrupt(const std::string &what) {
 
 }  // namespace
 
-Result<std::vector<uint8_t>> EncodeBundle(const std::vector<BundleSoc> &socs) {
+Result<std::vector<uint8_t>> EncodeBundle(const std::vector<BundleSoc> &socs, const std::vector<BundleServing> &serving) {
   if (socs.size() > kMaxBundleSocs) return Status::Error(Code::kOversized, "too many SoCs to serialize");
+  if (serving.size() > kMaxBundleServings) return Status::Error(Code::kOversized, "too many served boards to serialize");
   std::vector<uint8_t> out(kBundleMagic, kBundleMagic + sizeof(kBundleMagic));
   PutU(kBundleVersion, 4, &out);
   PutU(0, 4, &out);
@@ -69,6 +70,14 @@ Result<std::vector<uint8_t>> EncodeBundle(const std::vector<BundleSoc> &socs) {
     }
     if (out.size() > kMaxBundleBytes) return Status::Error(Code::kOversized, "kernels exceed the serialized size limit");
   }
+  PutU(serving.size(), 4, &out);
+  for (const auto &s : serving) {
+    for (const std::string *text : {&s.board, &s.op, &s.dtype, &s.soc}) {
+      if (text->empty() || text->size() > 255) return Status::Error(Code::kOversized, "serving name length out of range");
+      PutU(text->size(), 2, &out);
+      out.insert(out.end(), text->begin(), text->end());
+    }
+  }
   const uint64_t body = out.size() - kBundleHeaderBytes;
   for (int i = 0; i < 8; ++i) out[16 + i] = static_cast<uint8_t>(body >> (8 * i));
   const auto digest = Sha256Digest(out.data(), out.size());
@@ -77,8 +86,10 @@ Result<std::vector<uint8_t>> EncodeBundle(const std::vector<BundleSoc> &socs) {
   return out;
 }
 
-Status DecodeBundle(const uint8_t *data, size_t size, std::vector<BundleSoc> *out) {
+Status DecodeBundle(const uint8_t *data, size_t size, std::vector<BundleSoc> *out,
+                    std::vector<BundleServing> *serving) {
   out->clear();
+  if (serving != nullptr) serving->clear();
   if (size > kMaxBundleBytes) {
     return Status::Error(Code::kOversized, "serialized kernels of " + std::to_string(size) + " bytes exceed the limit of " +
                                                std::to_string(kMaxBundleBytes));
@@ -96,7 +107,7 @@ Status DecodeBundle(const uint8_t *data, size_t size, std::vector<BundleSoc> *ou
   header.U(4, &version);
   header.U(4, &flags);
   header.U(8, &body);
-  if (version != kBundleVersion) {
+  if (version != kBundleVersion && version != 1) {
     return Status::Error(Code::kBadVersion, "serialized kernels have format version " + std::to_string(version) +
                                                 ", this library reads version " + std::to_string(kBundleVersion) +
                                                 "; rebuild the model (OM) with this package version");
@@ -134,8 +145,24 @@ Status DecodeBundle(const uint8_t *data, size_t size, std::vector<BundleSoc> *ou
     }
     socs.push_back(std::move(soc));
   }
+  std::vector<BundleServing> served;
+  if (version >= 2) {
+    uint64_t count = 0;
+    if (!r.U(4, &count) || count > kMaxBundleServings) return Corrupt("bad serving count");
+    for (uint64_t i = 0; i < count; ++i) {
+      BundleServing s;
+      for (std::string *text : {&s.board, &s.op, &s.dtype, &s.soc}) {
+        uint64_t len = 0;
+        const uint8_t *bytes = nullptr;
+        if (!r.U(2, &len) || len == 0 || !r.Bytes(len, &bytes)) return Corrupt("bad serving name length");
+        text->assign(reinterpret_cast<const char *>(bytes), static_cast<size_t>(len));
+      }
+      served.push_back(std::move(s));
+    }
+  }
   if (r.left() != 0) return Corrupt(std::to_string(r.left()) + " unexpected trailing bytes");
   *out = std::move(socs);
+  if (serving != nullptr) *serving = std::move(served);
   return Status::Ok();
 }
 

@@ -22,7 +22,7 @@ void Reset(HostArgValues *values) {
 }
 
 Status Declare(const KernelCall &call, const std::string &soc, KernelRegistry &registry, DeclarationRuntime &runtime,
-               LaunchDeclaration *out, KernelNameLedger *ledger) {
+               LaunchDeclaration *out) {
   const KernelChoice &choice = call.choice;
   // 0 elements: no variant was chosen; the flat kernel over 0 elements stands in.
   const KernelVariantDefinition *variant = choice.variant;
@@ -42,7 +42,6 @@ Status Declare(const KernelCall &call, const std::string &soc, KernelRegistry &r
                              " is not a vector-core (aiv) kernel: GE loads a declared kernel with the node's "
                              "TVM magic attribute, which defaults to the vector core and a custom op cannot set");
   }
-  if (ledger != nullptr) TF_GE_CUSTOM_RETURN_IF_ERROR(ledger->Claim(out->kernel));
   if (entry.lock_num > 0) {
     return Status::Error(Code::kUnsupported,
                          "kernel " + entry.entry + " uses " + std::to_string(entry.lock_num) +
@@ -124,28 +123,6 @@ std::string ShapeText(const std::vector<int64_t> &dims) {
   return s + "]";
 }
 
-Status KernelNameLedger::Claim(const KernelBinary &kernel) {
-  const KernelEntry &e = kernel.entry;
-  std::lock_guard<std::mutex> lock(mutex_);
-  const auto it = claimed_.find(e.entry);
-  if (it == claimed_.end()) {
-    claimed_.emplace(e.entry, std::make_pair(e.sha256, kernel.soc + " " + e.variant + " " + e.dtype));
-    return Status::Ok();
-  }
-  if (it->second.first == e.sha256) return Status::Ok();
-  return Status::Error(Code::kUnsupported,
-                       "kernel entry " + e.entry + " of " + kernel.soc + " " + e.variant + " " + e.dtype +
-                           " has the name this graph already declared for " + it->second.second +
-                           ", with other bytes; a GE model keeps one binary per kernel name, so one of the two "
-                           "nodes would run the other's kernel. Build a static graph with one dtype and broadcast "
-                           "pattern of this op per kernel entry, or make it dynamic (compile_dynamic_mode=True)");
-}
-
-void KernelNameLedger::Clear() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  claimed_.clear();
-}
-
 Status PackArgWords(const ArgLayout &layout, const HostArgValues &values, const ArgWordRefs &refs,
                     std::vector<uint8_t> *bytes, std::vector<ArgWord> *words) {
   TF_GE_CUSTOM_RETURN_IF_ERROR(PackHostArgs(layout, values, bytes));
@@ -198,11 +175,11 @@ void WordBytes(const std::vector<ArgWord> &words, std::vector<uint8_t> *out) {
 }
 
 Status DeclareLaunch(const KernelCall &call, const std::string &soc, KernelRegistry &registry,
-                     DeclarationRuntime &runtime, LaunchDeclaration *out, KernelNameLedger *ledger) {
+                     DeclarationRuntime &runtime, LaunchDeclaration *out) {
   if (call.op == nullptr || call.dtype == nullptr) {
     return Status::Error(Code::kInternal, "the call has no op or dtype (PrepareCall first)");
   }
-  const Status status = Declare(call, soc, registry, runtime, out, ledger);
+  const Status status = Declare(call, soc, registry, runtime, out);
   if (status.ok()) return status;
   const std::string variant = call.choice.variant != nullptr ? call.choice.variant->name : std::string("flat");
   return status.WithContext("declared launch, SoC " + soc + ", kernel variant " + variant + ", dtype " +

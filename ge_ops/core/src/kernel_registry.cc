@@ -78,7 +78,8 @@ std::shared_ptr<KernelRegistry> KernelRegistry::FromOppRoot(const std::string &o
 
 Result<std::shared_ptr<KernelRegistry>> KernelRegistry::FromSerialized(const std::vector<uint8_t> &bytes) {
   std::vector<BundleSoc> socs;
-  TF_GE_CUSTOM_RETURN_IF_ERROR(DecodeBundle(bytes.data(), bytes.size(), &socs));
+  std::vector<BundleServing> serving;
+  TF_GE_CUSTOM_RETURN_IF_ERROR(DecodeBundle(bytes.data(), bytes.size(), &socs, &serving));
   std::shared_ptr<KernelRegistry> r(new KernelRegistry());
   r->origin_ = "the kernels serialized into the model";
   for (auto &soc : socs) {
@@ -122,7 +123,57 @@ Result<std::shared_ptr<KernelRegistry>> KernelRegistry::FromSerialized(const std
       r->compiled_[name].push_back(std::move(k));
     }
   }
+  // The boards the model's Compile served with another SoC's kernels: that SoC's kernel set
+  // must be in the model.
+  for (const auto &s : serving) {
+    const OpDefinition *def = FindOp(s.op);
+    if (def == nullptr || def->FindDType(s.dtype) == nullptr || s.board == s.soc) {
+      return Status::Error(Code::kCorrupt, "the model serves board " + s.board + " with " + s.soc + "'s " + s.op +
+                                               " " + s.dtype + " kernels, which this library does not define");
+    }
+    const Status held = r->HasKernelSetLocked(s.soc, s.op, s.dtype);
+    if (!held.ok()) {
+      return Status::Error(Code::kCorrupt, "the model serves board " + s.board + " with the " + s.op + " " + s.dtype +
+                                               " kernels of " + s.soc + ", which it does not carry: " + held.message());
+    }
+    r->ServeLocked(s.board, s.op, s.dtype, s.soc);
+  }
   return r;
+}
+
+Status KernelRegistry::AddSerialized(const std::vector<uint8_t> &bytes) {
+  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const std::shared_ptr<KernelRegistry> model, FromSerialized(bytes));
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Each SoC's sets in the model's order: its first set, then its later ones.
+  std::vector<std::pair<std::string, SocKernels *>> sets;
+  for (auto &s : model->socs_) sets.emplace_back(s.first, &s.second);
+  for (auto &c : model->compiled_) {
+    for (auto &k : c.second) sets.emplace_back(c.first, &k);
+  }
+  for (auto &set : sets) {
+    const std::string &soc = set.first;
+    // The package's (or a bundle's) set of that SoC, read now, answers first: anything Find
+    // answered before keeps its answer. A SoC the package lacks, or a damaged set, leaves it to
+    // the model's (the damage is reported where it is read).
+    if (!opp_root_.empty()) (void)LoadSoc(soc);
+    if (!AddsAKernelSetLocked(soc, *set.second).ok()) continue;  // nothing this registry lacks
+    compiled_[soc].push_back(std::move(*set.second));
+  }
+  for (const auto &s : model->served_by_) {
+    ServeLocked(std::get<0>(s.first), std::get<1>(s.first), std::get<2>(s.first), s.second);
+  }
+  return Status::Ok();
+}
+
+const std::string *KernelRegistry::ServedBy(const std::string &board, const std::string &op,
+                                            const std::string &dtype) const {
+  const auto it = served_by_.find(std::make_tuple(board, op, dtype));
+  return it == served_by_.end() ? nullptr : &it->second;
+}
+
+void KernelRegistry::ServeLocked(const std::string &board, const std::string &op, const std::string &dtype,
+                                 const std::string &soc) {
+  if (board != soc) served_by_.emplace(std::make_tuple(board, op, dtype), soc);  // a board keeps its first SoC
 }
 
 std::vector<std::string> KernelRegistry::Socs() {
@@ -206,7 +257,7 @@ Status KernelRegistry::Serve(const std::string &board, const std::string &servin
                              const std::string &dtype) {
   std::lock_guard<std::mutex> lock(mutex_);
   TF_GE_CUSTOM_RETURN_IF_ERROR(HasKernelSetLocked(serving, op, dtype));
-  served_by_[board] = serving;
+  ServeLocked(board, op, dtype, serving);
   return Status::Ok();
 }
 
@@ -215,8 +266,8 @@ std::string KernelRegistry::SourceOf(const std::string &soc, const std::string &
   const OpDefinition *def = FindOp(op);
   if (def == nullptr || def->variants.empty()) return "";
   std::string name = soc;
-  auto served = served_by_.find(soc);
-  if (!HasLocked(soc, op, def->variants.front().name, dtype) && served != served_by_.end()) name = served->second;
+  const std::string *served = ServedBy(soc, op, dtype);
+  if (!HasLocked(soc, op, def->variants.front().name, dtype) && served != nullptr) name = *served;
   SocKernels *k = ProviderLocked(name, op, def->variants.front().name, dtype);
   return k == nullptr ? std::string() : k->source;
 }
@@ -241,9 +292,9 @@ Status KernelRegistry::FindLocked(const std::string &soc, const std::string &op,
   SocKernels *compiled = CompiledWith(soc, op, variant, dtype);
   if (compiled == nullptr) {
     // A board Compile gave another SoC's kernel set of its architecture (Serve).
-    auto served = served_by_.find(soc);
-    if (served != served_by_.end() && served->second != soc) {
-      const std::string serving = served->second;
+    const std::string *served = ServedBy(soc, op, dtype);
+    if (served != nullptr && *served != soc) {
+      const std::string serving = *served;
       if (FindLocked(serving, op, variant, dtype, out).ok()) return Status::Ok();
     }
     return packaged;  // the package's refusal names what is missing
@@ -279,8 +330,8 @@ KernelRegistry::SocKernels *KernelRegistry::ProviderLocked(const std::string &so
   if (packaged != socs_.end() && HasBinary(packaged->second.manifest, op, variant, dtype)) return &packaged->second;
   SocKernels *compiled = CompiledWith(soc, op, variant, dtype);
   if (compiled != nullptr) return compiled;
-  auto served = served_by_.find(soc);
-  if (served != served_by_.end() && served->second != soc) return ProviderLocked(served->second, op, variant, dtype);
+  const std::string *served = ServedBy(soc, op, dtype);
+  if (served != nullptr && *served != soc) return ProviderLocked(*served, op, variant, dtype);
   return nullptr;
 }
 
@@ -400,8 +451,9 @@ Status KernelRegistry::AddCompiled(const std::string &board, const std::string &
   std::lock_guard<std::mutex> lock(mutex_);
   const Status adds = AddsAKernelSetLocked(soc, k);
   if (!adds.ok()) return adds.WithPrefix(manifest_path + " is not added");
+  const auto sets = KernelSetsOf(k.manifest);
   compiled_[soc].push_back(std::move(k));
-  if (soc != board) served_by_[board] = soc;
+  for (const auto &set : sets) ServeLocked(board, set.first, set.second, soc);
   return Status::Ok();
 }
 
@@ -463,13 +515,24 @@ Result<std::vector<uint8_t>> KernelRegistry::Serialize() {
       if (!any_chosen_ || k.chosen) TF_GE_CUSTOM_RETURN_IF_ERROR(add(c.first, k));
     }
   }
+  // The boards served by a SoC whose kernel set goes into the model, so that the model runs
+  // on the board it was built for (Find for the board after Deserialize).
+  std::vector<BundleServing> serving;
+  for (const auto &s : served_by_) {
+    const OpDefinition *def = FindOp(std::get<1>(s.first));
+    if (def == nullptr || def->variants.empty()) continue;
+    SocKernels *k = ProviderLocked(s.second, std::get<1>(s.first), def->variants.front().name, std::get<2>(s.first));
+    if (k != nullptr && (!any_chosen_ || k->chosen)) {
+      serving.push_back(BundleServing{std::get<0>(s.first), std::get<1>(s.first), std::get<2>(s.first), s.second});
+    }
+  }
   if (binaries == 0) {
     return Status::Error(Code::kNoBinary, "there are no npubins in " + origin_ +
                                               " to put into the model; build the kernels on a host with a CANN toolkit "
                                               "(tf-ge-custom build-kernels) and reinstall the package, or build the "
                                               "model where the graph build can compile them (docs/kernels.md)");
   }
-  return EncodeBundle(socs);
+  return EncodeBundle(socs, serving);
 }
 
 }  // namespace core

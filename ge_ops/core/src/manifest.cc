@@ -192,6 +192,13 @@ Status ReadKernel(const Json &raw, const std::string &where, KernelEntry *e) {
   if (dtype == nullptr) return Invalid(where, op->type_name + " has no dtype \"" + e->dtype + "\"");
   const KernelVariantDefinition *variant = op->FindVariant(e->variant);
   if (variant == nullptr) return Invalid(where, op->type_name + " has no kernel variant \"" + e->variant + "\"");
+  // GE launches a kernel by this name and keeps one binary per name in a model: only the op
+  // table's own name of (variant, dtype) is read, so no two kernels of a set share one.
+  const std::string entry_name = op->EntryName(e->variant, e->dtype);
+  if (e->entry != entry_name) {
+    return Invalid(where, "entry must be \"" + entry_name + "\" (one name per kernel variant and dtype), found " +
+                              Show(Json(e->entry)));
+  }
   const Json *binary = nullptr;
   TF_GE_CUSTOM_RETURN_IF_ERROR(f.Get("binary", &binary));
   e->has_binary = !binary->is_null();
@@ -300,9 +307,17 @@ Result<KernelManifest> ParseManifest(const std::string &text, const ManifestChec
     m.architecture = arch->get<std::string>();
   }
   TF_GE_CUSTOM_RETURN_IF_ERROR(top.Array("kernels", &kernels));
+  std::map<std::string, size_t> entries;  // entry name -> first kernel holding it
   for (size_t i = 0; i < kernels->size(); ++i) {
     KernelEntry e;
-    TF_GE_CUSTOM_RETURN_IF_ERROR(ReadKernel((*kernels)[i], "kernels[" + std::to_string(i) + "]", &e));
+    const std::string where = "kernels[" + std::to_string(i) + "]";
+    TF_GE_CUSTOM_RETURN_IF_ERROR(ReadKernel((*kernels)[i], where, &e));
+    // Two kernels under one name would make one node run the other's code in a GE model.
+    const auto first = entries.emplace(e.entry, i);
+    if (!first.second) {
+      return Invalid(where, "entry name \"" + e.entry + "\" is also the entry of kernels[" +
+                                std::to_string(first.first->second) + "]; every kernel of a set needs its own");
+    }
     m.kernels.push_back(std::move(e));
   }
   // Kernels built for one SoC must never be loaded on another.

@@ -23,12 +23,25 @@ const KernelVariantDefinition *OpDefinition::FindVariant(const std::string &name
   return nullptr;
 }
 
-std::string OpDefinition::BinaryName(const std::string &variant, const std::string &dtype) const {
-  const KernelVariantDefinition *v = FindVariant(variant);
-  for (size_t i = 0; v != nullptr && i < dtypes.size() && i < v->binary_names.size(); ++i) {
-    if (dtypes[i].name == dtype) return v->binary_names[i];
+namespace {
+// names[i] belongs to dtypes[i] (the generated table's order).
+std::string PerDType(const std::vector<DTypeDefinition> &dtypes, const std::vector<std::string> &names,
+                     const std::string &dtype) {
+  for (size_t i = 0; i < dtypes.size() && i < names.size(); ++i) {
+    if (dtypes[i].name == dtype) return names[i];
   }
   return "";
+}
+}  // namespace
+
+std::string OpDefinition::BinaryName(const std::string &variant, const std::string &dtype) const {
+  const KernelVariantDefinition *v = FindVariant(variant);
+  return v == nullptr ? std::string() : PerDType(dtypes, v->binary_names, dtype);
+}
+
+std::string OpDefinition::EntryName(const std::string &variant, const std::string &dtype) const {
+  const KernelVariantDefinition *v = FindVariant(variant);
+  return v == nullptr ? std::string() : PerDType(dtypes, v->entry_names, dtype);
 }
 
 const std::vector<OpDefinition> &OpDefinitions() {

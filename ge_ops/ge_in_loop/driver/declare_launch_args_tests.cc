@@ -11,8 +11,8 @@ using namespace harness;
 
 namespace {
 
-// A fresh op (its own kernel-name ledger) whose Compile named kSoc, as GE compiles every node
-// of a graph before it asks for any declaration.
+// A fresh op whose Compile named kSoc, as GE compiles every node of a graph before it asks for
+// any declaration.
 std::unique_ptr<ge::BaseCustomOp> CompiledOp(ge::DataType dtype) {
   InstallPlatform(kSoc, std::string());
   auto op = PulledOp();
@@ -51,7 +51,7 @@ TEST(DeclareLaunchArgs, FlatFloat32IsOneLaunchOfTheFlatKernelAsGesHandlerRecords
   CHECK_EQ(err, std::string());
   const std::vector<RecordedDeclaration> d = call.Declared();
   REQUIRE_EQ(d.size(), size_t{1});
-  CHECK_EQ(d[0].kernel_name, std::string("add_kernel"));
+  CHECK_EQ(d[0].kernel_name, std::string("tf_ge_custom_add_custom_flat_float32"));
   CHECK_EQ(d[0].kernel_bin, test_support::FakeBinary(kSoc, "float32", "flat"));
   // 4096 * 4096 = 16777216 elements in blocks of 4096: 4096 tiles, capped at the manifest's
   // 40 programs; under the 2^30 elements of one launch.
@@ -72,7 +72,7 @@ TEST(DeclareLaunchArgs, ARowBroadcastDeclaresTheTiledKernelsExtentsStridesAndGri
   REQUIRE_EQ(Declare(op.get(), call), ge::GRAPH_SUCCESS);
   const std::vector<RecordedDeclaration> d = call.Declared();
   REQUIRE_EQ(d.size(), size_t{1});
-  CHECK_EQ(d[0].kernel_name, std::string("add_tile_kernel"));
+  CHECK_EQ(d[0].kernel_name, std::string("tf_ge_custom_add_custom_row_1x4096_float32"));
   CHECK_EQ(d[0].kernel_bin, test_support::FakeBinary(kSoc, "float32", "row_1x4096"));
   CHECK_EQ(d[0].block_dim, 2u);
   // 104 bytes: 6 pointer words, 5 extents, 6 strides, 3 grid values (14 values in 7 words).
@@ -88,7 +88,7 @@ TEST(DeclareLaunchArgs, Float16DeclaresItsOwnBinaryWithTheElementCount) {
   REQUIRE_EQ(Declare(op.get(), call), ge::GRAPH_SUCCESS);
   const std::vector<RecordedDeclaration> d = call.Declared();
   REQUIRE_EQ(d.size(), size_t{1});
-  CHECK_EQ(d[0].kernel_name, std::string("add_kernel"));
+  CHECK_EQ(d[0].kernel_name, std::string("tf_ge_custom_add_custom_flat_float16"));
   CHECK_EQ(d[0].kernel_bin, test_support::FakeBinary(kSoc, "float16", "flat"));
   CHECK_EQ(d[0].block_dim, 1u);
   CHECK_EQ(DescString(d[0].descs), Operands() + " c c");
@@ -108,28 +108,39 @@ TEST(DeclareLaunchArgsRefuses, AShapeOverThePerLaunchLimitNamingItAndDeclaringNo
   CHECK_EQ(call.Declared().size(), size_t{0});
 }
 
-TEST(DeclareLaunchArgsRefuses, TwoBinariesUnderOneKernelNameInOneGraphBuild) {
-  // float32's and float16's flat kernels are both "add_kernel": GE keeps one binary per name
-  // in a model, so the second declaration of one graph build is refused; after the next
-  // graph's Compile it is accepted.
+TEST(DeclareLaunchArgs, OneGraphBuildHoldsMixedDtypesAndTwoTiledVariantsEachUnderItsOwnName) {
+  // What GE's kernel store keys by: the declared kernel names. float32 and float16 flat nodes,
+  // a float32 row bias ([8, 1024] + [1024]: 8 rows of 1024, the 16x256 tiles need 4, under 3/4
+  // of the 8 one-row tiles) and an NCHW bias ([8, 64, 32, 32] + [64, 1, 1]: 64 rows of 1024,
+  // 16x256 needs 16 tiles against 64 of 1x4096, 128x32 32) in one graph build are all
+  // declared, each under its own name with its own bytes.
   auto op = CompiledOp(ge::DT_FLOAT);
   REQUIRE_TRUE(op != nullptr);
-  AnnotatedCall first({16}, {16}, {16}, ge::DT_FLOAT, 3, "f32_node");
-  REQUIRE_EQ(Declare(op.get(), first), ge::GRAPH_SUCCESS);
-  AnnotatedCall again({32}, {32}, {32}, ge::DT_FLOAT, 3, "f32_again");
-  CHECK_EQ(Declare(op.get(), again), ge::GRAPH_SUCCESS);  // the same bytes again: fine
-  AnnotatedCall second({16}, {16}, {16}, ge::DT_FLOAT16, 3, "f16_node");
-  std::string err;
-  CHECK_EQ(Declare(op.get(), second, &err), ge::GRAPH_FAILED);
-  CHECK_TRUE(Contains(err, "[tf-ge-custom] AddCustom node f16_node: "));
-  CHECK_TRUE(Contains(err, "add_kernel") && Contains(err, "float16") && Contains(err, "float32"));
-  CHECK_EQ(second.Declared().size(), size_t{0});
-  // A new graph build: GE compiles its nodes first.
-  ge::graphStatus compiled = ge::GRAPH_FAILED;
-  (void)CaptureStderr([&] { compiled = Compile(op.get(), ge::DT_FLOAT16, ge::DT_FLOAT16); });
-  REQUIRE_EQ(compiled, ge::GRAPH_SUCCESS);
-  AnnotatedCall next({16}, {16}, {16}, ge::DT_FLOAT16, 3, "f16_next");
-  REQUIRE_EQ(Declare(op.get(), next), ge::GRAPH_SUCCESS);
-  REQUIRE_EQ(next.Declared().size(), size_t{1});
-  CHECK_EQ(next.Declared()[0].kernel_bin, test_support::FakeBinary(kSoc, "float16", "flat"));
+  struct Node {
+    std::vector<int64_t> x, y;
+    ge::DataType dtype;
+    const char *name, *variant, *dtype_name;
+  };
+  const Node nodes[] = {
+      {{16}, {16}, ge::DT_FLOAT, "f32_node", "flat", "float32"},
+      {{16}, {16}, ge::DT_FLOAT16, "f16_node", "flat", "float16"},
+      {{8, 1024}, {1024}, ge::DT_FLOAT, "row_node", "row_16x256", "float32"},
+      {{8, 64, 32, 32}, {64, 1, 1}, ge::DT_FLOAT, "nchw_node", "col_16x256", "float32"},
+  };
+  std::vector<std::string> names;
+  for (const Node &n : nodes) {
+    std::vector<int64_t> out = n.x;  // both broadcast to x's shape here
+    AnnotatedCall call(n.x, n.y, out, n.dtype, 3, n.name);
+    // AnnotatedCall gives both inputs the dtype; the shapes are what the node's tensors hold.
+    std::string err;
+    REQUIRE_EQ(Declare(op.get(), call, &err), ge::GRAPH_SUCCESS);
+    CHECK_EQ(err, std::string());
+    const std::vector<RecordedDeclaration> d = call.Declared();
+    REQUIRE_EQ(d.size(), size_t{1});
+    CHECK_EQ(d[0].kernel_name, "tf_ge_custom_add_custom_" + std::string(n.variant) + "_" + n.dtype_name);
+    CHECK_EQ(d[0].kernel_bin, test_support::FakeBinary(kSoc, n.dtype_name, n.variant));
+    names.push_back(d[0].kernel_name);
+  }
+  std::sort(names.begin(), names.end());
+  CHECK_TRUE(std::unique(names.begin(), names.end()) == names.end());
 }

@@ -46,6 +46,12 @@ inline const char kSoc[] = "Ascend910B1";
 inline const char kWorkspaceSoc[] = "Ascend910_9391";
 // A SoC without packaged kernels: Compile builds them (through the builder double).
 inline const char kCompiledSoc[] = "Ascend910_9392";
+// A packaged SoC whose manifest records its architecture (dav-2201, as the builder writes it),
+// and a board of that architecture without kernels of its own name, which Compile serves with
+// kArchSoc's kernels (docs/kernels.md, "Which kernels a board takes").
+inline const char kArchSoc[] = "Ascend910B4";
+inline const char kBoard[] = "Ascend910B4-1";
+inline const char kNpuArch[] = "2201";
 
 #if defined(__aarch64__)
 inline const char kArch[] = "aarch64";
@@ -73,10 +79,12 @@ inline void CopyFile(const std::string &from, const std::string &to) {
   }
 }
 
-// <root>/kernels/<soc>/ as the package lays it out (test_support's manifest and fake npubins).
+// <root>/kernels/<soc>/ as the package lays it out (test_support's manifest and fake npubins),
+// the manifest recording an architecture when one is given.
 inline std::string WriteKernels(const test_support::TempDir &dir, const std::string &root, const std::string &soc,
-                         const std::vector<KernelSpec> &kernels) {
-  const std::string manifest = test_support::ManifestJson(soc, kernels);
+                         const std::vector<KernelSpec> &kernels, const std::string &architecture = "") {
+  std::string manifest = test_support::ManifestJson(soc, kernels);
+  if (!architecture.empty()) manifest = test_support::WithArchitecture(manifest, architecture);
   dir.Write(root + "/kernels/" + soc + "/manifest.json", manifest);
   for (const auto &k : kernels) {
     dir.Write(root + "/kernels/" + soc + "/" + test_support::BinaryName(k.variant, k.dtype),
@@ -105,6 +113,7 @@ struct Process {
     ws.lock_init_val = -1;
     ws.max_elements_per_launch = 4096 * 8;
     WriteKernels(dir, "tf_ge_custom/opp", kWorkspaceSoc, {ws});
+    WriteKernels(dir, "tf_ge_custom/opp", kArchSoc, AllKernels(), std::string("dav-") + kNpuArch);
     const char *real = std::getenv("TF_GE_IN_LOOP_PACKAGE");
     if (real != nullptr && *real) {
       have_package = true;
@@ -329,12 +338,14 @@ inline ge::graphStatus InferDataType(ge::BaseCustomOp *op, ge::DataType dx, ge::
   return st;
 }
 
-// The platform GE's OpCompileContext::GetPlatformInfos hands out (the platform stand-in).
-inline void InstallPlatform(const std::string &optional_soc, const std::string &res_soc, uint32_t result = 0) {
+// The platform GE's OpCompileContext::GetPlatformInfos hands out (the platform stand-in): the
+// SoC, and the NpuArch resource (none when empty).
+inline void InstallPlatform(const std::string &optional_soc, const std::string &res_soc, uint32_t result = 0,
+                            const std::string &npu_arch = kNpuArch) {
   fe::PlatFormInfos platform;
   fe::OptionalInfos optional;
   if (!res_soc.empty()) platform.SetPlatformRes("version", "SoC_version", res_soc);
-  platform.SetPlatformRes("version", "NpuArch", "2201");
+  if (!npu_arch.empty()) platform.SetPlatformRes("version", "NpuArch", npu_arch);
   optional.SetSocVersion(optional_soc);
   fe::PlatformInfoManager::GeInstance().SetStandInPlatform(platform, optional, result);
 }

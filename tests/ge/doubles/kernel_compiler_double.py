@@ -77,7 +77,8 @@ def fake_build(socs, dtypes, out_dir, ops=None, env=None, progress=None, variant
                     f.write(binary[len(binary) // 2:])
                 template = flat if len(variant.block) == 1 else tiled
                 entry = dict(template, op=op.type_name, variant=variant.name, dtype=dtype,
-                             entry=variant.entry, block=list(variant.block), binary=name,
+                             entry=op.entry_name(variant.name, dtype), block=list(variant.block),
+                             binary=name,
                              binary_size=len(binary), sha256=hashlib.sha256(binary).hexdigest())
                 entry["grid"] = dict(template["grid"],
                                      max_programs=soc_table.get(soc).vector_cores)

@@ -27,8 +27,6 @@
 #define TF_GE_CUSTOM_CORE_DECLARED_LAUNCH_H_
 
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -105,35 +103,26 @@ struct LaunchDeclaration {
   std::vector<uint8_t> bytes;  // the packed struct of launches[0]
 };
 
-// GE keeps one binary per kernel name in a model (its kernel store is a map by name, the last
-// added wins: ge base/common/tbe_handle_store/kernel_store.cc), and the name must be the entry
-// symbol inside the binary. Our entries are named per kernel, not per dtype ("add_kernel" for
-// every dtype's flat kernel), so two nodes declaring the same name with different bytes would
-// run one node with the other's kernel. The ledger refuses the second: between two Clear()
-// calls each entry name is declared with one binary only. The GE library clears it in Compile,
-// which GE runs for every node of a graph before it generates any task of that graph, so the
-// ledger covers one graph build (graphs built one after another may use other dtypes; two
-// graphs built at the same time share it, which can only refuse more). Thread-safe; no
-// allocation once a name is claimed.
-class KernelNameLedger {
- public:
-  // Ok for a new name or the same bytes again; else kUnsupported naming both kernels.
-  Status Claim(const KernelBinary &kernel);
-  void Clear();
-
- private:
-  std::mutex mutex_;
-  std::map<std::string, std::pair<std::string, std::string>> claimed_;  // name -> (sha256, what)
-};
+// One kernel name, one binary, in every graph (docs/ge-library.md, "What a sunk graph can
+// hold"). GE keeps one binary per kernel name in a model (its kernel store is a map by name,
+// the last added wins: ge base/common/tbe_handle_store/kernel_store.cc) and launches the
+// symbol of that name. No declaration can give a name a second binary, so none is checked
+// here and nothing is shared between graph builds:
+//  - a name belongs to one (op, variant, dtype): the op table gives every kernel its own
+//    (tf_ge_custom_<op>_<variant>_<dtype>; the code generator refuses a table where two
+//    collide), and both manifest readers refuse any other name and a name used twice;
+//  - a graph is built for one SoC, and the registry's answer for (SoC, op, variant, dtype)
+//    never changes once given (kernel_registry.h: kernel sets are only ever added, and only
+//    for kernels it lacks).
+// So a static graph holds every variant and dtype of the op together.
 
 // The declaration for call (PrepareCall's choice, call.inputs/outputs the addresses GE's
 // context gives) on soc. A call of 0 elements declares one launch of the flat kernel over 0
 // elements with a grid of 1 (GE refuses a declaration without a launch; the kernel's loop
 // runs no iteration). Refusals name the variant, the SoC, the dtype and, for a shape, the
 // shapes. Reuses *out: no allocation once it has declared a call of that kernel.
-// With a ledger, the kernel is claimed in it (see KernelNameLedger).
 Status DeclareLaunch(const KernelCall &call, const std::string &soc, KernelRegistry &registry,
-                     DeclarationRuntime &runtime, LaunchDeclaration *out, KernelNameLedger *ledger = nullptr);
+                     DeclarationRuntime &runtime, LaunchDeclaration *out);
 
 // "[4096, 4096]"
 std::string ShapeText(const std::vector<int64_t> &dims);

@@ -7,6 +7,13 @@
 // Compile works on kernel sets: every variant of the op table for one (SoC, op, dtype), the
 // unit a build (and a cache entry) holds, since a call whose shapes need a missing variant
 // is refused at Execute.
+//
+// Answers never change: once Find has answered (SoC, op, variant, dtype), it answers it with
+// the same kernel for the life of the registry. Kernel sets are only ever added (a compile, a
+// model's kernels), and a set added later answers only the kernels no earlier one holds; a
+// board served by another SoC's kernels keeps the first SoC it was given. With every kernel's
+// entry name its own (op table, manifest readers), one graph built for one SoC therefore
+// declares each kernel name with one binary (declared_launch.h).
 #ifndef TF_GE_CUSTOM_CORE_KERNEL_REGISTRY_H_
 #define TF_GE_CUSTOM_CORE_KERNEL_REGISTRY_H_
 
@@ -14,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tf_ge_custom_core/manifest.h"
@@ -44,8 +52,17 @@ class KernelRegistry {
   // that refusal (kUntrusted, naming the entry), so a wrong variable is never silently unused.
   static std::shared_ptr<KernelRegistry> FromOppRoot(const std::string &opp_root,
                                                      const std::vector<std::string> &bundle_dirs = {});
-  // Kernels carried by a model; every manifest and binary is validated here, up front.
+  // Kernels carried by a model; every manifest and binary is validated here, up front. The
+  // boards the model's Compile served with another SoC's kernels are served again.
   static Result<std::shared_ptr<KernelRegistry>> FromSerialized(const std::vector<uint8_t> &bytes);
+  // A model's kernels (the serialized format) added to this registry, which keeps its OPP
+  // root, bundles and compiled sets: what PortableOp::Deserialize does on an instance that
+  // may also compile (GE's CustomOpFactory::LoadCustomOpsPartition deserializes into the one
+  // instance it holds). Everything is validated first (FromSerialized); then each of the
+  // model's kernel sets is added when it holds a kernel the registry lacks (the package's set
+  // of that SoC, read now, comes first: answers given before stay as they were), and each
+  // served board the registry does not serve yet is served as the model says.
+  Status AddSerialized(const std::vector<uint8_t> &bytes);
 
   // Refusals: kUnknownSoc, kMissingDType (no kernel of that variant and dtype), kNoBinary (an
   // IR-only manifest), the manifest's codes and kIo. The package's kernel comes first; the
@@ -88,8 +105,9 @@ class KernelRegistry {
   // variant of (op, dtype). kUnknownSoc when there is none, naming what there is.
   Result<std::string> SameArchitecture(const std::string &board, const std::string &architecture,
                                        const std::string &op, const std::string &dtype);
-  // From now on Find for board answers with serving's kernels where board has none of its
-  // own (Compile chose them); kInternal when serving lacks the kernel set.
+  // From now on Find for board's (op, dtype) answers with serving's kernels where board has none
+  // of its own (Compile chose them); kInternal when serving lacks the kernel set. A board
+  // served already keeps its SoC (answers never change). Serialize carries the serving.
   Status Serve(const std::string &board, const std::string &serving, const std::string &op, const std::string &dtype);
   // "the package (<dir>)", "the kernel bundle <dir>", "the per-user cache (<dir>)", "the model"
   // for the kernel set answering (soc, op, dtype), or "" when none does.
@@ -131,13 +149,18 @@ class KernelRegistry {
   // e's bytes from k (read from the package folder and verified on first use).
   Result<std::shared_ptr<const std::vector<uint8_t>>> BinaryOf(const std::string &soc, SocKernels &k,
                                                                 const KernelEntry &e);
+  // With mutex_ held: the SoC serving board's (op, dtype), or nullptr.
+  const std::string *ServedBy(const std::string &board, const std::string &op, const std::string &dtype) const;
+  // With mutex_ held: serves board's (op, dtype) with soc unless it is served already.
+  void ServeLocked(const std::string &board, const std::string &op, const std::string &dtype, const std::string &soc);
 
   std::mutex mutex_;
   std::string origin_;
   std::string opp_root_;  // empty for a deserialized registry
   std::vector<std::string> roots_;  // <opp_root>/kernels, then the bundle folders
   Status bundle_refusal_;  // the first refused bundle entry (ok: none)
-  std::map<std::string, std::string> served_by_;  // board -> the SoC whose kernels it takes
+  // (board, op, dtype) -> the SoC whose kernel set it takes (Serve, AddCompiled, a model's)
+  std::map<std::tuple<std::string, std::string, std::string>, std::string> served_by_;
   std::map<std::string, SocKernels> socs_;
   // Further kernel sets per SoC: compiled on this host, or a model's later sections.
   std::map<std::string, std::vector<SocKernels>> compiled_;

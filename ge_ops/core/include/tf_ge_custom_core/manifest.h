@@ -3,8 +3,9 @@
 // The full validator is the Python one (tf_ge_custom/kernel_manifest.py): the builder, the
 // install step, list-kernels and doctor run it. This reader takes the typed fields the GE
 // library uses and keeps only the checks its own safety rests on: the format and version,
-// a kernel variant of the op table with its block shape, each slot the variant's parameters
-// and the packing need present exactly once (and no other), every slot inside the argument
+// a kernel variant of the op table with its block shape, the op table's entry name of each
+// (variant, dtype) and no entry name twice in a set (GE keeps one binary per kernel name in a
+// model), each slot the variant's parameters and the packing need present exactly once (and no other), every slot inside the argument
 // struct, the limits PackHostArgs and LaunchPlan rely on, a binary name that stays beside
 // the manifest, the SoC folder, and the checksum. Unknown keys are ignored here.
 #ifndef TF_GE_CUSTOM_CORE_MANIFEST_H_

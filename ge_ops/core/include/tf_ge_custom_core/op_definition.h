@@ -28,11 +28,13 @@ struct ParamSlot {
 // One compiled form of the op's kernel (op_def.KernelVariant).
 struct KernelVariantDefinition {
   std::string name;            // "flat", "row_16x256": the manifest's "variant"
-  std::string entry;           // kernel symbol in the npubin
   Pattern pattern = Pattern::kEqual;
   std::vector<int64_t> block;  // {elements} or {rows, cols} per loop iteration
   std::vector<ParamSlot> params;
   std::vector<std::string> binary_names;  // npubin file per dtype, in the op's dtype order
+  // The kernel's symbol in the npubin per dtype, in the op's dtype order: one name per
+  // (op, variant, dtype), since a GE model keeps one binary per kernel name.
+  std::vector<std::string> entry_names;
 
   int64_t block_elements() const;
   bool tiled() const { return block.size() == 2; }
@@ -50,6 +52,8 @@ struct OpDefinition {
   const KernelVariantDefinition *FindVariant(const std::string &name) const;
   // The npubin file of (variant, dtype), or "" when either is unknown.
   std::string BinaryName(const std::string &variant, const std::string &dtype) const;
+  // The kernel's entry symbol for (variant, dtype), or "" when either is unknown.
+  std::string EntryName(const std::string &variant, const std::string &dtype) const;
 };
 
 const std::vector<OpDefinition> &OpDefinitions();
