@@ -32,6 +32,10 @@ class BuildPyWithNative(build_py):
     """build_py, then the native build steps into the package being built."""
 
     def run(self):
+        if not getattr(self, "editable_mode", False):
+            # setuptools copies modules into build/lib but never removes one: a module moved
+            # or deleted since an earlier build from this checkout would still be shipped.
+            shutil.rmtree(os.path.join(self.build_lib, "tf_ge_custom"), ignore_errors=True)
         super().run()
         if getattr(self, "editable_mode", False):
             package_dir = os.path.join(HERE, "tf_ge_custom")

@@ -87,7 +87,7 @@ def test_keras_example_trains_saves_and_reloads(checkout):
     assert out.rstrip().endswith("KERAS_TRAIN=PASS")
 
 
-@pytest.mark.documents("python examples/export_model.py --output out/add_model")
+@pytest.mark.documents("python examples/export_model.py")
 @pytest.mark.slow
 def test_export_example_checks_the_frozen_graph_and_leaves_nothing_behind(checkout, tmp_path):
     scratch = tmp_path / "scratch"

@@ -134,6 +134,8 @@ def test_the_readme_pb_export_line_runs(user_folder):
     assert (user_folder / "out" / "model.pb").is_file()
 
 
+@pytest.mark.documents('tf-ge-custom export saved_model_dir --to om --soc Ascend910B1 --output out/model '
+                        '--input-shape "x:8,2048;y:8,2048" --dry-run')
 @pytest.mark.slow
 def test_the_readme_om_line_works_on_a_model_with_an_unknown_batch(user_folder):
     line = readme_export_lines()[1]

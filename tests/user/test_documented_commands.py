@@ -79,7 +79,12 @@ def test_make_demo(tmp_path):
     interpreter): the demo's own check against tf.math.add passes."""
     ran = _make("-o", "install", "demo", "PY=" + sys.executable)
     assert ran.returncode == 0, ran.stdout[-4000:]
-    assert ran.stdout.startswith("%s examples/demo.py\n" % sys.executable), ran.stdout[:500]
+    lines = ran.stdout.splitlines()
+    # its steps: what was installed and the build's one-line GE decision, then the run
+    assert lines[0].startswith("==> build: tf-ge-custom installed in "), ran.stdout[:500]
+    assert any(re.match(r"    GE library: (built against CANN |skipped \(.+\))", l) for l in lines), lines[:8]
+    run = lines.index("==> run: examples/demo.py")
+    assert lines[run + 1] == "%s examples/demo.py" % sys.executable, lines[:run + 2]
     assert ran.stdout.rstrip().endswith("result: PASS"), ran.stdout[-4000:]
 
 

@@ -145,6 +145,7 @@ def _check_twice_add(pb, folder):
     np.testing.assert_array_equal(got, tf.math.add(x, y).numpy() * np.float32(2))
 
 
+@pytest.mark.documents("tf-ge-custom export encoder.keras --import my_layers --output out/encoder")
 @pytest.mark.slow
 def test_a_keras_model_of_the_users_own_layer_exports_with_import(tf_ge_custom_cmd, user_layer_model, tmp_path):
     model = str(user_layer_model / "enc.keras")

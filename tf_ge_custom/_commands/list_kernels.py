@@ -165,7 +165,7 @@ def run(args):
         if not found:
             sys.stdout.write("%s: no precompiled kernels\n" % label)
         if not (args.wheel or args.dir):
-            from .kernel_sources import refused_bundles
+            from tf_ge_custom.kernels.kernel_sources import refused_bundles
 
             for refused in refused_bundles():
                 sys.stdout.write("REFUSED: %s\n" % (refused,))
