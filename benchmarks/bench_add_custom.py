@@ -9,7 +9,7 @@ Bandwidth (3 x n x 4 bytes: read x and y, write z) comes from the median time pe
 the rounds; each ratio is the median over rounds of that round's paired ratio, which cancels
 the slow drifts of a shared machine.
 
-Goals (issue 2): add_custom / tf.math.add throughput ratio >= 0.95 at every size, and from
+Goals: add_custom / tf.math.add throughput ratio >= 0.95 at every size, and from
 2^22 elements add_custom within 10% of the best bandwidth measured at that size.
 
     python benchmarks/bench_add_custom.py [--rounds 31] [--max-rounds 151] [--json out.json]

@@ -1,6 +1,6 @@
 """Broadcasting add_custom against tf.math.add: throughput ratios in one run, peak memory.
 
-Throughput: for each shape pair below (the cases of issue 11 at several sizes), eager and
+Throughput: for each shape pair below (the broadcast forms the kernel variants serve, at several sizes), eager and
 inside tf.function, add_custom and tf.math.add are timed interleaved with the paired-ratio
 method of bench_add_custom.py (same rounds, same stopping rule). GB/s counts the bytes an
 add must move: both inputs read once, the output written once. Goal: every ratio >= 0.95.

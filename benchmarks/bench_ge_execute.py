@@ -27,9 +27,9 @@ the argument words, against a recording stand-in for GE's ``MallocWorkSpace``) f
 workspace. GE calls it once per node while it builds the model and refreshes the declared
 addresses itself afterwards: at run time the sunk path calls no code of this library.
 
-Goals (issue 14): ``steady`` under 1 us per call, and 0 allocations per call once the first
+Goals: ``steady`` under 1 us per call, and 0 allocations per call once the first
 call has been made (every ``steady*`` and ``adapter`` scenario but ``adapter_fresh_lists``);
-0 allocations per declaration after the first as well (issue 22).
+0 allocations per declaration after the first as well.
 
     python benchmarks/bench_ge_execute.py [--rounds 15] [--round-seconds 0.05] [--json out.json]
 """

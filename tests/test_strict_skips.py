@@ -3,7 +3,7 @@ beside a copy of the suite's conftest in a scratch checkout and runs pytest on i
 process, then holds the exit status and the verdict lines against what the rule says.
 
 The oracle is pytest's own exit status and report; the cases include the deliberate
-mutations of issue 19 (a wrong skip reason, a module-level skip, a hidden test)."""
+mutations of the strict-skip check (a wrong skip reason, a module-level skip, a hidden test)."""
 import json
 import os
 import pathlib
@@ -67,7 +67,7 @@ HAND_WRITTEN_TOOLKIT_SKIP = """
 
 
 def test_mutation_a_toolkit_reason_for_a_missing_checker_fails_strict_mode(scratch):
-    # The bug of issue 19: the checker is missing, the reason says CANN. No toolkit is here
+    # A bug strict mode once let through: the checker is missing, the reason says CANN. No toolkit is here
     # either, so only where the skip came from can tell; a hand-written one is refused.
     status, out = scratch(HAND_WRITTEN_TOOLKIT_SKIP)
     assert status == 1, out

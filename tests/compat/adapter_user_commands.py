@@ -1,7 +1,7 @@
 """The commands and examples a user runs, on TF Adapter's TensorFlows (1.15.5 and 2.6.5 on
 Python 3.7; the main suite's TensorFlow too): the installed console script ``tf-ge-custom``
 in a fresh process, on models made by another fresh process (tests/user/make_models.py),
-the written ``.pb`` held against ``tf.math.add`` here. Issue 18, finding 9. On the main
+the written ``.pb`` held against ``tf.math.add`` here: the op must be loaded before any graph is read. On the main
 suite's TensorFlow the same commands are tests/user's: this file's name keeps the main suite from
 collecting it, and make test-compat names it."""
 import json

@@ -1,4 +1,4 @@
-"""doctor under a hostile trial (issue 9): every fix it prints works as printed, a root that
+"""doctor under a hostile trial: every fix it prints works as printed, a root that
 cannot be listed FAILs, odd files never hang or crash it, and a host without any Ascend
 component is one INFO line.
 
@@ -373,7 +373,7 @@ def test_any_ascend_component_keeps_the_warnings(root, component, words):
 @pytest.mark.parametrize("environ", [{"ASCEND_HOME_PATH": "/nowhere"}, {"ASCEND_OPP_PATH": "/nowhere"},
                                      {"ASCEND_HOME_PATH": "/nowhere", "ASCEND_AICPU_PATH": "/x"}])
 def test_stray_ascend_variables_alone_are_said_once(root, environ):
-    """Issue 18: variables and nothing they point to: one INFO naming them, not a WARN each."""
+    """Variables and nothing they point to: one INFO naming them, not a WARN each."""
     ctx = context(root, environ=environ)
     results = doctor.fold_cpu_mode(ctx, _stack_pairs(ctx))
     bare = context(root)

@@ -1,4 +1,4 @@
-"""Kernel files and commands under a hostile trial (issue 9).
+"""Kernel files and commands under a hostile trial.
 
 - every form a manifest or an npubin can take on disk (a folder, a FIFO, a symlink loop,
   a dangling link, far too large, nested 100000 deep, not UTF-8) is the reader's named

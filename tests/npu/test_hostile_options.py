@@ -1,4 +1,4 @@
-"""Options from a hostile trial (issue 9): whatever the value, session_config and open_device
+"""Options from a hostile trial: whatever the value, session_config and open_device
 raise the package's option errors, and nothing they accept is text the adapter would misread.
 
 Oracles: TF Adapter's checks are std::regex patterns over ASCII digits (npu_attrs.cc), the

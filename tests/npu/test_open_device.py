@@ -152,7 +152,7 @@ def test_cpu_fallback_only_when_asked(no_npu_device):
         assert npu.open_device(fallback_to_cpu=True, precision_mode_v2="origin") is None
 
 
-# --- hostile trial (issue 9): booleans only, and a device that fails to open ---------------
+# --- hostile trial: booleans only, and a device that fails to open ---------------
 
 
 class FailingNpuDevice(FakeNpuDevice):

@@ -217,7 +217,7 @@ def test_npu_bridge_imported_first_warns_once_across_reloads(tmp_path):
     assert "npu_bridge was imported before tf_ge_custom" in out["warnings"][0]
 
 
-# --- an install path holding ':' (issue 9) ----------------------------------------------
+# --- an install path holding ':' ----------------------------------------------
 
 
 @pytest.fixture

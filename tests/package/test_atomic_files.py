@@ -1,4 +1,4 @@
-"""tf_ge_custom.atomic_files, the one way the package writes a file in place (issue 10): the
+"""tf_ge_custom.atomic_files, the one way the package writes a file in place: the
 target holds the old content or the new, never a part; no temporary is left behind; the
 data reaches the disk before the rename.
 

@@ -1,4 +1,4 @@
-"""The command line starts without TensorFlow unless a command needs the op (issue 9).
+"""The command line starts without TensorFlow unless a command needs the op.
 
 Oracle: a stand-in ``tensorflow`` package first on ``PYTHONPATH`` (a test double that only
 records who imported it, then fails the import) shows whether, and from where, a command

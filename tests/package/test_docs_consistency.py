@@ -128,3 +128,32 @@ def test_performance_md_names_every_benchmark():
     text = _text("docs/performance.md")
     benchmarks = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "benchmarks", "bench_*.py")))
     assert benchmarks and [b for b in benchmarks if b not in text] == []
+
+
+TRACKER_CITATION = re.compile(r"\b[Ii]ssues? [0-9]+\b")  # an upstream one is "owner/repo#N" or "issue #N"
+
+
+def test_no_file_cites_a_tracker_item_a_reader_cannot_open():
+    """Comments and docs say what they protect or describe, not which tracker item asked for
+    them: the tracker is not part of the repository."""
+    import subprocess
+
+    listed = subprocess.run(["git", "-C", ROOT, "ls-files"], stdout=subprocess.PIPE,
+                            universal_newlines=True)
+    if listed.returncode != 0:  # not a git checkout (an sdist): the tracked files are these
+        names = [os.path.relpath(os.path.join(d, n), ROOT) for d, _, ns in os.walk(ROOT) for n in ns]
+    else:
+        names = listed.stdout.splitlines()
+    found = []
+    for name in names:
+        if not name.endswith((".py", ".cc", ".h", ".md", ".txt", ".toml", ".cfg", ".in", ".sh")) \
+                and name not in ("Makefile", ".ci/run"):
+            continue
+        try:
+            with open(os.path.join(ROOT, name), encoding="utf-8") as f:
+                for number, line in enumerate(f, 1):
+                    if TRACKER_CITATION.search(line) and "TRACKER_CITATION" not in line:
+                        found.append("%s:%d: %s" % (name, number, line.strip()[:100]))
+        except (IOError, OSError, UnicodeDecodeError):
+            continue
+    assert not found, "lines citing a tracker item:\n" + "\n".join(found)

@@ -127,7 +127,7 @@ def test_an_unloadable_library_the_record_vouches_for_is_reported_not_crashed(
     assert "could not load" in result["error"]
 
 
-# --- a hostile trial (issue 9): damage no entry point may crash on -------------------------
+# --- a hostile trial: damage no entry point may crash on -------------------------
 
 SCRIPT = os.path.join(os.path.dirname(sys.executable), "tf-ge-custom")
 

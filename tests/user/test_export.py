@@ -1,5 +1,5 @@
 """``tf-ge-custom export`` from the console script, on every kind of model holding AddCustom
-(README "Offline inference", docs/export.md). Finding 1 of issue 18: each of these failed
+(README "Offline inference", docs/export.md). Each of these once failed
 with ``Op type not registered 'AddCustom'`` (a frozen .pb: "op AddCustom is not known to this
 TensorFlow"), because the command starts without the op and never loaded it."""
 import json

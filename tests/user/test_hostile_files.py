@@ -1,4 +1,4 @@
-"""Issue 18, findings 2-6: what a user's (or a damaged installation's) files do to the
+"""What a user's (or a damaged installation's) files do to the
 commands, run from the console script or a fresh ``python -c``, never inside this process."""
 import json
 import os

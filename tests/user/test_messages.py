@@ -1,4 +1,4 @@
-"""Issue 18, findings 7 and 8: messages that name the real cause, and the friction a new user
+"""Messages that name the real cause, and the friction a new user
 met; each through the console script or a fresh ``python -c``."""
 import json
 import os
