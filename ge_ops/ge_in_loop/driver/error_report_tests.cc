@@ -66,7 +66,8 @@ TEST(ErrorReports, ALongCompileFailureArrivesAsOneShortLineNamingTheBuildersLog)
   std::string node = "model/encoder";
   while (node.size() < 290) node += "/block_" + std::to_string(node.size());
   node += "/add_custom";
-  InstallPlatform(kCompiledSoc, "");
+  // No NpuArch: no packaged SoC of the same architecture serves it, so Compile runs the builder.
+  InstallPlatform(kCompiledSoc, "", 0, "");
   auto op = PulledOp();
   (void)error_manager_stand_in::Take();
   (void)error_manager_stand_in::TakeDropped();
