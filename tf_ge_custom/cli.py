@@ -134,7 +134,11 @@ def main(argv=None):
     _lifecycle.install()
     try:
         with _lifecycle.guarded_output():
-            return _run(argv)
+            try:
+                return _run(argv)
+            except SystemExit:  # argparse's --help and usage errors: their output, checked here
+                sys.stdout.flush()
+                raise
     except _lifecycle.OutputClosed:
         _lifecycle.discard_output()
         return 128 + signal.SIGPIPE
