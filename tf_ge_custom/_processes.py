@@ -13,7 +13,9 @@ start programs through :func:`run`, which
   stops the whole group (SIGTERM, then SIGKILL) when it times out or the caller is
   interrupted (a signal, or an exception in a callback): nothing it started keeps running
   after ``run`` returns; with ``end_group``, what the program left running in its group is
-  killed as soon as the program itself exits;
+  killed as soon as the program itself exits; a Python child that calls
+  :func:`tf_ge_custom._lifecycle.die_with_parent` also ends when this process is killed
+  outright (``TF_GE_CUSTOM_PARENT_PID`` tells it which process that is);
 - reports a program that cannot start, times out or (with ``check``) fails as one
   :class:`~tf_ge_custom.errors.CommandError` that carries the argument list, the exit status
   and the last lines of the output.
@@ -33,6 +35,7 @@ from typing import NamedTuple, Tuple
 from .errors import CommandError
 
 TAIL_LINES = 40  # lines of output an error carries
+PARENT_ENV = "TF_GE_CUSTOM_PARENT_PID"  # this process's pid, for children that end with it
 TERMINATE_GRACE_SECONDS = 5.0  # between SIGTERM and SIGKILL, and after SIGKILL
 
 NOT_STARTED, TIMED_OUT, FAILED = CommandError.REASONS
@@ -166,6 +169,8 @@ def run(argv, timeout=None, env=None, cwd=None, check=True, separate_stderr=Fals
     """
     argv = _checked_argv(argv)
     start = clock()
+    if new_group:  # a Python child of ours ends with this process (_lifecycle.die_with_parent)
+        env = dict(os.environ if env is None else env, **{PARENT_ENV: str(os.getpid())})
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE if separate_stderr else subprocess.STDOUT,

@@ -13,6 +13,7 @@ command imports TensorFlow in this process except those that need the op (``expo
 """
 import argparse
 import importlib
+import signal
 import sys
 
 PROG = "tf-ge-custom"
@@ -78,11 +79,11 @@ def run_command(name, argv):
     return int(module.run(parser.parse_args(argv)) or 0)
 
 
-def main(argv=None):
-    from . import _quiet
+def _run(argv):
+    """Parse ``argv``, run the command, print what an error or a signal says; the exit status."""
+    from . import _lifecycle, _quiet
     from .errors import TfGeCustomError
 
-    argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
     args, rest = parser.parse_known_args(argv)
     if not args.command:
@@ -92,7 +93,18 @@ def main(argv=None):
         return 2
     prog = "%s %s" % (PROG, args.command)
     try:
-        return run_command(args.command, rest)
+        try:
+            status = run_command(args.command, rest)
+        finally:
+            _quiet.restore()
+        sys.stdout.flush()  # a reader gone away is noticed here, not at the interpreter's exit
+        return status
+    except _lifecycle.Interrupted as e:
+        try:
+            sys.stderr.write(_lifecycle.interrupted_line(prog, e))
+        except _lifecycle.OutputClosed:  # SIGHUP: the terminal is gone, and no one to tell
+            pass
+        return e.exit_status
     except TfGeCustomError as e:
         sys.stdout.flush()
         sys.stderr.write(error_lines(prog, e))
@@ -101,8 +113,43 @@ def main(argv=None):
         sys.stdout.flush()
         sys.stderr.write("%s: error: %s\n" % (prog, _os_error_text(e)))
         return 1
+    except Exception as e:
+        if _lifecycle.working_directory() is not None:
+            raise  # a bug: its traceback is what a report needs
+        # a deleted working directory makes many a library call fail: name it, not them
+        sys.stderr.write("%s: error: %s: %s: %s\n" % (prog, _lifecycle.vanished_directory_words(),
+                                                      type(e).__name__, e))
+        sys.stderr.write("fix: cd to an existing folder and run it again\n")
+        return 1
+
+
+def main(argv=None):
+    """The command line; returns the exit status. SIGINT, SIGTERM and SIGHUP end the command
+    cleanly (130, 143, 129, one line saying what was interrupted), and a reader that goes away
+    (``| head -1``) ends it quietly (141): :mod:`tf_ge_custom._lifecycle`."""
+    from . import _lifecycle
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    _lifecycle.ensure_standard_streams()
+    _lifecycle.install()
+    try:
+        with _lifecycle.guarded_output():
+            try:
+                return _run(argv)
+            except SystemExit:  # argparse's --help and usage errors: their output, checked here
+                sys.stdout.flush()
+                raise
+    except _lifecycle.OutputClosed:
+        _lifecycle.discard_output()
+        return 128 + signal.SIGPIPE
+    except _lifecycle.Interrupted as e:  # before the command started, or after it ended
+        try:
+            sys.stderr.write(_lifecycle.interrupted_line(PROG, e))
+        except (OSError, ValueError):
+            pass
+        return e.exit_status
     finally:
-        _quiet.restore()
+        _lifecycle.uninstall()
 
 
 if __name__ == "__main__":

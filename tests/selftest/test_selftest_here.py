@@ -247,11 +247,22 @@ def test_keep_takes_over_a_folder_an_earlier_selftest_wrote_and_nothing_else(tmp
     kept = tmp_path / "kept"
     folder, is_kept = suite.work_folder(str(kept))
     assert (folder, is_kept) == (str(kept), True) and (kept / suite.MARKER).is_file()
+    with pytest.raises(UsageError, match="another selftest \\(process %d\\) is using it" % os.getpid()):
+        suite.work_folder(str(kept))  # claimed: while that run lasts, no other takes the folder
+    suite.release(folder)
     (kept / "DOCTOR").mkdir()
     (kept / "DOCTOR.log").write_text("an earlier run's log")
     (kept / "notes.txt").write_text("the user's own file")
     assert suite.work_folder(str(kept)) == (str(kept), True)  # taken again
-    assert sorted(os.listdir(str(kept))) == sorted([suite.MARKER, "notes.txt"])  # the old run's files went
+    assert sorted(os.listdir(str(kept))) == sorted([suite.MARKER, suite.RUNNING, "notes.txt"])  # old run's files went
+    # a claim whose process is gone (a killed run) is taken over
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], stdout=subprocess.PIPE,
+                          universal_newlines=True).stdout.strip()
+    (kept / suite.RUNNING).write_text(dead + "\n")
+    assert suite.work_folder(str(kept)) == (str(kept), True)
+    assert (kept / suite.RUNNING).read_text() == "%d\n" % os.getpid()
+    suite.release(folder)
+    assert not (kept / suite.RUNNING).exists()
     other = tmp_path / "other"
     other.mkdir()
     (other / "notes.txt").write_text("x")

@@ -15,8 +15,11 @@ every board of that architecture (``TF_GE_CUSTOM_KERNELS=DIR``, or
 The Python API is :func:`tf_ge_custom.kernels.builder.build_kernels`. Nothing heavy is
 imported until the command runs (no TensorFlow at all).
 """
+import contextlib
 import os
+import shutil
 import sys
+import tempfile
 
 from ..errors import UsageError
 
@@ -66,11 +69,37 @@ def add_arguments(parser):
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
-def run(args):
-    from tf_ge_custom import _lifecycle
+@contextlib.contextmanager
+def _private_temporary_folder():
+    """TMPDIR for this process and the compilers it runs (bishengir-compile writes
+    ``$TMPDIR/bishengir-*``): a folder of its own, removed on the way out whatever happens,
+    so that an interrupted build leaves no temporary behind, not even the compilers'."""
+    folder = tempfile.mkdtemp(prefix="tf-ge-custom-build-kernels-")
+    saved = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = folder
+    tempfile.tempdir = None  # asked again: the new TMPDIR
+    try:
+        yield folder
+    finally:
+        if saved[0] is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved[0]
+        tempfile.tempdir = saved[1]
+        shutil.rmtree(folder, ignore_errors=True)
 
+
+def run(args):
     if sys.version_info < (3, 9):  # triton-ascend has no build for it: the builder venv runs it
         return _run_in_builder_venv()
+    from tf_ge_custom import _lifecycle
+
+    with _private_temporary_folder(), _lifecycle.doing("building kernels"):
+        return _run(args)
+
+
+def _run(args):
+    from tf_ge_custom import _lifecycle
     from tf_ge_custom.kernels import builder, socs
 
     soc_names = list(socs.SOCS) if args.soc == ["all"] else args.soc

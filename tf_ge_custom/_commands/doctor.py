@@ -13,6 +13,7 @@ def add_arguments(parser):
 
 
 def run(args):
+    from .. import _lifecycle
     from ..doctor import reporting
     from ..errors import UsageError
 
@@ -24,7 +25,8 @@ def run(args):
             socs.resolve(board)
         except KeyError as e:
             raise UsageError("--soc: %s" % e.args[0])
-    results, root = reporting.diagnose(board)
+    with _lifecycle.doing("running doctor's checks"):
+        results, root = reporting.diagnose(board)
     if args.json:
         sys.stdout.write(json.dumps(reporting.report(results, root), indent=2) + "\n")
     else:

@@ -26,8 +26,9 @@ import builtins, json, sys
 builtins.__TF_GE_CUSTOM_NO_TENSORFLOW__ = True
 sys.path.insert(0, sys.argv[1])  # this very package; everything else as the parent finds it
 import tf_ge_custom
-from tf_ge_custom import _library, op_def
+from tf_ge_custom import _library, _lifecycle, op_def
 del sys.path[0]
+_lifecycle.die_with_parent()
 
 def say(key, value):
     sys.stdout.write("\nTF_GE_CUSTOM_PROBE " + json.dumps([key, value]) + "\n")

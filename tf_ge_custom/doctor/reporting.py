@@ -2,7 +2,7 @@
 of docs/npu.md. The command line: ``tf_ge_custom/_commands/doctor.py``."""
 import re
 
-from .. import op_def
+from .. import _lifecycle, op_def
 from .._version import __version__
 from . import cann, kernels, op_library, opp_paths
 from .context import Context
@@ -140,9 +140,15 @@ def diagnose(board=None):
         ctx = Context()
         if board:
             ctx.board = board
-        return run_checks(ctx), ctx.root
+        results = run_checks(ctx)
     except Exception as e:  # --json promises one JSON document, whatever happened
         return [_broken_report(e)], None
+    if _lifecycle.working_directory() is None:  # every check ran; this is said first
+        results.insert(0, Check("working directory", WARN, "%s: relative paths name nothing, and GE's "
+                                "online compile (custom_op_tmp_<pid>/ there) would fail"
+                                % _lifecycle.vanished_directory_words(),
+                                Instruction("cd to an existing folder")))
+    return results, ctx.root
 
 
 def exit_status(results):

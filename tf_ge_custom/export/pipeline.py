@@ -222,11 +222,15 @@ def export(model, to="pb", output=None, soc=None, via=None, input_shape=None, si
     notes = []
     plan = _Plan(to, via, env, dry_run, notes)
 
-    import_modules(imports)
-    from tf_ge_custom.export.freezing import freeze
-    from tf_ge_custom.export.checking.graph_checks import report
+    from tf_ge_custom import _lifecycle
 
-    with freeze(model, signature=signature, tags=tags, outputs=outputs, checkpoint=checkpoint) as frozen:
+    with _lifecycle.doing("loading and freezing the model"):
+        import_modules(imports)
+        from tf_ge_custom.export.freezing import freeze
+        from tf_ge_custom.export.checking.graph_checks import report
+
+        frozen = freeze(model, signature=signature, tags=tags, outputs=outputs, checkpoint=checkpoint)
+    with frozen:
         record = frozen.record
         _say(out, report(record))
         input_shapes = out_nodes = None
@@ -277,6 +281,7 @@ def _commands(plan, to, prefix, soc, input_shapes, out_nodes, dynamic, extra, op
 
 
 def _run(frozen, plan, to, prefix, files, commands, feeds, verify, rtol, atol, out, env, opp_root):
+    from tf_ge_custom import _lifecycle
     from tf_ge_custom.export.checking.verify import verify as verify_graph
 
     written = {}
@@ -288,7 +293,8 @@ def _run(frozen, plan, to, prefix, files, commands, feeds, verify, rtol, atol, o
         with open(stage.path("model.json"), "w") as f:
             f.write(frozen.record.dumps())
         if verify:
-            verification = verify_graph(frozen, stage.path("model.pb"), feeds, rtol, atol)
+            with _lifecycle.doing("verifying the frozen graph in a fresh process"):
+                verification = verify_graph(frozen, stage.path("model.pb"), feeds, rtol, atol)
             _say(out, verification.lines())
         written["pb"] = stage.publish("model.pb", files["pb"])
         written["record"] = stage.publish("model.json", files["record"])
@@ -299,7 +305,8 @@ def _run(frozen, plan, to, prefix, files, commands, feeds, verify, rtol, atol, o
                 argv = [air if a == prefix + ".air" else a for a in argv]
                 written["air_log"] = prefix + ".air.log"
                 _say(out, ["running: " + line])
-                run_tool(argv, written["air_log"], "air-tool", env=tool_env)
+                with _lifecycle.doing("running the AIR tool"):
+                    run_tool(argv, written["air_log"], "air-tool", env=tool_env)
                 if not os.path.isfile(air):
                     raise MissingToolchainError("the AIR tool exited with status 0 but wrote no %s" % air)
                 written["air"] = stage.publish(air, prefix + ".air")
@@ -309,7 +316,8 @@ def _run(frozen, plan, to, prefix, files, commands, feeds, verify, rtol, atol, o
                 argv = [("--output=" + staged) if a == "--output=" + prefix else a for a in argv]
                 written["atc_log"] = prefix + ".atc.log"
                 _say(out, ["running: " + line])
-                run_tool(argv, written["atc_log"], "atc", env=tool_env)
+                with _lifecycle.doing("running atc"):
+                    run_tool(argv, written["atc_log"], "atc", env=tool_env)
                 written["om"] = stage.publish(atc_cli.written_om(staged), prefix + ".om")
                 _say(out, ["wrote %s (atc log: %s)" % (written["om"], written["atc_log"])])
     return ExportResult(frozen.record, written, [line for _, _, line in commands], verification, plan.route)

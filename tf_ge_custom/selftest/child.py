@@ -1,7 +1,8 @@
 """The child process one selftest stage runs in (started by :mod:`.runner`).
 
 ``python -c <BOOT> REQUEST.json``: :data:`BOOT` imports the package without TensorFlow (a
-stage imports it when it needs it), then :func:`main` reads the request, calls the stage's
+stage imports it when it needs it) and ties the child's life to the selftest's (it is killed
+when the selftest process dies, whatever kills it), then :func:`main` reads the request, calls the stage's
 function with a :class:`StageContext` and writes its :class:`Outcome` as JSON to the
 request's ``result`` path (written whole: a temporary file, then a rename). Everything the
 stage prints, TensorFlow's and the adapter's logs included, goes to the stage's log file.
@@ -23,6 +24,7 @@ from .stages import FAIL, PASS, SKIP
 
 # What the runner passes to ``python -c``: the package without TensorFlow's import.
 BOOT = ("import builtins, sys; builtins.__TF_GE_CUSTOM_NO_TENSORFLOW__ = True; "
+        "from tf_ge_custom import _lifecycle; _lifecycle.die_with_parent(); "
         "from tf_ge_custom.selftest import child; sys.exit(child.main(sys.argv[1:]))")
 DEVICE_MODULE = "tf_ge_custom.selftest.device"
 

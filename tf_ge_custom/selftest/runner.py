@@ -15,7 +15,7 @@ import sys
 import time
 from typing import NamedTuple, Optional
 
-from .. import _library, _processes, atomic_files, environment
+from .. import _library, _lifecycle, _processes, atomic_files, environment
 from .._version import __version__
 from ..errors import CommandError, OpLibraryError
 from . import child
@@ -141,8 +141,9 @@ def run_stages(host, root, stages=STAGES, timeouts=None, device_module=None, env
         else:
             out.write(start_line(stage, timeout) + "\n")
             out.flush()
-            status, detail, figures, seconds, log = run_child(stage.name, stage.function, root, timeout, host,
-                                                              device_module, env, python)
+            with _lifecycle.doing("running stage %s" % stage.name):
+                status, detail, figures, seconds, log = run_child(stage.name, stage.function, root, timeout,
+                                                                  host, device_module, env, python)
             result = StageResult(stage.name, status if status in STATUSES else FAIL, detail, figures, seconds,
                                  timeout, log)
         results.append(result)

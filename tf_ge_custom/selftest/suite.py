@@ -20,6 +20,8 @@ RERUN = ("To report a problem: tf-ge-custom selftest --json selftest.json --keep
          "selftest.json and selftest-logs/*.log (docs/selftest.md).")
 # Written into a --keep folder: an earlier selftest made it, so a later one may reuse it.
 MARKER = ".tf-ge-custom-selftest"
+# Present while a selftest uses a --keep folder: created with O_EXCL, it holds the pid.
+RUNNING = ".tf-ge-custom-selftest.running"
 # Child processes run before the stages (their folders and logs sit beside the stages').
 PROBES = ("VERSIONS", "DETECT_SOC")
 
@@ -45,13 +47,54 @@ def _written_by_selftest(name):
     return base in NAMES or base in PROBES
 
 
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
+
+
+def _claim(folder):
+    """Create ``folder/RUNNING`` with O_EXCL (only one process can), holding this pid. A claim
+    left by a selftest that no longer runs is taken over; a live one is refused."""
+    path = os.path.join(folder, RUNNING)
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except FileExistsError:
+            try:
+                with open(path) as f:
+                    text = f.read().strip()
+            except OSError:
+                text = ""
+            if not text.isdigit() or _pid_alive(int(text)):
+                raise UsageError("--keep %s: another selftest (%s) is using it; give another folder" % (
+                    folder, "process %s" % text if text.isdigit() else "just starting"),
+                    fix="wait for it to end, or remove %s if no selftest runs" % path)
+            stale = "%s.stale-%d" % (path, os.getpid())
+            try:  # only one of several newcomers moves a given stale claim away
+                os.rename(path, stale)
+                os.unlink(stale)
+            except OSError:
+                pass
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write("%d\n" % os.getpid())
+        return path
+    raise UsageError("--keep %s: another selftest took it first; give another folder" % folder)
+
+
 def work_folder(keep):
     """(folder, kept): the ``--keep`` folder, else a new temporary one.
 
     A ``--keep`` folder is made when missing and taken when empty, or when an earlier
     selftest wrote it (its marker file is there): then what that run wrote (each stage's
     folder and log) is removed first, and anything else in it left alone. Any other folder
-    is refused, as is a file in its place.
+    is refused, as is a file in its place. The folder is claimed atomically (a file created
+    with O_EXCL, removed by :func:`release`): two selftests started together never share one.
     """
     if not keep:
         return tempfile.mkdtemp(prefix="tf-ge-custom-selftest-"), False
@@ -60,12 +103,20 @@ def work_folder(keep):
     folder = _lifecycle.absolute(keep, "--keep")
     if os.path.lexists(folder) and not os.path.isdir(folder):
         raise UsageError("--keep %s: not a folder; give a new or empty folder" % folder)
-    entries = os.listdir(folder) if os.path.isdir(folder) else []
-    if entries and MARKER not in entries:
-        raise UsageError("--keep %s: not empty, and no earlier selftest wrote it (no %s in it); give a "
-                         "new or empty folder, or one an earlier selftest --keep wrote" % (folder, MARKER))
     try:
         os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise UsageError("--keep %s: %s" % (folder, e.strerror or e))
+    entries = os.listdir(folder)
+    if entries and MARKER not in entries and RUNNING not in entries:
+        raise UsageError("--keep %s: not empty, and no earlier selftest wrote it (no %s in it); give a "
+                         "new or empty folder, or one an earlier selftest --keep wrote" % (folder, MARKER))
+    claim = _claim(folder)
+    try:
+        entries = os.listdir(folder)
+        if MARKER not in entries and set(entries) - {RUNNING}:  # files came while we claimed
+            raise UsageError("--keep %s: not empty, and no earlier selftest wrote it (no %s in it)"
+                             % (folder, MARKER))
         for name in entries:
             if _written_by_selftest(name):
                 path = os.path.join(folder, name)
@@ -77,8 +128,20 @@ def work_folder(keep):
             f.write("this folder holds the logs and files of tf-ge-custom selftest --keep; a later run "
                     "may replace them\n")
     except OSError as e:
+        os.unlink(claim)
         raise UsageError("--keep %s: %s" % (folder, e.strerror or e))
+    except BaseException:
+        os.unlink(claim)
+        raise
     return folder, True
+
+
+def release(folder):
+    """End the claim :func:`work_folder` made on a ``--keep`` folder."""
+    try:
+        os.unlink(os.path.join(folder, RUNNING))
+    except OSError:
+        pass
 
 
 def _header(host, probed):
@@ -130,7 +193,7 @@ def selftest(soc=None, json_path=None, keep=None, only=None, timeout=None, out=N
     ``env``: the environment of the stages' processes (default: the user's, see the module
     docstring). ``device_module`` and ``host`` let tests put doubles in for the device steps
     and the host facts; ``timeouts`` ({stage: seconds}) sets single stages' limits."""
-    from .. import environment
+    from .. import _lifecycle, environment
     from . import host as host_facts
     from . import runner
     from .stages import STAGES
@@ -145,8 +208,9 @@ def selftest(soc=None, json_path=None, keep=None, only=None, timeout=None, out=N
     try:
         if host is None:
             host = host_facts.probe(soc, detect_soc=lambda: detect_soc(root, device_module, env), env=env)
-        status, detail, probed, _, _ = runner.run_child("VERSIONS", "tf_ge_custom.selftest.cpu_stages:versions",
-                                                        root, 300, host, device_module, env)
+        with _lifecycle.doing("asking a child process for TensorFlow's version"):
+            status, detail, probed, _, _ = runner.run_child(
+                "VERSIONS", "tf_ge_custom.selftest.cpu_stages:versions", root, 300, host, device_module, env)
         if status != "PASS":
             probed = {"tensorflow": "unknown (%s)" % detail}
         out.write(_header(host, probed) + "\n")
@@ -176,7 +240,9 @@ def selftest(soc=None, json_path=None, keep=None, only=None, timeout=None, out=N
             out.write(RERUN + "\n")
         return 1 if document["status"] != "PASS" else 0
     finally:
-        if not kept:
+        if kept:
+            release(root)
+        else:
             shutil.rmtree(root, ignore_errors=True)
 
 

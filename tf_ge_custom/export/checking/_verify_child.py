@@ -11,6 +11,9 @@ import sys
 
 
 def main(argv):
+    from tf_ge_custom import _lifecycle
+
+    _lifecycle.die_with_parent()  # no verification runs on after the export was killed
     graph_path, inputs_dir, outputs_dir = argv[:3]
     fetch = argv[3:]
     import tensorflow as tf

@@ -192,11 +192,14 @@ def session_constants(session, graph_def, output_nodes):
     deprecated ``extract_sub_graph`` inside, whose notice is TensorFlow's business, silenced);
     TensorFlow 1.15 has only ``graph_util.convert_variables_to_constants``, used there alone.
     """
+    import contextlib
+
     from tensorflow.python.framework import convert_to_constants
     from tensorflow.python.util import deprecation
 
     convert = getattr(convert_to_constants, "convert_variables_to_constants_from_session_graph", None)
-    with deprecation.silence():
+    silence = getattr(deprecation, "silence", contextlib.nullcontext)
+    with silence():
         if convert is not None:
             return needed_by(convert(session, graph_def, list(output_nodes)), output_nodes)
         return tf.compat.v1.graph_util.convert_variables_to_constants(session, graph_def, list(output_nodes))
