@@ -43,7 +43,6 @@ def test_python_dash_m_exports_too(tf_ge_custom_cmd, models, check_pb, tmp_path,
     check_pb(output + ".pb", kind, models["x"], models["y"])
 
 
-@pytest.mark.documents("tf-ge-custom export saved_model_dir --to om --soc Ascend910B1 --output out/model --dry-run")
 @pytest.mark.slow
 def test_export_to_om_dry_run_prints_the_atc_command_and_writes_nothing(tf_ge_custom_cmd, models,
                                                                        tmp_path):
