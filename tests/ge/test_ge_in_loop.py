@@ -37,8 +37,6 @@ def _case_names():
 
 TAGS = _tags()
 CASES = _case_names()
-# The sanitized build covers one tag (the newest GE), to stay inside CI's time budget.
-SANITIZED_TAG = "HEAD" if "HEAD" in TAGS else TAGS[-1]
 SANITIZER_OPTIONS = {"ASAN_OPTIONS": "abort_on_error=1:detect_leaks=1",
                      "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"}
 DOUBLE = SOURCE_ROOT / "tests" / "ge" / "doubles" / "kernel_compiler_double"
@@ -169,10 +167,12 @@ def test_ge_in_loop(runs, tag, case):
 
 
 @pytest.mark.slow
-def test_every_case_passes_under_asan_and_ubsan(runs):
-    """ASan + UBSan over the adapter, the core and GE's context code (UBSan's vptr check off:
-    GE's polymorphic classes need libgraph's typeinfo, ge_ops/ge_in_loop/CMakeLists.txt)."""
-    _, _, records, proc = runs(SANITIZED_TAG, sanitize=True)
+@pytest.mark.parametrize("tag", TAGS)
+def test_every_case_passes_under_asan_and_ubsan(runs, tag):
+    """ASan + UBSan over the adapter, the core and GE's context code of each tag, the whole
+    models included (UBSan's vptr check off: GE's polymorphic classes need libgraph's
+    typeinfo, ge_ops/ge_in_loop/CMakeLists.txt)."""
+    _, _, records, proc = runs(tag, sanitize=True)
     failed = {name: r["failures"] for name, r in records.items() if not r["passed"]}
     assert proc.returncode == 0, (failed, proc.stderr[-6000:])
     assert sorted(records) == sorted(CASES)
