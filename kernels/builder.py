@@ -41,7 +41,7 @@ import tempfile
 import time
 from typing import NamedTuple, Optional, Tuple
 
-from tf_ge_custom import atomic_files, kernel_contract, kernel_manifest, op_def
+from tf_ge_custom import _atomic_files as atomic_files, kernel_contract, kernel_manifest, op_def
 from tf_ge_custom.errors import KernelBuildError, ManifestError, ToolchainError
 from tf_ge_custom.kernel_manifest import ArgLayout, ArgSlot, KernelEntry
 

@@ -26,13 +26,13 @@ folder beside the entry (``.tmp-<dtype>-*``), validate it with the manifest read
 once the whole folder has been renamed in. This module is the one writer: the GE library
 runs it (``tf_ge_custom.kernels.compile_kernel``) rather than writing the cache itself.
 
-What is read from the cache must pass the package's trust rule (:mod:`tf_ge_custom.trust`,
+What is read from the cache must pass the package's trust rule (:mod:`tf_ge_custom._trust`,
 docs/kernels.md "What the package trusts"): the cache, every folder on the way and every file
 of an entry belong to this user (or root) and are writable by nobody else, so that no other
 user can put a kernel on this user's NPU; an entry that fails it is not used (the writer
 steps it aside and builds it again), a cache that fails it is neither read nor written. The
 folders the writer makes are 0700 and its files 0644, whatever the umask; the lock file is
-opened without following a link (:func:`tf_ge_custom.atomic_files.open_no_follow`).
+opened without following a link (:func:`tf_ge_custom._atomic_files.open_no_follow`).
 
 No Triton import here: the key is read from package metadata and ``--version`` outputs.
 """
@@ -46,7 +46,7 @@ import shutil
 import tempfile
 from typing import NamedTuple, Optional
 
-from tf_ge_custom import atomic_files, kernel_manifest, op_def, trust
+from tf_ge_custom import _atomic_files as atomic_files, kernel_manifest, op_def, _trust as trust
 from tf_ge_custom.errors import KernelBuildError, KernelCacheError, ManifestError, ToolchainError
 
 from . import frontend, toolchain
@@ -113,7 +113,7 @@ def cache_dir(env=None):
 
 
 def cache_refusal(path):
-    """The :class:`tf_ge_custom.trust.Refusal` of the cache folder ``path``, else None. A
+    """The :class:`tf_ge_custom._trust.Refusal` of the cache folder ``path``, else None. A
     folder that does not exist yet is none (the writer makes it, private), nor is a file in
     its way (the writer says it cannot make the folder): only who may write there counts."""
     refusal = trust.check(path, trust.FOLDER)

@@ -9,7 +9,7 @@ is taken from the first folder holding it. A graph build for a board takes, in o
 kernel set of its own SoC name, the per-user cache's entry of its own name, a kernel set of
 another SoC of the same architecture (the manifest's ``architecture``), a compile.
 
-A bundle folder is used only when it passes the trust rule (:mod:`tf_ge_custom.trust`), and
+A bundle folder is used only when it passes the trust rule (:mod:`tf_ge_custom._trust`), and
 so is every manifest and npubin read from it; an entry of ``TF_GE_CUSTOM_KERNELS`` that is
 relative, missing, not a folder (a file, a FIFO, a device) or not trusted is refused by name
 (:func:`refused_bundles`), without opening it, as the GE library refuses it.
@@ -35,17 +35,17 @@ def bundle_dirs(environ=None):
 
 class RefusedBundle(NamedTuple):
     folder: str  # the entry as written
-    refusal: object  # tf_ge_custom.trust.Refusal
+    refusal: object  # tf_ge_custom._trust.Refusal
 
     def __str__(self):
-        from tf_ge_custom import trust
+        from tf_ge_custom import _trust as trust
 
         return "%s entry %s is refused: %s" % (ENV, trust.shown(self.folder), self.refusal)
 
 
 def refused_bundles(environ=None):
     """The entries of ``$TF_GE_CUSTOM_KERNELS`` the GE library refuses: ``[RefusedBundle]``."""
-    from tf_ge_custom import trust
+    from tf_ge_custom import _trust as trust
 
     refused = []
     for folder in bundle_dirs(environ):

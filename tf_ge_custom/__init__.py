@@ -67,7 +67,7 @@ _DEFER_TENSORFLOW = _SETUP or getattr(_builtins, "__TF_GE_CUSTOM_NO_TENSORFLOW__
     or _started_as_command()
 
 if not _SETUP:
-    from . import environment as _environment
+    from . import _environment
 
     # Before TensorFlow: anything that reads ASCEND_CUSTOM_OPP_PATH (TF Adapter, GE) must
     # find the OPP root in it from the start. Idempotent across imports and reloads.

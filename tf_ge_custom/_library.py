@@ -12,7 +12,7 @@ import os
 import re
 import threading
 
-from . import files
+from . import _files as files
 from .errors import OpLibraryError
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

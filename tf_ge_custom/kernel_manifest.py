@@ -21,7 +21,7 @@ import os
 import re
 from typing import NamedTuple, Optional, Tuple
 
-from . import files, kernel_contract, op_def
+from . import _files as files, kernel_contract, op_def
 from .errors import ManifestError
 # The constants shared with the GE library's C++ core (generated into kernel_contract.h).
 from .kernel_contract import (DIM_ROLES, INDEX_LIMIT, INDEXED_ROLES, INTEGER_ROLES,
@@ -247,7 +247,7 @@ def load_manifest(path, check_files=True, expected_soc=None, trust_rule=False):
     ``<dir>/<name>.json`` (the shared fixtures, a copy) gets no folder check and keeps its
     binaries in ``<dir>/<name>/``. Binaries are checked only when ``check_files`` is true.
     With ``trust_rule`` (a kernel set from the per-user cache or a kernel bundle, not the
-    package's own) the manifest and each binary must pass :func:`tf_ge_custom.trust.check`
+    package's own) the manifest and each binary must pass :func:`tf_ge_custom._trust.check`
     first (kind ``trust``). Raises :class:`ManifestError`.
     """
     path = os.fspath(path)
@@ -267,7 +267,7 @@ def load_manifest(path, check_files=True, expected_soc=None, trust_rule=False):
 
 
 def _check_trusted(file_path, manifest_path=None, what=""):
-    from . import trust
+    from . import _trust as trust
 
     refusal = trust.check(file_path, trust.FILE)
     if refusal is not None:

@@ -113,7 +113,7 @@ def supported_ops_json(ops=None):
 def write_supported_ops(path, ops=None):
     """Write ``npu_supported_ops.json`` for ``ops`` to ``path`` (whole or not at all);
     returns ``path``."""
-    from . import atomic_files
+    from . import _atomic_files as atomic_files
 
     return atomic_files.write_text(path, supported_ops_json(ops))
 

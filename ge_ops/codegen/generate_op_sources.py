@@ -14,7 +14,7 @@ writes into DIR:
                             mix_mode -> load magic rule (default: kernel_contract.py beside
                             the op definition)
 
-Each file is replaced only when its text changes, whole (tf_ge_custom/atomic_files.py), so
+Each file is replaced only when its text changes, whole (tf_ge_custom/_atomic_files.py), so
 CMake does not rebuild on every configure. Python 3.7 syntax: setup.py runs this on any host.
 """
 import argparse
@@ -191,10 +191,10 @@ def _bool(value):
     return "true" if value else "false"
 
 
-# The package's one atomic writer (tf_ge_custom/atomic_files.py), loaded by path like the
+# The package's one atomic writer (tf_ge_custom/_atomic_files.py), loaded by path like the
 # op definition: write_text_if_changed replaces a file whole, and only when its text changes.
 _ATOMIC_FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
-                             "tf_ge_custom", "atomic_files.py")
+                             "tf_ge_custom", "_atomic_files.py")
 
 
 def write_if_changed(path, text):

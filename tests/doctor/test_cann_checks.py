@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tf_ge_custom import doctor, path_rules
+from tf_ge_custom import doctor, _path_rules as path_rules
 from tf_ge_custom._build import BuildContext, opp_step
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import tf_ge_custom
-from tf_ge_custom import _library, doctor, environment, files, kernel_manifest, path_rules
+from tf_ge_custom import _library, doctor, _environment as environment, _files as files, kernel_manifest, _path_rules as path_rules
 from tf_ge_custom._build import BuildContext, opp_step
 
 REPO = Path(__file__).resolve().parents[2]

@@ -56,7 +56,7 @@ def test_setup_builder_makes_a_venv_the_ge_librarys_check_takes(builder, tmp_pat
     assert (copy / "kernels" / "compile_kernel.py").is_file() and not list(copy.rglob("*.so"))
     assert json.loads((copy / "builder_copy.json").read_text())["copied_from"].startswith(SITE)
     # what the GE library runs: its bootstrap with "" (the venv's own copy) and --describe
-    from tf_ge_custom import builder_venv
+    from tf_ge_custom import _builder_venv as builder_venv
 
     described = builder_venv.describe(str(venv / "bin" / "python"), "", environ=_env(tmp_path))
     assert described["ok"] and described["triton_error"] == "" and described["python_version"].startswith("3.11")

@@ -1,4 +1,4 @@
-"""The trust rule (tf_ge_custom/trust.py; docs/kernels.md, "What the package trusts"): the
+"""The trust rule (tf_ge_custom/_trust.py; docs/kernels.md, "What the package trusts"): the
 shared cases of tests/fixtures/trust/cases.json, which ge_ops/tests/test_trust.cc runs against
 the GE library's side too, and the parameters and reason names both sides must spell alike.
 
@@ -13,7 +13,7 @@ import stat
 
 import pytest
 
-from tf_ge_custom import trust
+from tf_ge_custom import _trust as trust
 
 pytestmark = pytest.mark.kind("bytes")
 
@@ -146,7 +146,7 @@ def test_private_folders_are_0700_whatever_the_umask(tmp_path):
 
 
 def test_shown_escapes_control_characters_and_keeps_the_rest():
-    from tf_ge_custom.files import shown
+    from tf_ge_custom._files import shown
 
     assert shown("/opt/a\nb\tc\x1b[31m\x7f\x85é") == "/opt/a\\nb\\tc\\x1b[31m\\x7f\\x85é"
     assert shown("/plain path") == "/plain path"

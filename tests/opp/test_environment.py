@@ -16,7 +16,7 @@ import warnings
 import pytest
 
 import tf_ge_custom
-from tf_ge_custom import environment
+from tf_ge_custom import _environment as environment
 from tf_ge_custom.errors import NpuPlacementWarning
 
 VAR = "ASCEND_CUSTOM_OPP_PATH"
@@ -166,7 +166,7 @@ warnings.showwarning = lambda m, c, *a, **k: caught.append((c.__name__, str(m)))
 if sys.argv[1] == "bridge-first":
     import npu_bridge
 import tf_ge_custom
-from tf_ge_custom import environment
+from tf_ge_custom import _environment as environment
 first = os.environ.get("ASCEND_CUSTOM_OPP_PATH")
 importlib.reload(tf_ge_custom)
 importlib.reload(environment)

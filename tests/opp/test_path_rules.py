@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tf_ge_custom import path_rules
+from tf_ge_custom import _path_rules as path_rules
 
 JSON = "framework/tensorflow/npu_supported_ops.json"
 ADD = {"isGray": False, "isHeavy": False}

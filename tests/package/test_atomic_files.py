@@ -1,4 +1,4 @@
-"""tf_ge_custom.atomic_files, the one way the package writes a file in place: the
+"""tf_ge_custom._atomic_files, the one way the package writes a file in place: the
 target holds the old content or the new, never a part; no temporary is left behind; the
 data reaches the disk before the rename.
 
@@ -11,7 +11,7 @@ import stat
 
 import pytest
 
-from tf_ge_custom import atomic_files
+from tf_ge_custom import _atomic_files as atomic_files
 
 
 def listing(folder):

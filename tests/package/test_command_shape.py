@@ -145,3 +145,19 @@ def test_selftest_starts_its_stages_through_the_one_process_runner():
                             a.name for a in node.names] + [getattr(node, "module", None)]:
                         users.append(os.path.relpath(path, PACKAGE))
     assert sorted(users) == sorted(["_processes.py", MAKE_REPORTER]), users
+
+
+# The package's public modules: what README.md and docs/ tell users to import or run.
+PUBLIC_MODULES = {
+    "__init__", "__main__", "cli",          # `import tf_ge_custom`, `python -m`, the console script
+    "ops", "layers", "npu", "export", "errors",  # the op, its Keras layer, NPU sessions, export, the errors
+    "op_def", "opp", "kernel_manifest", "kernel_contract", "kernels",  # for op authors (docs/adding-an-op.md)
+    "doctor", "selftest",                   # their result types are read by scripts (--json)
+}
+
+
+def test_modules_that_are_not_public_api_begin_with_an_underscore():
+    names = {os.path.splitext(n)[0] for n in os.listdir(PACKAGE)
+             if (n.endswith(".py") or os.path.isfile(os.path.join(PACKAGE, n, "__init__.py")))}
+    assert PUBLIC_MODULES <= names, sorted(PUBLIC_MODULES - names)
+    assert sorted(n for n in names - PUBLIC_MODULES if not n.startswith("_")) == []

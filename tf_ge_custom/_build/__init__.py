@@ -9,7 +9,7 @@ import os
 import re
 import sys
 
-from .. import _processes, atomic_files
+from .. import _processes, _atomic_files as atomic_files
 from ..errors import CommandError, TfGeCustomError
 
 BUILD_INFO_NAME = "build_info.json"

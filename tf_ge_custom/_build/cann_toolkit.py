@@ -18,7 +18,7 @@ import os
 import re
 from typing import NamedTuple, Optional, Tuple
 
-from .. import files
+from .. import _files as files
 
 HOME_VAR = "ASCEND_HOME_PATH"
 REQUIRE_VAR = "TF_GE_CUSTOM_REQUIRE_GE"

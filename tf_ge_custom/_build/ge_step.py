@@ -23,7 +23,7 @@ import sys
 
 from . import BuildError, run_command
 from . import cann_toolkit as cann
-from ..atomic_files import copy_file
+from .._atomic_files import copy_file
 from ..opp import GE_INCLUDE_DIR, ge_library_dir
 
 GE_SOURCE_DIR = "ge_ops"

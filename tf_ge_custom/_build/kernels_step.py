@@ -14,7 +14,7 @@ import shutil
 import sys
 
 from . import BuildError
-from .. import atomic_files, kernel_manifest
+from .. import _atomic_files as atomic_files, kernel_manifest
 from ..errors import ManifestError
 
 ENV = "TF_GE_CUSTOM_KERNELS_DIR"

@@ -28,7 +28,7 @@ import hashlib
 import json
 import os
 
-from .. import atomic_files
+from .. import _atomic_files as atomic_files
 
 ENV = "TF_GE_CUSTOM_BUILD_CACHE"
 FOLDER = os.path.join("build", "object-cache")

@@ -21,7 +21,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from . import BuildError, object_cache, run_command, tensorflow_info, tf_codegen
-from .. import atomic_files, files
+from .. import _atomic_files as atomic_files, _files as files
 
 LIBRARY_DIR = "_lib"
 LIBRARY_NAME = "libtf_ge_custom_ops.so"

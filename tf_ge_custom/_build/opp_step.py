@@ -14,7 +14,7 @@ that the GE step did not record (left by an earlier build in a reused folder) is
 """
 import os
 
-from .. import atomic_files, op_def, opp
+from .. import _atomic_files as atomic_files, op_def, opp
 
 
 def _stray_libraries(framework_dir, keep):

@@ -17,7 +17,7 @@ import os
 import sys
 
 from . import BuildError
-from .. import _processes, atomic_files
+from .. import _processes, _atomic_files as atomic_files
 from ..errors import CommandError
 
 _QUERY = r"""

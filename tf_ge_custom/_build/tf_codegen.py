@@ -24,7 +24,7 @@ Pure Python, Python 3.7 syntax; no TensorFlow import.
 import os
 import sys
 
-from .. import atomic_files, op_def
+from .. import _atomic_files as atomic_files, op_def
 
 HEADER_NAME = "tf_ge_custom_op_registrations.h"
 _BANNER = ("// Generated from tf_ge_custom/op_def.py by tf_ge_custom/_build/tf_codegen.py. "

@@ -130,7 +130,7 @@ def _run(args):
 def _run_cache(args, soc_names):
     """``--cache``: each (SoC, dtype) into the per-user cache, as a graph build would."""
     from tf_ge_custom.errors import KernelBuildError, KernelCacheError
-    from tf_ge_custom.files import shown
+    from tf_ge_custom._files import shown
     from tf_ge_custom.kernels import builder, cache
 
     conflicts = [flag for flag, used in (("--out", args.out is not None),
@@ -194,7 +194,7 @@ def bundle_socs(soc_names, dtypes, all_given):
 def _run_bundle(args, soc_names):
     import json
 
-    from tf_ge_custom import _lifecycle, atomic_files
+    from tf_ge_custom import _lifecycle, _atomic_files as atomic_files
     from tf_ge_custom._version import __version__
     from tf_ge_custom.kernels import builder, socs
 
@@ -237,7 +237,7 @@ def _run_bundle(args, soc_names):
 def _run_in_builder_venv(argv=None):
     """On Python < 3.9 (TF Adapter's hosts): run this command in the venv ``tf-ge-custom
     setup-builder`` made, which the GE library's Compile uses too."""
-    from tf_ge_custom import _processes, builder_venv
+    from tf_ge_custom import _processes, _builder_venv as builder_venv
     from tf_ge_custom.errors import BuilderSetupError
 
     venv = builder_venv.default_venv()

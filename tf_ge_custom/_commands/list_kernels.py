@@ -237,7 +237,7 @@ def _served_by(board, found, sources):
 def _run_cache(args):
     """``--cache``: one line per (SoC, key) with its dtypes; ``current`` marks the key the
     toolchain here builds (the one a graph build looks up)."""
-    from tf_ge_custom import trust
+    from tf_ge_custom import _trust as trust
     from tf_ge_custom.errors import KernelCacheError, TfGeCustomError
     from tf_ge_custom.kernels import cache
 

@@ -1,9 +1,9 @@
 """``tf-ge-custom setup-builder``: the Python >= 3.9 venv the kernel builder runs in on a Python
-3.7 host (the work: :mod:`tf_ge_custom.builder_venv`)."""
+3.7 host (the work: :mod:`tf_ge_custom._builder_venv`)."""
 import os
 import sys
 
-from .. import _lifecycle, builder_venv
+from .. import _lifecycle, _builder_venv as builder_venv
 
 
 def add_arguments(parser):
@@ -26,7 +26,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from ..builder_venv import VENV_ENV, default_venv, find_python, setup, venv_python
+    from .._builder_venv import VENV_ENV, default_venv, find_python, setup, venv_python
     from ..errors import BuilderSetupError, UsageError
 
     venv = args.venv or default_venv()

@@ -18,7 +18,7 @@ checks and load, the op it registered), so that a damaged library is a FAIL line
 than a crash of doctor, and doctor pays TensorFlow's import once.
 
 Whether TF Adapter (TF1 and TF2) and GE would find our JSON and libraries is answered by
-replicating their search rules (:mod:`tf_ge_custom.path_rules`) on this process's
+replicating their search rules (:mod:`tf_ge_custom._path_rules`) on this process's
 environment, which ``import tf_ge_custom`` has already completed; programs that do not
 import the package (``atc``) see the shell's environment, checked separately.
 

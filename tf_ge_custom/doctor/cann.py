@@ -2,7 +2,7 @@
 would load it and compile the op proto it generates online (docs/cann.md)."""
 import os
 
-from .. import path_rules
+from .. import _path_rules as path_rules
 from .._build import cann_toolkit
 from . import remedies
 from .results import FAIL, OK, WARN, Check, check, Instruction, is_command

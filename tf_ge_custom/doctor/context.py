@@ -5,7 +5,7 @@ import importlib.util
 import os
 import shutil
 
-from .. import _library, _lifecycle, environment, opp, path_rules
+from .. import _library, _lifecycle, _environment as environment, opp, _path_rules as path_rules
 from ..errors import OpLibraryError
 from . import probe, remedies
 

@@ -96,7 +96,7 @@ def check_kernel_cache(ctx):
         return Check(name, WARN, "a graph build for a SoC without a packaged npubin could not "
                      "compile it: %s" % e,
                      Instruction("export %s=<a writable folder>" % cache.CACHE_DIR_ENV))
-    from .. import builder_venv, trust
+    from .. import _builder_venv as builder_venv, _trust as trust
 
     problems, fixes = [], []
     # The trust rule (docs/kernels.md, "What the package trusts"): the GE library neither
@@ -219,7 +219,7 @@ _DESCRIBED = {}  # (python, package parent) -> the builder's --describe result, 
 
 
 def _describe_builder(python, package_parent, environ):
-    from .. import builder_venv
+    from .. import _builder_venv as builder_venv
 
     key = (python, package_parent, environ.get("TF_GE_CUSTOM_CACHE_DIR"))
     if key not in _DESCRIBED:
@@ -235,7 +235,7 @@ def check_kernel_builder(ctx):
     """Which Python the GE library's Compile would run the kernel builder with (the rule of
     ge_ops/core kernel_compiler.cc): TF_GE_CUSTOM_PYTHON, else this package's own Python, else
     the setup-builder venv; each only when its --describe imports tf_ge_custom and triton."""
-    from .. import builder_venv
+    from .. import _builder_venv as builder_venv
 
     name = "kernel builder"
     describe = getattr(ctx, "builder_describe", None) or _describe_builder

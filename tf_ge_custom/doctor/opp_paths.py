@@ -1,13 +1,13 @@
 """The OPP root this package installs, the environment variables, and whether TF1's adapter,
 TF2's adapter and GE would find our files: their search rules replayed
-(:mod:`tf_ge_custom.path_rules`) on this process's environment, which ``import
+(:mod:`tf_ge_custom._path_rules`) on this process's environment, which ``import
 tf_ge_custom`` has already completed; programs that do not import the package (``atc``)
 see the shell's environment, checked separately."""
 import os
 import shlex
 import stat
 
-from .. import environment, files, op_def, opp, path_rules
+from .. import _environment as environment, _files as files, op_def, opp, _path_rules as path_rules
 from . import remedies
 from .results import FAIL, OK, WARN, Check, check, Instruction, is_command, worst
 

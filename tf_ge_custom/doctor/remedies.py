@@ -4,7 +4,7 @@ through the module, so that one value serves (and a test may replace) them all."
 import os
 import shlex
 
-from .. import _library, environment, op_def, path_rules
+from .. import _library, _environment as environment, op_def, _path_rules as path_rules
 from .._build import cann_toolkit
 from .results import Instruction
 

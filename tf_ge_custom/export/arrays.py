@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from tf_ge_custom import files
+from tf_ge_custom import _files as files
 from tf_ge_custom.errors import ExportError
 
 UNKNOWN_DIM_SIZE = 2  # what a generated input uses for an unknown dim

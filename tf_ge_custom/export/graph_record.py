@@ -103,7 +103,7 @@ class GraphRecord(object):
     def load(cls, path):
         """The record in the file ``path``; :class:`ExportError` for anything else (a
         directory, a FIFO, a huge file, bad JSON, another document)."""
-        from tf_ge_custom import files
+        from tf_ge_custom import _files as files
         from tf_ge_custom.errors import ExportError
 
         try:

@@ -23,7 +23,7 @@ from typing import List, NamedTuple, Optional
 
 import numpy as np
 
-from tf_ge_custom import atomic_files
+from tf_ge_custom import _atomic_files as atomic_files
 from tf_ge_custom.errors import ExportError, ExternalToolError
 from tf_ge_custom.export import arrays
 from tf_ge_custom.export.cann_tools import toolchain

@@ -93,7 +93,7 @@ class _Plan(object):
 
 def _input_files_problem(specs):
     """Why an ``inputs`` entry names no readable file ("" when each does): before TensorFlow."""
-    from tf_ge_custom import files
+    from tf_ge_custom import _files as files
 
     for spec in specs or ():
         _, sep, path = spec.partition("=")

@@ -9,7 +9,7 @@ import os
 import shutil
 import tempfile
 
-from tf_ge_custom import atomic_files
+from tf_ge_custom import _atomic_files as atomic_files
 from tf_ge_custom.errors import ExportError
 
 

@@ -24,7 +24,7 @@ import re
 import warnings
 from typing import Callable, NamedTuple, Optional, Tuple
 
-from .. import files
+from .. import _files as files
 from ..errors import NpuOptionError, NpuOptionTypeError
 
 BOOL, INT, STR, JSON = "bool", "int", "str", "json"

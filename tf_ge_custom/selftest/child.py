@@ -19,7 +19,7 @@ import time
 import traceback
 from typing import NamedTuple
 
-from .. import atomic_files
+from .. import _atomic_files as atomic_files
 from .stages import FAIL, PASS, SKIP
 
 # What the runner passes to ``python -c``: the package without TensorFlow's import.

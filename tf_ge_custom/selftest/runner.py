@@ -15,7 +15,7 @@ import sys
 import time
 from typing import NamedTuple, Optional
 
-from .. import _library, _lifecycle, _processes, atomic_files, environment
+from .. import _library, _lifecycle, _processes, _atomic_files as atomic_files, _environment as environment
 from .._version import __version__
 from ..errors import CommandError, OpLibraryError
 from . import child

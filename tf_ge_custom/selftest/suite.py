@@ -3,7 +3,7 @@ print the summary and write the report (``tf-ge-custom selftest``'s work; its co
 ``tf_ge_custom/_commands/selftest.py``).
 
 The stages' child processes get the user's environment as the shell exported it
-(:func:`tf_ge_custom.environment.user_environment`): what ``import tf_ge_custom`` added in
+(:func:`tf_ge_custom._environment.user_environment`): what ``import tf_ge_custom`` added in
 this process is taken out again, so that the DOCTOR stage reports the shell the user has, not
 the one this process made.
 """
@@ -178,7 +178,7 @@ def check_arguments(soc=None, json_path=None, only=None, timeout=None):
     if timeout is not None and timeout < 1:
         raise UsageError("--timeout %d: give a number of seconds >= 1" % timeout)
     if json_path:
-        from .. import _lifecycle, atomic_files
+        from .. import _lifecycle, _atomic_files as atomic_files
 
         problem = atomic_files.target_problem(_lifecycle.absolute(json_path, "--json"))
         if problem:
@@ -193,7 +193,7 @@ def selftest(soc=None, json_path=None, keep=None, only=None, timeout=None, out=N
     ``env``: the environment of the stages' processes (default: the user's, see the module
     docstring). ``device_module`` and ``host`` let tests put doubles in for the device steps
     and the host facts; ``timeouts`` ({stage: seconds}) sets single stages' limits."""
-    from .. import _lifecycle, environment
+    from .. import _lifecycle, _environment as environment
     from . import host as host_facts
     from . import runner
     from .stages import STAGES
@@ -222,7 +222,7 @@ def selftest(soc=None, json_path=None, keep=None, only=None, timeout=None, out=N
         document = runner.report(results, host, probed, started, seconds, root if kept else None,
                                  " ".join(argv), host_facts.platform_facts())
         if json_path:
-            from .. import atomic_files
+            from .. import _atomic_files as atomic_files
 
             try:  # whole or not at all, no temporary left behind
                 atomic_files.write_json(json_path, document, indent=1)

@@ -13,7 +13,7 @@ import sys
 import time
 from typing import NamedTuple
 
-from tf_ge_custom import _processes, atomic_files
+from tf_ge_custom import _processes, _atomic_files as atomic_files
 from tf_ge_custom.errors import CommandError, ExternalToolError, MissingToolchainError
 
 TAIL_LINES = _processes.TAIL_LINES

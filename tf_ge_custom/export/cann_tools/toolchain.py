@@ -15,7 +15,7 @@ kernel (docs/export.md).
 import os
 import shutil
 
-from tf_ge_custom.environment import CUSTOM_OPP_PATH_VAR, with_opp_root
+from tf_ge_custom._environment import CUSTOM_OPP_PATH_VAR, with_opp_root
 from tf_ge_custom.errors import MissingToolchainError
 from tf_ge_custom import opp
 

@@ -6,7 +6,7 @@ written out byte for byte as it came; the checks are the same as for any frozen 
 """
 import tensorflow as tf
 
-from tf_ge_custom import files
+from tf_ge_custom import _files as files
 from tf_ge_custom.errors import ExportError
 from tf_ge_custom.export.checking.graph_checks import checked
 from tf_ge_custom.export.frozen_graph import FrozenGraph

@@ -58,7 +58,7 @@ def _checkpoint_prefix(prefix):
 
 def _require_regular(path):
     """ExportError unless ``path`` is a regular file (a FIFO would block the reader forever)."""
-    from tf_ge_custom import files
+    from tf_ge_custom import _files as files
 
     try:
         files.regular_file_size(path)

@@ -9,7 +9,7 @@
 // group or others (a sticky folder such as /tmp excepted), is a symbolic link owned by the
 // user or root whose target passes the same rule, and is a folder on the way and what is
 // wanted at the end. The parameters and reason names are those of the Python side,
-// tf_ge_custom/trust.py (tests/kernels/test_trust_rule.py compares the two files), and
+// tf_ge_custom/_trust.py (tests/kernels/test_trust_rule.py compares the two files), and
 // tests/fixtures/trust/cases.json holds cases both sides run.
 #ifndef TF_GE_CUSTOM_CORE_TRUST_H_
 #define TF_GE_CUSTOM_CORE_TRUST_H_
@@ -23,7 +23,7 @@
 namespace tf_ge_custom {
 namespace core {
 
-// The rule's parameters (trust.py: ROOT_UID, GROUP_OTHER_WRITE, MAX_SYMLINKS,
+// The rule's parameters (_trust.py: ROOT_UID, GROUP_OTHER_WRITE, MAX_SYMLINKS,
 // PRIVATE_FOLDER_MODE, PRIVATE_FILE_MODE, PRIVATE_RECORD_MODE).
 constexpr uid_t kTrustRootUid = 0;
 constexpr mode_t kTrustGroupOtherWrite = 0022;
@@ -34,7 +34,7 @@ constexpr mode_t kPrivateRecordMode = 0600;  // a lock, a compile log
 
 enum class TrustWant { kFolder, kFile, kExecutable };
 
-// Why a path is refused; TrustReasonName spells them as trust.py's REASONS do.
+// Why a path is refused; TrustReasonName spells them as _trust.py's REASONS do.
 enum class TrustReason {
   kTrusted = 0,
   kRelative,
@@ -65,7 +65,7 @@ TrustVerdict CheckTrusted(const std::string &path, TrustWant want);
 // Ok, or kUntrusted with "<what> <message>" (what: e.g. "the kernel cache entry").
 Status RequireTrusted(const std::string &what, const std::string &path, TrustWant want);
 
-// A value for a one-line message: control characters escaped (\n, \t, \x1b), as trust.py's
+// A value for a one-line message: control characters escaped (\n, \t, \x1b), as _trust.py's
 // files.shown does.
 std::string Shown(const std::string &text);
 

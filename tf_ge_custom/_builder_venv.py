@@ -16,7 +16,7 @@ candidate Python. Run it again after upgrading tf-ge-custom (the copy must match
 line: ``tf_ge_custom/_commands/setup_builder.py``.
 
 A Python named by ``TF_GE_CUSTOM_PYTHON``, and the venv's, runs only when it passes the
-package's trust rule (:mod:`tf_ge_custom.trust`): an absolute path, this user's or root's all
+package's trust rule (:mod:`tf_ge_custom._trust`): an absolute path, this user's or root's all
 the way, writable by nobody else (:func:`python_problem`, the words of the GE library's
 kernel_compiler.cc). A relative ``TF_GE_CUSTOM_PYTHON=python3`` is refused by name: the GE
 library would run ``./python3`` from each training job's working folder, a shell finds it on
@@ -27,7 +27,7 @@ import os
 import shutil
 import sys
 
-from . import _processes, atomic_files
+from . import _processes, _atomic_files as atomic_files
 from .errors import CommandError
 
 VENV_ENV = "TF_GE_CUSTOM_BUILDER"
@@ -68,7 +68,7 @@ def venv_python(venv):
 
 def venv_problem(environ=None):
     """Why ``$TF_GE_CUSTOM_BUILDER`` cannot name the builder venv ("" when it can, or is unset)."""
-    from .files import shown
+    from ._files import shown
 
     value = (os.environ if environ is None else environ).get(VENV_ENV, "")
     if value and not value.startswith("/"):
@@ -80,7 +80,7 @@ def venv_problem(environ=None):
 def python_problem(python, variable=PYTHON_ENV):
     """Why the GE library would not run the Python ``python`` that ``variable`` names ("" when
     it would): the trust rule, in the words of ge_ops/core kernel_compiler.cc FindBuilder."""
-    from . import trust
+    from . import _trust as trust
 
     refusal = trust.check(python, trust.EXECUTABLE)
     if refusal is None:

@@ -16,7 +16,7 @@ follow the entries alone. This package's own library registers none.
 
 Deliberate simplifications: a JSON file that does not parse contributes no ops; nor does one
 that is not a regular file, larger than :data:`JSON_MAX_BYTES` or nested deeper than 512
-levels (read through :mod:`tf_ge_custom.files`, so a FIFO never blocks doctor and no depth
+levels (read through :mod:`tf_ge_custom._files`, so a FIFO never blocks doctor and no depth
 crashes it).
 """
 import json
@@ -24,7 +24,7 @@ import os
 import re
 import stat
 
-from . import files, opp
+from . import _files as files, opp
 
 CUSTOM_OPP_PATH_VAR = "ASCEND_CUSTOM_OPP_PATH"
 OPP_PATH_VAR = "ASCEND_OPP_PATH"

@@ -30,7 +30,7 @@ import os
 import stat
 from typing import NamedTuple, Optional
 
-from .files import describe_mode, shown
+from ._files import describe_mode, shown
 
 __all__ = ["check", "Refusal", "make_private_folders", "privatize_tree", "owner_name",
            "FOLDER", "FILE", "EXECUTABLE", "REASONS"]
