@@ -33,8 +33,8 @@ class AddCustom(_keras.layers.Layer):
 
     It behaves as ``keras.layers.Add`` does for two inputs: the output mask is the one
     ``Add`` computes from the input masks (its own ``compute_mask``: with Keras 3 the logical
-    or of both, None unless both have one; with tf.keras 2, 1.15's included, their logical
-    and), so an ``Embedding(mask_zero=True)`` in front keeps masking an LSTM behind;
+    or of both, None unless both have one; with tf.keras 2, 1.15's included, the logical and
+    of those given), so an ``Embedding(mask_zero=True)`` in front keeps masking an LSTM behind;
     ``compute_output_shape`` is the broadcast shape of the two inputs.
 
     Example::
