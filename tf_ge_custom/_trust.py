@@ -19,7 +19,9 @@ component that fails and a remedy, unless every component:
   executable regular file (a FIFO, device or socket is refused by name).
 
 Since every folder on the way is writable only by this user or root, nobody else can swap
-a component between the check and the read. The same rule, with the same parameters and
+a component between the check and the read. ``resolve(path)`` is the same walk's answer to
+where ``path`` leads (``..`` after a link goes up from the link's target, which
+``os.path.normpath`` gets wrong): what the package reads and writes is that folder. The same rule, with the same parameters and
 reason names, is ge_ops/core's ``trust.h``; tests/fixtures/trust/cases.json holds cases both
 run.
 
