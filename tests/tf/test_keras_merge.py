@@ -59,6 +59,9 @@ def test_keras_run_layer_test_passes(shapes, output):
     # Keras' Add, through the same harness, agrees on every shape both take
     case.run_layer_test(keras.layers.Add, init_kwargs={}, input_shape=shapes,
                         expected_output_shape=output, supports_masking=True)
+    # (the harness raises on a failure; the shape both report, stated here too)
+    assert AddCustom().compute_output_shape(list(shapes)) == output == \
+        keras.layers.Add().compute_output_shape(list(shapes))
 
 
 def test_supports_masking_like_add():
