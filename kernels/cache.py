@@ -88,6 +88,13 @@ class Ensured(NamedTuple):
 def cache_dir(env=None):
     """Where the kernel cache is (:class:`CacheLocation`); the folder need not exist yet.
 
+    The folder the variables name is the one the system would open: ``..`` after a link goes
+    up from the link's target (``/w/link/../cache`` is ``/w/real/cache`` when ``link``
+    points to ``/w/real/sub``), and the path given is that folder's, without links
+    (:func:`tf_ge_custom._trust.resolve`). When the spelling the variable holds fails the
+    trust rule (a link another user made on the way, a folder others may write), it is given
+    as written instead, so that :func:`cache_refusal` of it names what failed.
+
     Raises :class:`KernelCacheError` when ``TF_GE_CUSTOM_CACHE_DIR`` is relative or there is
     no home folder to put the cache in.
     """
@@ -98,18 +105,26 @@ def cache_dir(env=None):
             raise KernelCacheError("%s=%s is not an absolute path; the GE library and "
                                    "build-kernels run in different folders, so name the cache "
                                    "folder absolutely" % (CACHE_DIR_ENV, explicit))
-        return CacheLocation(os.path.normpath(explicit), CACHE_DIR_ENV)
+        return CacheLocation(_as_resolved(explicit), CACHE_DIR_ENV)
     xdg = env.get("XDG_CACHE_HOME")
     if xdg and os.path.isabs(xdg):  # the XDG specification: relative values are ignored
-        return CacheLocation(os.path.join(os.path.normpath(xdg), APP_DIR, KERNELS_SUBDIR),
+        return CacheLocation(_as_resolved(os.path.join(xdg, APP_DIR, KERNELS_SUBDIR)),
                              "XDG_CACHE_HOME")
     home = env.get("HOME")
     if home and os.path.isabs(home):
-        return CacheLocation(os.path.join(os.path.normpath(home), ".cache", APP_DIR,
-                                          KERNELS_SUBDIR), "HOME")
+        return CacheLocation(_as_resolved(os.path.join(home, ".cache", APP_DIR, KERNELS_SUBDIR)),
+                             "HOME")
     raise KernelCacheError("no folder for the kernel cache: HOME is %s and XDG_CACHE_HOME is "
                            "unset; set %s to an absolute, writable folder"
                            % ("unset" if not home else "relative (%s)" % home, CACHE_DIR_ENV))
+
+
+def _as_resolved(given):
+    """``given`` resolved as the system resolves it, unless the trust rule refuses ``given``
+    (then as written: the refusal names the component of the spelling that failed)."""
+    if cache_refusal(given) is not None:
+        return given
+    return trust.resolve(given)
 
 
 def cache_refusal(path):

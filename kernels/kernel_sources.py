@@ -67,12 +67,13 @@ def load_set(kernel_set):
 def kernel_sets(package_kernels_dir, environ=None):
     """Every kernel set the GE library would see, first folder first: ``[KernelSet]`` (the
     refused bundle folders contribute none: :func:`refused_bundles`)."""
-    from tf_ge_custom import kernel_manifest
+    from tf_ge_custom import _trust as trust, kernel_manifest
 
     found, seen = [], set()
     refused = set(r.folder for r in refused_bundles(environ))
-    folders = [(package_kernels_dir, "package")] + [(d, "bundle") for d in bundle_dirs(environ)
-                                                     if d not in refused]
+    # A trusted entry is read where the system resolves it ("..": up from a link's target).
+    folders = [(package_kernels_dir, "package")] + [
+        (trust.resolve(d), "bundle") for d in bundle_dirs(environ) if d not in refused]
     for folder, source in folders:
         for soc, path in kernel_manifest.find_manifests_in(folder).items():
             if soc in seen:

@@ -64,11 +64,13 @@ def _same_directory(entry, root):
     # of whichever program reads it, so it is left as the user wrote it.
     if not os.path.isabs(entry):
         return False
-    if os.path.normpath(entry) == os.path.normpath(root):
-        return True
+    # As the stack resolves them: "/w/link/../opp" is not "/w/opp" when link points
+    # elsewhere (normpath would say it is, and the user's entry would be dropped).
+    from ._trust import resolve
+
     try:
-        return os.path.samefile(entry, root)
-    except OSError:
+        return resolve(entry) == resolve(root) or os.path.samefile(entry, root)
+    except (OSError, ValueError):  # one of them missing; a NUL no path can hold
         return False
 
 

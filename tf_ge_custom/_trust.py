@@ -19,7 +19,9 @@ component that fails and a remedy, unless every component:
   executable regular file (a FIFO, device or socket is refused by name).
 
 Since every folder on the way is writable only by this user or root, nobody else can swap
-a component between the check and the read. The same rule, with the same parameters and
+a component between the check and the read. ``resolve(path)`` is the same walk's answer to
+where ``path`` leads (``..`` after a link goes up from the link's target, which
+``os.path.normpath`` gets wrong): what the package reads and writes is that folder. The same rule, with the same parameters and
 reason names, is ge_ops/core's ``trust.h``; tests/fixtures/trust/cases.json holds cases both
 run.
 
@@ -32,7 +34,7 @@ from typing import NamedTuple, Optional
 
 from ._files import describe_mode, shown
 
-__all__ = ["check", "Refusal", "make_private_folders", "privatize_tree", "owner_name",
+__all__ = ["check", "resolve", "Refusal", "make_private_folders", "privatize_tree", "owner_name",
            "FOLDER", "FILE", "EXECUTABLE", "REASONS"]
 
 # The rule's parameters (trust.h holds the same; tests/kernels/test_trust_rule.py compares).
@@ -105,48 +107,87 @@ def check(path, want=FOLDER, uid=None):
         return _refuse(RELATIVE, path, path, "%s is not an absolute path: each program would "
                        "look for it from its own working folder" % shown(path),
                        "name it from /")
+    return _walk(path, uid, want)[0]
+
+
+def resolve(path):
+    """``path`` as the kernel resolves it: an absolute path without links, ``.``, ``..`` or
+    doubled slashes, naming what opening ``path`` would reach (a relative ``path`` is taken
+    from the working folder, as the kernel takes it).
+
+    Walked as :func:`check` walks it: a link is replaced by its target, read from where the
+    link sits, and ``..`` goes up from the folder reached so far, so ``/w/link/../cache``
+    is ``/w/real/cache`` when ``link`` points to ``/w/real/sub`` (``os.path.normpath`` would
+    say ``/w/cache``, a folder the kernel never looks at). From the first component that does
+    not exist (or cannot be looked at, or after :data:`MAX_SYMLINKS` links) on, the rest is
+    taken as written, a ``..`` going up one: those folders do not exist yet, so hold no link,
+    and that is where creating them puts them. Resolving says nothing about trust: judge
+    ``path`` itself with :func:`check`, which walks the same components and the links on the
+    way (a path that passes resolves to one that passes)."""
+    path = os.fspath(path)
+    if "\0" in path:
+        raise ValueError("%s holds a NUL character, which no path can" % shown(path))
+    if not os.path.isabs(path):
+        path = os.path.join(os.getcwd(), path)
+    _, current, rest = _walk(path, None, None)
+    for name in rest:
+        current = os.path.dirname(current) if name == ".." else os.path.join(current, name)
+    return current
+
+
+def _walk(path, uid, want):
+    """Walk the absolute ``path`` from ``/`` one component at a time, as the kernel resolves
+    it; with ``want`` (a :data:`WANTS` value), judge each component for user ``uid``.
+
+    Returns ``(refusal, current, rest)``: the first refusal (None when every component passed,
+    or when nothing is judged and the walk went through), the folder (or file) reached, and the
+    components not walked yet, as written (empty unless the walk stopped)."""
+    judging = want is not None
     pending = [p for p in path.split("/") if p not in ("", ".")]
     current = "/"
     links = 0
-    refusal = _component(path, current, uid, folder=True)
-    if refusal is not None:
-        return refusal
+    if judging:
+        refusal = _component(path, current, uid, folder=True)
+        if refusal is not None:
+            return refusal, current, pending
     while pending:
         name = pending.pop(0)
         if name == "..":
             current = os.path.dirname(current)
             continue
         candidate = os.path.join(current, name)
+        stopped = [name] + pending
         try:
             info = os.lstat(candidate)
         except OSError as e:
-            return _lstat_refusal(path, candidate, e)
+            return _lstat_refusal(path, candidate, e), current, stopped
         if stat.S_ISLNK(info.st_mode):
             links += 1
             if links > MAX_SYMLINKS:
                 return _refuse(LINK_LOOP, path, candidate, "%s: more than %d symbolic links on the "
                                "way (a loop?)" % (shown(path), MAX_SYMLINKS),
-                               "point it at the real folder")
-            if info.st_uid not in (uid, ROOT_UID):
+                               "point it at the real folder"), current, stopped
+            if judging and info.st_uid not in (uid, ROOT_UID):
                 return _refuse(LINK_OWNER, path, candidate, "%s is a symbolic link made by %s, "
                                "not by you or root" % (shown(candidate), owner_name(info.st_uid)),
                                "remove the link (rm %s) and use the real path, or make the link "
-                               "yourself" % shown(candidate))
+                               "yourself" % shown(candidate)), current, stopped
             try:
                 target = os.readlink(candidate)
             except OSError as e:
-                return _lstat_refusal(path, candidate, e)
+                return _lstat_refusal(path, candidate, e), current, stopped
             if target.startswith("/"):
                 current = "/"
             pending[:0] = [p for p in target.split("/") if p not in ("", ".")]
             continue
-        refusal = _component(path, candidate, uid, folder=bool(pending), want=want, info=info)
-        if refusal is not None:
-            return refusal
+        if judging:
+            refusal = _component(path, candidate, uid, folder=bool(pending), want=want, info=info)
+            if refusal is not None:
+                return refusal, current, stopped
         current = candidate
-    if current == "/" and want != FOLDER:
-        return _refuse(NOT_A_FILE, path, "/", "%s is a folder, not a file" % shown(path))
-    return None
+    if judging and current == "/" and want != FOLDER:
+        return _refuse(NOT_A_FILE, path, "/", "%s is a folder, not a file" % shown(path)), current, []
+    return None, current, []
 
 
 def _lstat_refusal(path, at, e):
@@ -195,8 +236,9 @@ def _component(path, at, uid, folder, want=FOLDER, info=None):
 
 def make_private_folders(path):
     """``mkdir -p path``: every folder it makes gets mode 0700 whatever the umask (the
-    folders that exist keep theirs). Returns the folders made, outermost first."""
-    path = os.path.abspath(os.fspath(path))
+    folders that exist keep theirs). Returns the folders made (as :func:`resolve` names them:
+    a ``..`` after a link goes up from its target, as in the kernel), outermost first."""
+    path = resolve(path)
     missing = []
     probe = path
     while not os.path.lexists(probe):

@@ -31,17 +31,55 @@ def _register(cls):
 class AddCustom(_keras.layers.Layer):
     """``z = x + y`` of two inputs through the AddCustom op (broadcasting like ``+``).
 
+    It behaves as ``keras.layers.Add`` does for two inputs: the output mask is the one
+    ``Add`` computes from the input masks (its own ``compute_mask``: with Keras 3 the logical
+    or of both, None unless both have one; with tf.keras 2, 1.15's included, the logical and
+    of those given), so an ``Embedding(mask_zero=True)`` in front keeps masking an LSTM behind;
+    ``compute_output_shape`` is the broadcast shape of the two inputs.
+
     Example::
 
         a = keras.Input((8,)); b = keras.Input((8,))
         model = keras.Model([a, b], tf_ge_custom.layers.AddCustom()([a, b]))
     """
 
+    def __init__(self, **kwargs):
+        super(AddCustom, self).__init__(**kwargs)
+        self.supports_masking = True
+
     def call(self, inputs):
-        if not isinstance(inputs, (list, tuple)) or len(inputs) != 2:
-            raise ValueError(
-                "AddCustom layer expects a list of two inputs [x, y], got %r" % (inputs,))
+        _check_two(inputs)
         return add_custom(inputs[0], inputs[1])
+
+    def compute_mask(self, inputs, mask=None):
+        # keras.layers.Add's rule, taken from the Keras installed (it reads only its arguments)
+        return _keras.layers.Add.compute_mask(self, inputs, mask)
+
+    def compute_output_shape(self, input_shape):
+        _check_two(input_shape, "input shapes")
+        x, y = (tf.TensorShape(s) for s in input_shape)
+        try:
+            z = tf.broadcast_static_shape(x, y)
+        except ValueError:
+            raise ValueError("AddCustom: x %s and y %s are not broadcast-compatible (each "
+                             "dimension must be equal, or 1 in one of them)" % (x, y))
+        if isinstance(input_shape[0], tf.TensorShape):  # tf.keras 2 passes TensorShapes
+            return z
+        return tuple(z.as_list()) if z.rank is not None else None  # Keras 3: a tuple
+
+    def compute_output_spec(self, inputs, *args, **kwargs):
+        """Keras 3's symbolic output: the broadcast shape, the inputs' dtype (they share one,
+        autocast already; Keras' default would take the layer's compute dtype, wrong for
+        int32)."""
+        _check_two(inputs)
+        shape = self.compute_output_shape([tuple(i.shape) for i in inputs])
+        return _keras.KerasTensor(shape, dtype=inputs[0].dtype)
+
+
+def _check_two(inputs, what="inputs"):
+    if not isinstance(inputs, (list, tuple)) or len(inputs) != 2:
+        raise ValueError(
+            "AddCustom layer expects a list of two %s [x, y], got %r" % (what, inputs))
 
 
 def custom_objects():

@@ -2,10 +2,19 @@
 // TF_GE_CUSTOM_REGISTER_CPU_KERNELS_AddCustom). Compute follows TensorFlow's BinaryOp
 // (tensorflow/core/kernels/cwise_ops_common.h), which tf.math.add runs: the cheap cases
 // first, then BCast (tensorflow/core/util/bcast.h) reduces both shapes to the fewest
-// dimensions with the same broadcast pattern, and the functor evaluates that with Eigen.
+// dimensions with the same broadcast pattern. Up to 5 of them -- every case tf.math.add
+// itself computes -- the arithmetic is TensorFlow's own AddV2 CPU kernel, taken from the
+// kernel registry, so that every bit of the result is AddV2's, NaN sign and payload included,
+// on each of its paths (which do not all pass the same operand's NaN on: docs/tensorflow-op.md,
+// "NaN bits"), at its speed. Beyond 5 (AddV2 fails there), and where a TensorFlow registers no
+// AddV2 kernel for the dtype, the functor of add_custom_kernels.h evaluates the merged shape.
 // See docs/tensorflow-op.md.
 #include "add_custom_kernels.h"
 
+#include <memory>
+
+#include "tensorflow/core/framework/attr_value.pb.h"
+#include "tensorflow/core/framework/node_def.pb.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/register_types.h"
 #include "tensorflow/core/framework/tensor.h"
@@ -23,15 +32,21 @@ using ::tensorflow::TensorShape;
 // own CPU binary ops stop at 5 (and fail beyond); 8 is BroadcastTo's limit, which add_custom
 // reached when it broadcast with BroadcastTo in front of the node.
 constexpr int kMaxBroadcastDims = 8;
+constexpr int kAddV2MaxBroadcastDims = 5;  // tf.math.add's CPU kernel: BinaryOp's cases 2 to 5
 
 template <typename Device, typename T>
 class AddCustomOp : public ::tensorflow::OpKernel {
  public:
-  explicit AddCustomOp(::tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {}
+  explicit AddCustomOp(::tensorflow::OpKernelConstruction* ctx)
+      : OpKernel(ctx), add_v2_(AddV2Kernel(ctx, name())) {}
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     const Tensor& y = ctx->input(1);
+    if (add_v2_ != nullptr && (x.shape() == y.shape() || x.dims() == 0 || y.dims() == 0)) {
+      add_v2_->Compute(ctx);  // BinaryOp's cheap cases, before any BCast
+      return;
+    }
     const Device& d = ctx->eigen_device<Device>();
     Tensor* z = nullptr;
     // As in BinaryOp: equal shapes and a scalar operand before building a BCast. Each
@@ -65,6 +80,10 @@ class AddCustomOp : public ::tensorflow::OpKernel {
                     y.shape().DebugString(), " (AddCustom broadcasts as tf.math.add: each "
                     "dimension must be equal, or 1 in one operand), in node ", name()));
     const int ndims = static_cast<int>(bcast.x_reshape().size());
+    if (add_v2_ != nullptr && ndims <= kAddV2MaxBroadcastDims) {
+      add_v2_->Compute(ctx);  // the shapes checked above, with this op's wording
+      return;
+    }
     OP_REQUIRES(ctx, ndims <= kMaxBroadcastDims,
                 ::tensorflow::errors::InvalidArgument(
                     "AddCustom cannot broadcast x ", x.shape().DebugString(), " and y ",
@@ -89,6 +108,24 @@ class AddCustomOp : public ::tensorflow::OpKernel {
   }
 
  private:
+  // TensorFlow's AddV2 kernel for this device and T (the one tf.math.add runs; a kernel
+  // reads only the inputs and outputs of the context it is given, which this op's signature
+  // shares); null when none is registered, then the functor computes every case.
+  static std::unique_ptr<::tensorflow::OpKernel> AddV2Kernel(::tensorflow::OpKernelConstruction* ctx,
+                                                             const std::string& name) {
+    ::tensorflow::NodeDef def;
+    def.set_name(name + "/AddV2");
+    def.set_op("AddV2");
+    def.add_input("x");  // NodeDef validation counts them; the context supplies the tensors
+    def.add_input("y");
+    (*def.mutable_attr())["T"].set_type(::tensorflow::DataTypeToEnum<T>::v());
+    ::tensorflow::Status status;
+    std::unique_ptr<::tensorflow::OpKernel> kernel = ::tensorflow::CreateOpKernel(
+        ctx->device_type(), ctx->device(), ctx->device()->GetAllocator(::tensorflow::AllocatorAttributes()),
+        def, ctx->graph_def_version(), &status);
+    return status.ok() ? std::move(kernel) : nullptr;
+  }
+
   static typename ::tensorflow::TTypes<T>::ConstScalar Scalar(const Tensor& t) {
     return typename ::tensorflow::TTypes<T>::ConstScalar(t.flat<T>().data());
   }
@@ -122,6 +159,8 @@ class AddCustomOp : public ::tensorflow::OpKernel {
     out.insert(out.end(), dims.begin(), dims.end());
     return out;
   }
+
+  const std::unique_ptr<::tensorflow::OpKernel> add_v2_;
 };
 
 TF_GE_CUSTOM_REGISTER_CPU_KERNELS_AddCustom(AddCustomOp)

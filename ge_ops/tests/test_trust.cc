@@ -7,6 +7,8 @@
 // Making files another user owns needs root (chown): the suite runs as root, and these cases
 // say so when it does not.
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -139,6 +141,16 @@ TEST(Trust, EachSharedCaseGetsItsVerdict) {
                            : want_name == "file" ? TrustWant::kFile
                                                  : TrustWant::kExecutable;
     const TrustVerdict verdict = CheckTrusted(path, want, viewer);
+    if (c.contains("resolves_to")) {
+      // the hand-written answer, and the C library's realpath(3) where the whole path exists
+      const std::string to = c["resolves_to"];
+      char real_base[PATH_MAX];
+      REQUIRE_TRUE(realpath(base.c_str(), real_base) != nullptr);
+      const std::string expected_to = to[0] == '/' ? to : std::string(real_base) + "/" + to;
+      CHECK_EQ(name + ": " + ResolvePath(path), name + ": " + expected_to);
+      char real[PATH_MAX];
+      if (realpath(path.c_str(), real) != nullptr) CHECK_EQ(name + ": " + ResolvePath(path), name + ": " + real);
+    }
     std::string at;
     if (c.contains("at")) at = as_written ? c["at"].get<std::string>() : base + "/" + c["at"].get<std::string>();
     const std::string expected = c["verdict"].get<std::string>() + (at.empty() ? "" : " at " + at);

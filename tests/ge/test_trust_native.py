@@ -192,3 +192,44 @@ def test_a_bundle_entry_that_is_no_trusted_folder_fails_the_graph_build_by_name(
     assert result["error"].startswith("TF_GE_CUSTOM_KERNELS entry %s is refused: " % entry), result
     assert words in result["error"]
     assert _builds(tmp_path) == []  # refused before anything else, nothing compiled
+
+
+def _dotdot_layout(tmp_path):
+    """W/a/link -> ../real/sub: W/a/link/../X is W/real/X for the kernel, W/a/X for normpath
+    (a decoy folder there). Returns W."""
+    top = tmp_path / "W"
+    for folder in ("a", "real", "real/sub"):
+        (top / folder).mkdir(parents=True)
+    (top / "a" / "link").symlink_to("../real/sub")
+    return top
+
+
+def test_a_cache_named_through_dotdot_after_a_link_is_the_one_the_system_means(driver, tmp_path):
+    """The issue's layout: the GE library's compile finds the valid entry in W/real/cache and
+    builds nothing; normpath's W/a/cache stays as it was."""
+    top = _dotdot_layout(tmp_path)
+    (top / "a" / "cache").mkdir()
+    first = _compile(driver, _env(tmp_path, TF_GE_CUSTOM_CACHE_DIR=top / "real" / "cache"))
+    assert first["ok"] and first["origin"] == "compiled" and len(_builds(tmp_path)) == 1, first
+    env = _env(tmp_path, TF_GE_CUSTOM_CACHE_DIR="%s/a/link/../cache" % top)
+    again = _compile(driver, env)
+    assert again["ok"] and again["origin"] == "cache" and again["sha256"] == first["sha256"], again
+    assert len(_builds(tmp_path)) == 1 and os.listdir(str(top / "a" / "cache")) == []
+
+
+def test_a_bundle_named_through_dotdot_after_a_link_serves_the_graph_build(driver, tmp_path):
+    """TF_GE_CUSTOM_KERNELS=W/a/link/../bundle: the GE library reads W/real/bundle (the set the
+    cache's writer made, moved there), compiles nothing and names where it read it."""
+    top = _dotdot_layout(tmp_path)
+    made = _compile(driver, _env(tmp_path, TF_GE_CUSTOM_CACHE_DIR=tmp_path / "made"))
+    assert made["ok"], made
+    (top / "real" / "bundle").mkdir()
+    (top / "a" / "bundle").mkdir()  # normpath's reading: an empty folder
+    shutil.move(str(tmp_path / "made" / SOC / cache.identity(_env(tmp_path)).key / DTYPE),
+                str(top / "real" / "bundle" / SOC))
+    env = _env(tmp_path, TF_GE_CUSTOM_KERNELS="%s/a/link/../bundle" % top,
+               TF_GE_CUSTOM_CACHE_DIR=tmp_path / "empty-cache", TF_GE_CUSTOM_PYTHON="/nonexistent/python")
+    result = _compile(driver, env)
+    assert result["ok"] and result["compiles"] == 0 and result["sha256"] == made["sha256"], result
+    assert "kernel bundle %s" % (top / "real" / "bundle") in result["note"], result
+    assert len(_builds(tmp_path)) == 1

@@ -250,3 +250,41 @@ def test_a_bundle_file_another_user_owns_is_refused_though_its_checksum_matches(
     assert refused.status == 1, refused
     assert "[trust]" in refused.out and "owned by uid 65534 (nobody)" in refused.out, refused
     assert str(bundle / SOC / npubin) in refused.out
+
+
+# --- '..' after a link: the folder the system means ---------------------------------------
+
+def _dotdot_layout(tmp_path):
+    """W/a/link -> ../real/sub: W/a/link/../X is W/real/X for the kernel (os.path.samefile),
+    W/a/X for os.path.normpath (a decoy folder there). Returns W."""
+    top = tmp_path / "W"
+    for folder in ("a", "real", "real/sub"):
+        (top / folder).mkdir(parents=True)
+    (top / "a" / "link").symlink_to("../real/sub")
+    return top
+
+
+def test_list_and_build_kernels_use_the_cache_entry_where_the_system_resolves_the_variable(tmp_path):
+    top = _dotdot_layout(tmp_path)
+    (top / "a" / "cache").mkdir()
+    env = _env(tmp_path, TF_GE_CUSTOM_CACHE_DIR="%s/a/link/../cache" % top)
+    (top / "real" / "cache").mkdir()
+    assert os.path.samefile(env["TF_GE_CUSTOM_CACHE_DIR"], str(top / "real" / "cache"))
+    entry = _valid_entry(top / "real" / "cache", env)
+    listed = run(["list-kernels", "--cache", "--soc", SOC, "--dtype", DTYPE], env, tmp_path)
+    assert listed.status == 0 and str(top / "real" / "cache") in listed.out, listed
+    built = run(BUILD, env, tmp_path)
+    assert built.status == 0 and "already in the cache" in built.out, built
+    assert os.path.isfile(os.path.join(entry, "manifest.json"))
+    assert os.listdir(str(top / "a" / "cache")) == []  # normpath's folder: untouched
+
+
+def test_a_bundle_named_through_dotdot_after_a_link_is_listed_from_where_it_is(tmp_path):
+    top = _dotdot_layout(tmp_path)
+    (top / "real" / "bundle").mkdir()
+    (top / "a" / "bundle").mkdir()  # normpath's reading: an empty folder
+    shutil.move(_valid_entry(tmp_path / "made", _env(tmp_path)), str(top / "real" / "bundle" / SOC))
+    env = _env(tmp_path, TF_GE_CUSTOM_KERNELS="%s/a/link/../bundle:" % top)
+    listed = run(["list-kernels", "--soc", SOC, "--dtype", DTYPE], env, tmp_path)
+    assert listed.status == 0, listed
+    assert "from the bundle %s]" % (top / "real" / "bundle") in listed.out, listed

@@ -63,6 +63,11 @@ def test_each_shared_case_gets_its_verdict(case, tmp_path):
         path, at = os.path.join(str(base), case["check"]), \
             os.path.join(str(base), case["at"]) if "at" in case else None
     refusal = trust.check(path, case["want"], uid=viewer)
+    if "resolves_to" in case:
+        # the hand-written answer, and os.path.realpath's (it walks the links alike)
+        expected = case["resolves_to"] if case["resolves_to"].startswith("/") else \
+            os.path.join(os.path.realpath(str(base)), case["resolves_to"])
+        assert trust.resolve(path) == expected == os.path.realpath(path), case["name"]
     if case["verdict"] == "trusted":
         assert refusal is None, (case["name"], refusal)
         return

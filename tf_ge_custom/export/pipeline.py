@@ -113,9 +113,7 @@ def import_modules(names):
 
     from tf_ge_custom import _lifecycle
 
-    cwd = _lifecycle.working_directory()
-    if cwd and cwd not in sys.path and "" not in sys.path:
-        sys.path.append(cwd)  # after the installed packages: the user's module cannot shadow them
+    _working_folder_last(_lifecycle.working_directory())
     for name in names or ():
         try:
             if name.endswith(".py") or os.sep in name:
@@ -137,6 +135,17 @@ def import_modules(names):
                                   "the path of its .py file")
         except Exception as e:  # the user's module failed while it ran
             raise ExportError("--import %s: importing it raised %s: %s" % (name, type(e).__name__, e))
+
+
+def _working_folder_last(cwd):
+    """Put the working folder ``cwd`` last on ``sys.path`` (once): the user's modules are found
+    there, after the standard library and the installed packages, so that a ``json.py`` or
+    ``numpy.py`` beside the model never replaces them. ``python -m`` puts it first (as ``''``
+    or its path): moved to the end too, for what is imported from here on."""
+    if not cwd:
+        return
+    here = [p for p in sys.path if isinstance(p, str) and (os.path.abspath(p) if p else cwd) == cwd]
+    sys.path[:] = [p for p in sys.path if p not in here] + [cwd]
 
 
 def _modules_problem(names):

@@ -59,15 +59,19 @@ std::shared_ptr<KernelRegistry> KernelRegistry::FromOppRoot(const std::string &o
   r->origin_ = JoinPath(opp_root, "kernels");
   r->roots_.push_back(r->origin_);
   for (const auto &d : bundle_dirs) {
-    if (d.empty() || std::find(r->roots_.begin(), r->roots_.end(), d) != r->roots_.end()) continue;
+    if (d.empty()) continue;
     // Checked where it is read: a relative, missing, special or untrusted entry is refused by
-    // name (lstat only, so a FIFO never blocks), and so is every lookup while it is there.
+    // name (lstat only, so a FIFO never blocks), and so is every lookup while it is there. A
+    // trusted entry is read where the kernel resolves it ("/w/link/../bundle": up from the
+    // link's target), as tf_ge_custom/kernels/kernel_sources.py reads it.
     const TrustVerdict verdict = CheckTrusted(d, TrustWant::kFolder);
     if (!verdict.trusted() && r->bundle_refusal_.ok()) {
       r->bundle_refusal_ = Status::Error(Code::kUntrusted, std::string(kKernelsEnv) + " entry " + Shown(d) +
                                                                " is refused: " + verdict.message);
     }
-    r->roots_.push_back(d);
+    const std::string root = verdict.trusted() ? ResolvePath(d) : d;
+    if (std::find(r->roots_.begin(), r->roots_.end(), root) != r->roots_.end()) continue;
+    r->roots_.push_back(root);
   }
   if (r->roots_.size() > 1) {
     std::vector<std::string> bundles(r->roots_.begin() + 1, r->roots_.end());

@@ -164,27 +164,36 @@ std::string Shown(const std::string &text) {
   return out;
 }
 
-TrustVerdict CheckTrusted(const std::string &path, TrustWant want, uid_t uid) {
-  if (path.empty() || path[0] != '/') {
-    return Refuse(TrustReason::kRelative, path,
-                  Shown(path) + " is not an absolute path: each program would look for it from its own working folder",
-                  "name it from /");
-  }
+namespace {
+
+// Walks the absolute path from "/" one component at a time as the kernel resolves it; with
+// judging, checks each component for uid (_trust.py's _walk). *current: the folder (or file)
+// reached; *rest: the components not walked, as written (empty unless the walk stopped).
+TrustVerdict Walk(const std::string &path, bool judging, TrustWant want, uid_t uid, std::string *current,
+                  std::deque<std::string> *rest) {
   std::deque<std::string> pending = Split(path);
-  std::string current = "/";
+  *current = "/";
+  rest->clear();
   struct stat st;
-  if (lstat("/", &st) != 0) return LstatRefusal(path, "/", errno);
-  TrustVerdict root = Component("/", st, uid, true, want);
-  if (!root.trusted()) return root;
+  if (judging) {
+    if (lstat("/", &st) != 0) return LstatRefusal(path, "/", errno);
+    TrustVerdict root = Component("/", st, uid, true, want);
+    if (!root.trusted()) {
+      *rest = pending;
+      return root;
+    }
+  }
   int links = 0;
   while (!pending.empty()) {
     const std::string name = pending.front();
-    pending.pop_front();
     if (name == "..") {
-      current = Parent(current);
+      pending.pop_front();
+      *current = Parent(*current);
       continue;
     }
-    const std::string candidate = Join(current, name);
+    const std::string candidate = Join(*current, name);
+    *rest = pending;  // where the walk stops, if it stops here
+    pending.pop_front();
     if (lstat(candidate.c_str(), &st) != 0) return LstatRefusal(path, candidate, errno);
     if (S_ISLNK(st.st_mode)) {
       if (++links > kTrustMaxSymlinks) {
@@ -193,7 +202,7 @@ TrustVerdict CheckTrusted(const std::string &path, TrustWant want, uid_t uid) {
                           " symbolic links on the way (a loop?)",
                       "point it at the real folder");
       }
-      if (st.st_uid != uid && st.st_uid != kTrustRootUid) {
+      if (judging && st.st_uid != uid && st.st_uid != kTrustRootUid) {
         return Refuse(TrustReason::kLinkOwner, candidate,
                       Shown(candidate) + " is a symbolic link made by " + OwnerName(st.st_uid) + ", not by you or root",
                       "remove the link (rm " + Shown(candidate) + ") and use the real path, or make the link yourself");
@@ -203,19 +212,48 @@ TrustVerdict CheckTrusted(const std::string &path, TrustWant want, uid_t uid) {
       if (n < 0) return LstatRefusal(path, candidate, errno);
       if (static_cast<size_t>(n) >= target.size()) return LstatRefusal(path, candidate, ENAMETOOLONG);
       const std::string to(target.data(), static_cast<size_t>(n));
-      if (!to.empty() && to[0] == '/') current = "/";
+      if (!to.empty() && to[0] == '/') *current = "/";
       std::deque<std::string> parts = Split(to);
       pending.insert(pending.begin(), parts.begin(), parts.end());
       continue;
     }
-    TrustVerdict verdict = Component(candidate, st, uid, !pending.empty(), want);
-    if (!verdict.trusted()) return verdict;
-    current = candidate;
+    if (judging) {
+      TrustVerdict verdict = Component(candidate, st, uid, !pending.empty(), want);
+      if (!verdict.trusted()) return verdict;
+    }
+    *current = candidate;
   }
-  if (current == "/" && want != TrustWant::kFolder) {
+  rest->clear();
+  if (judging && *current == "/" && want != TrustWant::kFolder) {
     return Refuse(TrustReason::kNotAFile, "/", Shown(path) + " is a folder, not a file", "");
   }
   return TrustVerdict();
+}
+
+}  // namespace
+
+TrustVerdict CheckTrusted(const std::string &path, TrustWant want, uid_t uid) {
+  if (path.empty() || path[0] != '/') {
+    return Refuse(TrustReason::kRelative, path,
+                  Shown(path) + " is not an absolute path: each program would look for it from its own working folder",
+                  "name it from /");
+  }
+  std::string current;
+  std::deque<std::string> rest;
+  return Walk(path, true, want, uid, &current, &rest);
+}
+
+std::string ResolvePath(const std::string &path) {
+  std::string absolute = path;
+  if (absolute.empty() || absolute[0] != '/') {
+    std::vector<char> cwd(4096);
+    absolute = std::string(getcwd(cwd.data(), cwd.size()) != nullptr ? cwd.data() : "/") + "/" + path;
+  }
+  std::string current;
+  std::deque<std::string> rest;
+  Walk(absolute, false, TrustWant::kFolder, 0, &current, &rest);
+  for (const auto &name : rest) current = name == ".." ? Parent(current) : Join(current, name);
+  return current;
 }
 
 TrustVerdict CheckTrusted(const std::string &path, TrustWant want) { return CheckTrusted(path, want, geteuid()); }

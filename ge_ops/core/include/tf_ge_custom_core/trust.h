@@ -62,6 +62,15 @@ struct TrustVerdict {
 TrustVerdict CheckTrusted(const std::string &path, TrustWant want, uid_t uid);
 TrustVerdict CheckTrusted(const std::string &path, TrustWant want);
 
+// path as the kernel resolves it: absolute (a relative path is taken from the working
+// folder), without links, ".", ".." or doubled slashes -- a link replaced by its target read
+// from where it sits, ".." going up from the folder reached so far ("/w/link/../cache" is
+// "/w/real/cache" when link points to /w/real/sub). From the first component that does not
+// exist (or cannot be looked at, or past kTrustMaxSymlinks links) on, the rest as written,
+// ".." going up one. Says nothing about trust: CheckTrusted judges the path itself, walking the
+// same components and the links on the way (_trust.py's resolve).
+std::string ResolvePath(const std::string &path);
+
 // Ok, or kUntrusted with "<what> <message>" (what: e.g. "the kernel cache entry").
 Status RequireTrusted(const std::string &what, const std::string &path, TrustWant want);
 
