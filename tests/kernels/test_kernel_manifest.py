@@ -182,7 +182,8 @@ def test_fixtures_and_rules_cover_every_error_kind_and_valid_ones():
     kinds = {case["kind"] for case in EXPECTED.values()}
     assert {None, "checksum", "layout", "version"} <= kinds  # shared with the GE library
     kinds |= {kind for _, _, kind in REFUSALS.values()}
-    assert kinds == {None, "syntax", "version", "schema", "layout", "mismatch", "checksum"}
+    assert kinds == {None, "syntax", "version", "outdated", "schema", "layout", "mismatch",
+                     "checksum"}
     # "io": test_errors_are_value_errors_of_the_package
 
 

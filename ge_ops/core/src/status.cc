@@ -14,6 +14,8 @@ const char *CodeName(Code code) {
     case Code::kIo: return "io";
     case Code::kBadManifest: return "manifest";
     case Code::kChecksum: return "checksum";
+    case Code::kNoEntrySymbol: return "entry_symbol";
+    case Code::kOutdated: return "outdated";
     case Code::kOversized: return "oversized";
     case Code::kTruncated: return "truncated";
     case Code::kBadMagic: return "magic";

@@ -113,6 +113,10 @@ class KernelRegistry {
   // for the kernel set answering (soc, op, dtype), or "" when none does.
   std::string SourceOf(const std::string &soc, const std::string &op, const std::string &dtype);
 
+  // Why each kernel set of another entry naming was passed over (manifest.h, kOutdated), one
+  // line per SoC: the package's or a bundle's sets read so far, or a model's.
+  std::vector<std::string> OutdatedSets();
+
   std::vector<std::string> Socs();  // sorted
   const std::string &origin() const { return origin_; }  // for messages
 
@@ -162,6 +166,8 @@ class KernelRegistry {
   // (board, op, dtype) -> the SoC whose kernel set it takes (Serve, AddCompiled, a model's)
   std::map<std::tuple<std::string, std::string, std::string>, std::string> served_by_;
   std::map<std::string, SocKernels> socs_;
+  // SoCs whose only kernel sets are of another entry naming (manifest.h, kOutdated): absent.
+  std::map<std::string, Status> outdated_;
   // Further kernel sets per SoC: compiled on this host, or a model's later sections.
   std::map<std::string, std::vector<SocKernels>> compiled_;
   bool any_chosen_ = false;

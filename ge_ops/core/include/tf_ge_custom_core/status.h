@@ -24,6 +24,8 @@ enum class Code {
   kIo,            // a file cannot be read
   kBadManifest,   // a kernel manifest this library cannot use
   kChecksum,      // a kernel binary's size or sha256 differs from its manifest
+  kNoEntrySymbol, // a kernel binary that defines no global function named its entry (elf_symbols.h)
+  kOutdated,      // a kernel set or model written under an earlier entry naming: treated as absent
   kOversized,     // serialized kernels beyond the size limits
   kTruncated,     // serialized kernels cut short
   kBadMagic,      // serialized data that is not this package's kernels
