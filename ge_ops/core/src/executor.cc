@@ -1,6 +1,7 @@
 #include "tf_ge_custom_core/executor.h"
 
 #include <algorithm>
+#include <mutex>
 
 #include "tf_ge_custom_core/host_args.h"
 #include "tf_ge_custom_core/launch_plan.h"
@@ -65,10 +66,9 @@ int64_t DeviceVectorCores(DeviceRuntime &runtime, int32_t device) {
 }
 
 // Every step in order; a refusal goes up unchanged and LaunchKernels adds the context once.
-Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &registry, KernelCache &cache,
-           DeviceRuntime &runtime) {
+Status Run(const KernelCall &call, int32_t device, uint64_t context, const std::string &soc, DeviceFacts &facts,
+           KernelRegistry &registry, KernelCache &cache, DeviceRuntime &runtime) {
   Scratch &scratch = ThreadScratch();
-  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const int32_t device, runtime.DeviceId());
   const KernelChoice &choice = call.choice;
   if (choice.variant == nullptr || choice.operands.size() != call.inputs.size()) {
     return Status::Error(Code::kInternal, "the call has no kernel variant for its inputs (PrepareCall first)");
@@ -77,11 +77,19 @@ Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &regis
       registry.Find(soc, call.op->type_name, choice.variant->name, call.dtype->name, &scratch.kernel));
   const KernelBinary &kernel = scratch.kernel;
   const KernelEntry &entry = kernel.entry;
-  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const uint64_t context, runtime.ContextId());
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(LoadedKernel loaded, cache.GetOrLoad(device, context, kernel, runtime));
   // Programs per launch: the device's own cores when it can say, else the manifest's cap (a
-  // grid of more programs than the device has cores runs in turns, only slower).
-  const int64_t cores = DeviceVectorCores(runtime, device);
+  // grid of more programs than the device has cores runs in turns, only slower). Asked once
+  // per (device, context): the answer cannot change while the context lives.
+  int64_t cores = 0;
+  {
+    std::lock_guard<std::mutex> lock(cache.facts_mutex());
+    if (!facts.has_cores) {
+      facts.vector_cores = DeviceVectorCores(runtime, device);
+      facts.has_cores = true;
+    }
+    cores = facts.vector_cores;
+  }
   if (cores > 0) scratch.kernel.entry.max_programs = ProgramCap(entry, cores);
   LaunchPlan &plan = scratch.plan;
   TF_GE_CUSTOM_RETURN_IF_ERROR(LaunchPlan::Make(choice, call.dtype->itemsize, entry, &plan));
@@ -89,7 +97,12 @@ Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &regis
   HostArgValues &values = scratch.values;
   Reset(&values);
   if (entry.args.has_ffts) {
-    TF_GE_CUSTOM_ASSIGN_OR_RETURN(values.ffts, runtime.HardwareSyncAddress());
+    std::lock_guard<std::mutex> lock(cache.facts_mutex());
+    if (!facts.has_sync) {  // a failure is not kept: the next call asks again
+      TF_GE_CUSTOM_ASSIGN_OR_RETURN(facts.sync_address, runtime.HardwareSyncAddress());
+      facts.has_sync = true;
+    }
+    values.ffts = facts.sync_address;
   }
   // Launches run in order on one stream, so they can share one workspace sized for the
   // largest grid, and one lock buffer refilled before each launch.
@@ -152,11 +165,30 @@ Status LaunchKernels(const KernelCall &call, KernelRegistry &registry, KernelCac
     return (call.choice.variant != nullptr ? "kernel variant " + call.choice.variant->name + ", " : std::string()) +
            "dtype " + call.dtype->name;
   };
-  auto soc = runtime.SocName();
-  if (!soc.ok()) return soc.status().WithContext("SoC unknown, " + context());
-  const Status status = Run(call, soc.value(), registry, cache, runtime);
+  // Which device and context this thread runs on (they may change between calls); what they
+  // report is asked once per pair and kept (DeviceFacts).
+  auto device = runtime.DeviceId();
+  auto acl_context = device.ok() ? runtime.ContextId() : Result<uint64_t>(device.status());
+  if (!device.ok() || !acl_context.ok()) {
+    const Status failed = !device.ok() ? device.status() : acl_context.status();
+    auto soc = runtime.SocName();  // a refusal only: said with the SoC, as every refusal is
+    if (!soc.ok()) return soc.status().WithContext("SoC unknown, " + context());
+    return failed.WithContext("SoC " + soc.value() + ", " + context());
+  }
+  DeviceFacts &facts = *cache.Facts(device.value(), acl_context.value());
+  {
+    std::lock_guard<std::mutex> lock(cache.facts_mutex());
+    if (!facts.has_soc) {  // a failure is not kept: the next call asks again
+      auto soc = runtime.SocName();
+      if (!soc.ok()) return soc.status().WithContext("SoC unknown, " + context());
+      facts.soc = soc.value();
+      facts.has_soc = true;
+    }
+  }
+  const std::string &soc = facts.soc;  // set once, before has_soc, under the lock taken above
+  const Status status = Run(call, device.value(), acl_context.value(), soc, facts, registry, cache, runtime);
   if (status.ok()) return status;
-  return status.WithContext("SoC " + soc.value() + ", " + context());
+  return status.WithContext("SoC " + soc + ", " + context());
 }
 
 }  // namespace core
