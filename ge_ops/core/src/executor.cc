@@ -40,18 +40,6 @@ void Reset(HostArgValues *values) {
   values->grid_x = values->grid_y = values->grid_z = 1;
 }
 
-// The device's vector cores, bounded by the grid limit and, for kernels with 32-bit index
-// arguments, by what keeps max_elements_per_launch + block * programs below 2^31 (the bound
-// the manifest reader checks for the manifest's own cap).
-int64_t ProgramCap(const KernelEntry &entry, int64_t cores) {
-  int64_t cap = std::min(cores, entry.max_grid);
-  int64_t block = 1;
-  for (int64_t b : entry.block) block *= b > 0 ? b : 1;
-  const int64_t room = (int64_t{1} << 31) - 1 - entry.max_elements_per_launch;
-  if (block > 0 && room > 0) cap = std::min(cap, std::max<int64_t>(1, room / block));
-  return std::max<int64_t>(1, cap);
-}
-
 // The running device's vector cores, the cap on programs per launch whatever SoC the kernel
 // set was built for (a board may take another SoC's kernel set of its architecture). Where
 // the runtime cannot say (ACL answers success with 0 when the driver has no count), twice its
@@ -141,6 +129,15 @@ Status Run(const KernelCall &call, int32_t device, uint64_t context, const std::
 }
 
 }  // namespace
+
+int64_t ProgramCap(const KernelEntry &entry, int64_t cores) {
+  int64_t cap = std::min(cores, entry.max_grid);
+  int64_t block = 1;
+  for (int64_t b : entry.block) block *= b > 0 ? b : 1;
+  const int64_t room = (int64_t{1} << 31) - 1 - entry.max_elements_per_launch;
+  if (block > 0 && room > 0) cap = std::min(cap, std::max<int64_t>(1, room / block));
+  return std::max<int64_t>(1, cap);
+}
 
 Status PrepareCall(const OpDefinition &op, const DTypeDefinition &dtype, const std::vector<int64_t> &x,
                    const std::vector<int64_t> &y, KernelCall *call) {

@@ -77,8 +77,10 @@ std::shared_ptr<KernelRegistry> KernelRegistry::FromOppRoot(const std::string &o
 Result<std::shared_ptr<KernelRegistry>> KernelRegistry::FromSerialized(const std::vector<uint8_t> &bytes) {
   std::vector<BundleSoc> socs;
   std::vector<BundleServing> serving;
-  TF_GE_CUSTOM_RETURN_IF_ERROR(DecodeBundle(bytes.data(), bytes.size(), &socs, &serving));
+  std::vector<BundleNode> nodes;
+  TF_GE_CUSTOM_RETURN_IF_ERROR(DecodeBundle(bytes.data(), bytes.size(), &socs, &serving, &nodes));
   std::shared_ptr<KernelRegistry> r(new KernelRegistry());
+  for (const auto &n : nodes) r->nodes_.emplace(n.node, n.op);
   r->origin_ = "the kernels serialized into the model";
   std::vector<std::string> skipped_socs;
   for (auto &soc : socs) {
@@ -186,6 +188,64 @@ const std::string *KernelRegistry::ServedBy(const std::string &board, const std:
 void KernelRegistry::ServeLocked(const std::string &board, const std::string &op, const std::string &dtype,
                                  const std::string &soc) {
   if (board != soc) served_by_.emplace(std::make_tuple(board, op, dtype), soc);  // a board keeps its first SoC
+}
+
+void KernelRegistry::RecordNode(const std::string &node, const std::string &op) {
+  if (node.empty()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  nodes_.emplace(node, op);
+}
+
+std::vector<std::pair<std::string, std::string>> KernelRegistry::Nodes() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::vector<std::pair<std::string, std::string>>(nodes_.begin(), nodes_.end());
+}
+
+bool KernelRegistry::HasNode(const std::string &node) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto &n : nodes_) {
+    if (n.first == node) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> KernelRegistry::DifferingAnswers(KernelRegistry &model, size_t limit, size_t *count) {
+  // Every key the model answers: its kernel sets' kernels, and its served boards' variants.
+  std::vector<std::tuple<std::string, std::string, std::string, std::string>> keys;
+  {
+    std::lock_guard<std::mutex> lock(model.mutex_);
+    auto add_set = [&](const std::string &soc, const SocKernels &k) {
+      for (const auto &e : k.manifest.kernels) {
+        if (e.has_binary) keys.emplace_back(soc, e.op, e.variant, e.dtype);
+      }
+    };
+    for (const auto &s : model.socs_) add_set(s.first, s.second);
+    for (const auto &c : model.compiled_) {
+      for (const auto &k : c.second) add_set(c.first, k);
+    }
+    for (const auto &s : model.served_by_) {
+      const OpDefinition *def = FindOp(std::get<1>(s.first));
+      if (def == nullptr) continue;
+      for (const auto &v : def->variants) keys.emplace_back(std::get<0>(s.first), std::get<1>(s.first), v.name, std::get<2>(s.first));
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::vector<std::string> out;
+  size_t n = 0;
+  for (const auto &key : keys) {
+    const std::string &soc = std::get<0>(key), &op = std::get<1>(key), &variant = std::get<2>(key),
+                      &dtype = std::get<3>(key);
+    auto theirs = model.Find(soc, op, variant, dtype);
+    auto ours = Find(soc, op, variant, dtype);  // what this process would run under that key
+    if (!theirs.ok() || !ours.ok() || theirs.value().entry.sha256 == ours.value().entry.sha256) continue;
+    if (++n > limit) continue;
+    out.push_back("SoC " + soc + " " + op + "/" + variant + "/" + dtype + ": the model's sha256 " +
+                  theirs.value().entry.sha256.substr(0, 16) + "..., this process's " +
+                  ours.value().entry.sha256.substr(0, 16) + "... from " + SourceOf(soc, op, dtype));
+  }
+  if (count != nullptr) *count = n;
+  return out;
 }
 
 std::vector<std::string> KernelRegistry::OutdatedSets() {
@@ -561,7 +621,11 @@ Result<std::vector<uint8_t>> KernelRegistry::Serialize() {
                                               "(tf-ge-custom build-kernels) and reinstall the package, or build the "
                                               "model where the graph build can compile them (docs/kernels.md)");
   }
-  return EncodeBundle(socs, serving);
+  std::vector<BundleNode> nodes;
+  if (any_chosen_) {
+    for (const auto &n : nodes_) nodes.push_back(BundleNode{n.first, n.second});
+  }
+  return EncodeBundle(socs, serving, nodes);
 }
 
 }  // namespace core

@@ -24,6 +24,7 @@ const char *CodeName(Code code) {
     case Code::kOutOfRange: return "out_of_range";
     case Code::kUnsupported: return "unsupported";
     case Code::kLocation: return "location";
+    case Code::kConflict: return "conflict";
     case Code::kUntrusted: return "untrusted";
     case Code::kRuntime: return "runtime";
     case Code::kInternal: return "internal";

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -113,6 +114,20 @@ class KernelRegistry {
   // for the kernel set answering (soc, op, dtype), or "" when none does.
   std::string SourceOf(const std::string &soc, const std::string &op, const std::string &dtype);
 
+  // The graph node `node` of op type `op` took the kernels Compile chose for it: Serialize
+  // names it in the model (bundle.h, BundleNode), so that an instance serving several models
+  // can tell which model a node belongs to (model_kernels.h).
+  void RecordNode(const std::string &node, const std::string &op);
+  // The nodes recorded (RecordNode), or those a deserialized model names: (node, op), sorted.
+  std::vector<std::pair<std::string, std::string>> Nodes();
+  bool HasNode(const std::string &node);
+
+  // Where this registry and model answer one (SoC or board, op, variant, dtype) with
+  // different bytes, one phrase each ("SoC Ascend910B1 AddCustom/flat/float32: the model's
+  // sha256 1a2b3c4d..., this process's 5e6f7a8b... from the package (...)"), at most `limit`;
+  // *count gets how many there are. Keys only one of the two answers are no difference.
+  std::vector<std::string> DifferingAnswers(KernelRegistry &model, size_t limit, size_t *count);
+
   // Why each kernel set of another entry naming was passed over (manifest.h, kOutdated), one
   // line per SoC: the package's or a bundle's sets read so far, or a model's.
   std::vector<std::string> OutdatedSets();
@@ -171,6 +186,7 @@ class KernelRegistry {
   // Further kernel sets per SoC: compiled on this host, or a model's later sections.
   std::map<std::string, std::vector<SocKernels>> compiled_;
   bool any_chosen_ = false;
+  std::set<std::pair<std::string, std::string>> nodes_;  // (node, op): RecordNode, or a model's
 };
 
 }  // namespace core
