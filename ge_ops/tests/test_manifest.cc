@@ -339,3 +339,11 @@ TEST(Manifest, TheArchitectureIsReadWhenRecordedAndCheckedWhenPresent) {
   CHECK_EQ(NormalizeArchitecture(""), std::string(""));
   CHECK_EQ(NormalizeArchitecture("22 01"), std::string(""));
 }
+
+TEST(Manifest, APlatformCountIsPlainDecimalDigitsOrNotSaid) {
+  CHECK_EQ(ParseCount("40"), int64_t{40});
+  CHECK_EQ(ParseCount("1"), int64_t{1});
+  for (const std::string bad : {"", "0", "-4", "+4", " 40", "40 ", "4x", "2147483648", "99999999999"}) {
+    CHECK_EQ(bad + ": " + std::to_string(ParseCount(bad)), bad + ": 0");
+  }
+}

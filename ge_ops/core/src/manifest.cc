@@ -411,6 +411,16 @@ Result<KernelManifest> ParseManifest(const std::string &text, const ManifestChec
   return m;
 }
 
+int64_t ParseCount(const std::string &text) {
+  if (text.empty() || text.size() > 10) return 0;
+  int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return 0;
+    v = v * 10 + (c - '0');
+  }
+  return v >= 1 && v < (int64_t{1} << 31) ? v : 0;
+}
+
 std::string ManifestSoc(const std::string &text) {
   const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   return doc.is_discarded() ? std::string() : StringOr(doc, "soc");

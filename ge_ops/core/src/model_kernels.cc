@@ -5,9 +5,14 @@ namespace core {
 
 Status ModelKernels::Add(KernelRegistry &shared, const std::vector<uint8_t> &bytes, std::string *note) {
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(const std::shared_ptr<KernelRegistry> model, KernelRegistry::FromSerialized(bytes));
+  std::string passed;  // the model's sets of another entry naming, passed over
+  for (const auto &line : model->OutdatedSets()) passed += (passed.empty() ? "" : "; ") + line;
   size_t count = 0;
   const std::vector<std::string> differing = shared.DifferingAnswers(*model, 1, &count);
-  if (count == 0) return shared.AddSerialized(bytes);  // the same kernels: one registry serves all
+  if (count == 0) {  // the same kernels: one registry serves all
+    if (note != nullptr) *note = passed;
+    return shared.AddSerialized(bytes);
+  }
   const std::string what = std::to_string(count) + " kernel(s) differ from the ones this process runs under the same "
                            "key (first: " + differing.front() + ")";
   const std::vector<std::pair<std::string, std::string>> nodes = model->Nodes();
@@ -35,7 +40,8 @@ Status ModelKernels::Add(KernelRegistry &shared, const std::vector<uint8_t> &byt
   for (const auto &n : nodes) by_node_[n.first] = model;
   any_.store(true);
   if (note != nullptr) {
-    *note = "the model's " + what + ": its " + std::to_string(nodes.size()) + " node(s) run its own kernels";
+    *note = "the model's " + what + ": its " + std::to_string(nodes.size()) + " node(s) run its own kernels" +
+            (passed.empty() ? std::string() : "; " + passed);
   }
   return Status::Ok();
 }

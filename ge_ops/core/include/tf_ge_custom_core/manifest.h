@@ -102,6 +102,10 @@ bool IsArchitectureName(const std::string &name);
 // empty when it is empty or not such a name.
 std::string NormalizeArchitecture(const std::string &npu_arch);
 
+// A count as a platform resource spells it ("40"): decimal digits only, in [1, 2^31); 0 for
+// anything else (empty, signed, spaced, too large), which callers read as "not said".
+int64_t ParseCount(const std::string &text);
+
 // Size and sha256 of bytes against an entry (a kChecksum refusal names what differs), then
 // the entry's own symbol in them (elf_symbols.h; kNoEntrySymbol says what the binary has).
 Status VerifyBinary(const KernelEntry &entry, const std::string &soc, const std::vector<uint8_t> &bytes);

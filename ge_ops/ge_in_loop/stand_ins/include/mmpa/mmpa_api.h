@@ -20,6 +20,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 
 #define EN_OK 0
 #define EN_ERROR (-1)
@@ -28,7 +29,24 @@
 #define M_R_OK R_OK
 #define M_W_OK W_OK
 #define M_X_OK X_OK
+#define M_IRUSR S_IRUSR
+#define M_IWUSR S_IWUSR
+#define M_IXUSR S_IXUSR
+#define M_IRGRP S_IRGRP
+#define M_IWGRP S_IWGRP
+#define M_IXGRP S_IXGRP
+#define M_IROTH S_IROTH
+#define M_IWOTH S_IWOTH
+#define M_IXOTH S_IXOTH
+#define M_RDONLY O_RDONLY
+#define M_WRONLY O_WRONLY
+#define M_RDWR O_RDWR
+#define M_CREAT O_CREAT
+#define M_BINARY 0
 #define MMPA_MAX_PATH PATH_MAX
+// Environment lookups by name (mmpa keys them by an enumerator; here the name itself).
+#define MM_ENV_ASCEND_WORK_PATH "ASCEND_WORK_PATH"
+#define MM_SYS_GET_ENV(name, var) ((var) = std::getenv(name))
 #define MMPA_RTLD_NOW RTLD_NOW
 #define MMPA_RTLD_GLOBAL RTLD_GLOBAL
 #define MMPA_RTLD_LOCAL RTLD_LOCAL
