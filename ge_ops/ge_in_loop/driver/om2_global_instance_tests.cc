@@ -118,6 +118,7 @@ TEST(Om2, AModelOfThePackagesOwnBinariesJoinsTheInstanceAndWhatCannotBeToldApart
   // Built by this process's package (the same bytes): no registry of its own is needed.
   const Model same = Renamed(*resnet, "om2_same/");
   auto builder = PulledOp();
+  REQUIRE_TRUE(builder != nullptr);  // the library lists AddCustom in its own pull registry
   InstallPlatform(kSoc, "");
   std::map<std::string, std::vector<uint8_t>> names;
   (void)CaptureStderr([&] { BuildGraph(builder.get(), same, kSoc, PackageBytes(kSoc), &p, &names); });

@@ -95,6 +95,7 @@ TEST(WholeModel, AnInstanceThatNeverCompiledRefusesTheBoardUntilTheModelServesIt
   REQUIRE_TRUE(m != nullptr);
   const Node &n = m->nodes.front();
   auto fresh = PulledOp();
+  REQUIRE_TRUE(fresh != nullptr);  // the library lists AddCustom in its own pull registry
   recording_acl::Reset(OnFreshDevice(kBoard));
   EagerCall call(n.x, n.y, n.ge_dtype, n.ge_dtype, "unserved_node");
   ge::graphStatus st = ge::GRAPH_SUCCESS;
