@@ -186,6 +186,12 @@ class KernelManifest(object):
         return self.document["vector_core_count"]
 
     @property
+    def entry_naming(self):
+        """The entry naming the set was written under (always this package's: another is
+        refused as ``outdated``)."""
+        return entry_naming_of(self.document)
+
+    @property
     def architecture(self):
         """``"dav-2201"``, or None for a manifest that does not record it."""
         return self.document.get("architecture")

@@ -584,7 +584,7 @@ TEST(KernelSupply, AModelBuiltForABoardRunsOnThatBoardAfterDeserialize) {
 }
 
 TEST(KernelRegistry, AModelAddedToARegistryKeepsTheOppRootAndEveryEarlierAnswer) {
-  // The instance that compiles also loads a model (GE's LoadCustomOpsPartition): the model
+  // The instance that compiles also deserializes a model (HEAD's OM2 code, GE's factory's instance): the model
   // brings Ascend910B1 float32 (other bytes than the package's), float16 (the package lacks
   // it) and Ascend910_9392 float32; the package keeps answering what it answered before.
   TempDir opp, elsewhere;

@@ -161,30 +161,33 @@ inline ge::BaseCustomOp *FactoryOp() {
   return ge::CustomOpFactory::CreateOrGetCustomOp(ge::AscendString(kOpType));
 }
 
-// A fresh instance, as the OM loader makes one: from the library's own pull registry.
-inline std::unique_ptr<ge::BaseCustomOp> PulledOp() {
-  auto count = reinterpret_cast<size_t (*)()>(dlsym(P().library, "GetRegisteredCustomOpCreatorNum"));
+// The creators a loaded copy of the library lists in its own pull registry (what GE's OM
+// loader takes from a model's copy: GetRegisteredCustomOpCreators, by dlsym on that copy).
+inline std::vector<ge::CustomOpTypeToCreator> CreatorsOf(void *library) {
+  auto count = reinterpret_cast<size_t (*)()>(dlsym(library, "GetRegisteredCustomOpCreatorNum"));
   auto get = reinterpret_cast<int32_t (*)(ge::CustomOpTypeToCreator *, size_t, size_t)>(
-      dlsym(P().library, "GetRegisteredCustomOpCreators"));
-  if (count == nullptr || get == nullptr) return nullptr;
+      dlsym(library, "GetRegisteredCustomOpCreators"));
+  if (count == nullptr || get == nullptr) return {};
   std::vector<ge::CustomOpTypeToCreator> creators(count());
-  if (get(creators.data(), creators.size(), sizeof(ge::CustomOpTypeToCreator)) != 0) return nullptr;
-  for (const auto &c : creators) {
+  if (get(creators.data(), creators.size(), sizeof(ge::CustomOpTypeToCreator)) != 0) return {};
+  return creators;
+}
+
+// A fresh AddCustom instance of that copy; null when it lists none.
+inline std::unique_ptr<ge::BaseCustomOp> FreshOpOf(void *library) {
+  for (const auto &c : CreatorsOf(library)) {
     if (std::string(c.op_type) == kOpType) return std::unique_ptr<ge::BaseCustomOp>(c.creator());
   }
   return nullptr;
 }
 
-// The creators a loaded copy of the library registered into its own pull registry, by name.
+// A fresh instance, as the OM loader makes one: from the library's own pull registry.
+inline std::unique_ptr<ge::BaseCustomOp> PulledOp() { return FreshOpOf(P().library); }
+
+// The op types a loaded copy of the library lists in its own pull registry.
 inline std::vector<std::string> PulledCreators(void *library) {
-  auto count = reinterpret_cast<size_t (*)()>(dlsym(library, "GetRegisteredCustomOpCreatorNum"));
-  auto get = reinterpret_cast<int32_t (*)(ge::CustomOpTypeToCreator *, size_t, size_t)>(
-      dlsym(library, "GetRegisteredCustomOpCreators"));
   std::vector<std::string> names;
-  if (count == nullptr || get == nullptr) return names;
-  std::vector<ge::CustomOpTypeToCreator> creators(count());
-  if (get(creators.data(), creators.size(), sizeof(ge::CustomOpTypeToCreator)) != 0) return names;
-  for (const auto &c : creators) names.push_back(c.op_type);
+  for (const auto &c : CreatorsOf(library)) names.push_back(c.op_type);
   return names;
 }
 
@@ -213,18 +216,7 @@ struct OtherPackage {
       std::abort();
     }
   }
-  std::unique_ptr<ge::BaseCustomOp> Op() const {
-    auto count = reinterpret_cast<size_t (*)()>(dlsym(library, "GetRegisteredCustomOpCreatorNum"));
-    auto get = reinterpret_cast<int32_t (*)(ge::CustomOpTypeToCreator *, size_t, size_t)>(
-        dlsym(library, "GetRegisteredCustomOpCreators"));
-    if (count == nullptr || get == nullptr) return nullptr;
-    std::vector<ge::CustomOpTypeToCreator> creators(count());
-    if (get(creators.data(), creators.size(), sizeof(ge::CustomOpTypeToCreator)) != 0) return nullptr;
-    for (const auto &c : creators) {
-      if (std::string(c.op_type) == kOpType) return std::unique_ptr<ge::BaseCustomOp>(c.creator());
-    }
-    return nullptr;
-  }
+  std::unique_ptr<ge::BaseCustomOp> Op() const { return FreshOpOf(library); }
 };
 
 // The graph's own SoC in GE's context (GEThreadLocalContext's graph option ge.socVersion, GE's

@@ -58,8 +58,9 @@ class KernelRegistry {
   static Result<std::shared_ptr<KernelRegistry>> FromSerialized(const std::vector<uint8_t> &bytes);
   // A model's kernels (the serialized format) added to this registry, which keeps its OPP
   // root, bundles and compiled sets: what PortableOp::Deserialize does on an instance that
-  // may also compile (GE's CustomOpFactory::LoadCustomOpsPartition deserializes into the one
-  // instance it holds). Everything is validated first (FromSerialized); then each of the
+  // also compiles, when the model's kernels agree with this registry's (HEAD's OM2 code
+  // deserializes every model into the one instance GE's factory holds; model_kernels.h keeps a
+  // model whose kernels differ apart). Everything is validated first (FromSerialized); then each of the
   // model's kernel sets is added when it holds a kernel the registry lacks (the package's set
   // of that SoC, read now, comes first: answers given before stay as they were), and each
   // served board the registry does not serve yet is served as the model says.
