@@ -7,7 +7,8 @@
 For each (SoC, dtype) and each kernel variant of the op definition (``op_def.py``: the flat
 kernel, the scalar one and the tiled broadcasting ones): the project's kernel source -> TTIR
 -> linalg (triton-ascend's own stages, target = that SoC) -> HIVM IR (bishengir-compile) ->
-npubin (hivmc, CANN only), under the kernel's own entry symbol
+npubin (hivmc, CANN only; its ELF symbol table must define the entry before a manifest names it,
+:mod:`elf_symbols`), under the kernel's own entry symbol
 (``tf_ge_custom_<op>_<variant>_<dtype>``, ``op_def.OpDefinition.entry_name``: a GE model
 keeps one binary per kernel name, so every kernel of a set can sit in one model; a definition
 whose names collide is refused before anything compiles). The host-argument layout,
@@ -45,7 +46,7 @@ from tf_ge_custom import _atomic_files as atomic_files, kernel_contract, kernel_
 from tf_ge_custom.errors import KernelBuildError, ManifestError, ToolchainError
 from tf_ge_custom.kernel_manifest import ArgLayout, ArgSlot, KernelEntry
 
-from . import bishengir, frontend, geometry, hivm_ir, socs, toolchain
+from . import bishengir, elf_symbols, frontend, geometry, hivm_ir, socs, toolchain
 
 # MLIR element type of each triton signature type.
 _MLIR_ELEMENT = {"fp32": "f32", "fp16": "f16", "bf16": "bf16", "i32": "i32"}
@@ -351,6 +352,11 @@ def _build_one(kernel, op, variant, dtype, soc, soc_dir, compiler, max_programs,
     index_bits = 8 * min(s.size for s in args.slots if s.role in kernel_contract.INTEGER_ROLES)
     binary = binary_size = sha = None
     if want_binary and compiled.binary is not None:
+        # The runtime launches the entry by name from this file: it must define it (or its
+        # _mix_aiv / _mix_aic form), or the manifest would promise a kernel it does not hold.
+        elf_symbols.require_entry(compiled.binary, entry.name, lowered.mix_mode,
+                                  "%s: the npubin hivmc wrote for %s %s %s" % (
+                                      soc, op.type_name, variant.name, dtype.name))
         binary = op.binary_name(variant.name, dtype.name)
         with open(os.path.join(soc_dir, binary), "wb") as f:
             f.write(compiled.binary)

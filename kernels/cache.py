@@ -14,9 +14,11 @@ fills the same cache ahead of time. Layout::
 else ``~/.cache/tf-ge-custom/kernels`` (the XDG base-directory convention; a relative
 ``XDG_CACHE_HOME`` is ignored, as the specification says). ``<key>`` names what the kernels
 were built from: the first 16 hex digits of the kernel source's sha256, then the versions of
-triton-ascend, bishengir-compile and CANN (``hivmc``) that build them, e.g.
-``0123456789abcdef-triton_ascend_3.2.0-bishengir_1.2.0-cann_8.5.0``; a new source or a
-new toolchain gets a new folder, never a stale kernel.
+triton-ascend, bishengir-compile and CANN (``hivmc``) that build them, then the entry naming
+the kernels are compiled under (``kernel_contract.ENTRY_NAMING``), e.g.
+``0123456789abcdef-triton_ascend_3.2.0-bishengir_1.2.0-cann_8.5.0-entry_naming_2``; a new
+source, a new toolchain or a release that names its kernels otherwise gets a new folder,
+never a stale kernel, so two package versions sharing one cache keep their own entries.
 
 How an entry is written (:func:`ensure`), so that concurrent builders build it once and no
 reader ever sees half of it: take ``<dtype>.lock`` (``flock``; released by the kernel when
@@ -46,7 +48,8 @@ import shutil
 import tempfile
 from typing import NamedTuple, Optional
 
-from tf_ge_custom import _atomic_files as atomic_files, kernel_manifest, op_def, _trust as trust
+from tf_ge_custom import _atomic_files as atomic_files, kernel_contract, kernel_manifest, op_def, \
+    _trust as trust
 from tf_ge_custom.errors import KernelBuildError, KernelCacheError, ManifestError, ToolchainError
 
 from . import frontend, toolchain
@@ -151,15 +154,21 @@ def _key_part(value):
     return cleaned or "none"
 
 
-def cache_key(kernel_source_sha256, toolchain_record):
-    """``<sha[:16]>-triton_ascend_<v>-bishengir_<v>-cann_<v>``: a folder name (no '/', no
-    leading '.') that changes with the source and with any tool's version."""
+def cache_key(kernel_source_sha256, toolchain_record, entry_naming=None):
+    """``<sha[:16]>-triton_ascend_<v>-bishengir_<v>-cann_<v>-entry_naming_<n>``: a folder
+    name (no '/', no leading '.') that changes with the source, with any tool's version and
+    with the entry naming (default: this package's, ``kernel_contract.ENTRY_NAMING``)."""
+    if entry_naming is None:
+        entry_naming = kernel_contract.ENTRY_NAMING
+    if isinstance(entry_naming, bool) or not isinstance(entry_naming, int) or entry_naming < 1:
+        raise ValueError("entry_naming must be an integer >= 1, got %r" % (entry_naming,))
     if not re.match(r"^[0-9a-f]{64}$", kernel_source_sha256 or ""):
         raise ValueError("kernel_source_sha256 must be 64 lowercase hex digits, got %r"
                          % (kernel_source_sha256,))
     parts = [kernel_source_sha256[:SHORT_SHA]]
     parts += ["%s_%s" % (field, _key_part(toolchain_record.get(field)))
               for field in TOOLCHAIN_FIELDS]
+    parts.append("entry_naming_%d" % entry_naming)
     return "-".join(parts)
 
 

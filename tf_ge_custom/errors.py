@@ -112,7 +112,8 @@ class ManifestError(TfGeCustomError, ValueError):
     """A kernel manifest (``kernels/<SoC>/manifest.json``) or its binaries are not valid.
 
     ``kind`` classifies the refusal as docs/kernel-manifest.md does: ``io``, ``syntax``,
-    ``version``, ``schema``, ``layout``, ``mismatch`` or ``checksum``.
+    ``version``, ``outdated`` (a set of another release's entry naming: not damaged, not
+    used), ``schema``, ``layout``, ``mismatch`` or ``checksum``.
     """
 
     def __init__(self, kind, message, path=None, **kwargs):

@@ -14,6 +14,21 @@ MANIFEST_FORMAT = "tf-ge-custom-kernel-manifest"
 MANIFEST_VERSION = 2
 MANIFEST_NAME = "manifest.json"
 
+# How the kernels' entry symbols are named (docs/kernel-manifest.md, "Entry names"), recorded
+# in every manifest as "entry_naming" and in the per-user cache key. 1: every dtype's kernel
+# of a variant under its @triton.jit function's name (add_kernel, add_tile_kernel, ...), what
+# the package wrote before each kernel had a name of its own; 2: one name per (op, variant,
+# dtype), tf_ge_custom_<op>_<variant>_<dtype>. A set, bundle or model of another naming is
+# not damaged: the GE library treats it as absent (a lookup falls through to the cache or a
+# compile) and doctor says to rebuild it.
+ENTRY_NAMING = 2
+# triton-ascend cuts a kernel's name to 49 characters for the profiler ("CANN runtime limits
+# the length of kernel name <= 50"): a longer entry would not be the name it reports.
+MAX_ENTRY_NAME = 49
+# The suffix under which the runtime also finds an entry (hicann/runtime: a mixed kernel's
+# vector or cube half), per triton mix_mode; a built npubin defines the entry or entry+suffix.
+ENTRY_SUFFIX_BY_MIX_MODE = {"aiv": "_mix_aiv", "aic": "_mix_aic", "mix": "_mix_aic"}
+
 # Launch limits (docs/ascend-stack.md, "Launching the kernel").
 MAX_GRID = 65535  # the runtime refuses more blocks in one launch
 INDEX_LIMIT = 2 ** 31  # a signed 32-bit element index must stay below this

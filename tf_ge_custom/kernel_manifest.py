@@ -1,4 +1,5 @@
-"""Read, check and write kernel manifests (docs/kernel-manifest.md, format version 2).
+"""Read, check and write kernel manifests (docs/kernel-manifest.md, format version 2,
+entry naming 2).
 
 One ``manifest.json`` per SoC describes how to load and launch each precompiled npubin
 beside it. This module is the one full validator: ``setup.py`` refuses a bad manifest with
@@ -13,8 +14,9 @@ kernel builder produces; :func:`manifest_document` turns them into the JSON it w
 Pure Python (no TensorFlow, no Triton), Python 3.7 syntax.
 
 Checks run in this order and the first failing class is reported:
-io (the file cannot be read), syntax, version, schema, layout, mismatch, checksum (layout checks that need the op
-definition are left to ``mismatch`` when the op is unknown).
+io (the file cannot be read), syntax, version, outdated (a set of another entry naming: not
+damaged, of another release), schema, layout, mismatch, checksum (layout checks that need the
+op definition are left to ``mismatch`` when the op is unknown).
 """
 import json
 import os
@@ -33,7 +35,7 @@ __all__ = [
     "FORMAT", "VERSION", "MANIFEST_NAME", "MAGIC_BY_MIX_MODE", "ManifestError",
     "KernelManifest", "KernelEntry", "ArgLayout", "ArgSlot",
     "load_manifest", "parse_manifest", "validate_document", "find_manifests",
-    "find_manifests_in", "normalized", "manifest_document", "param_slot_key",
+    "find_manifests_in", "normalized", "manifest_document", "param_slot_key", "entry_naming_of",
 ]
 
 # The C++ reader's limits (ge_ops/core/src/manifest.cc), so both give one verdict.
@@ -44,8 +46,8 @@ _INT64 = (-2 ** 63, 2 ** 63 - 1)  # both readers hold integers as int64
 _SOC_RE = re.compile(r"^[A-Za-z0-9_]+$")
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 
-_TOP_KEYS = ("format", "version", "soc", "architecture", "vector_core_count", "toolchain",
-             "kernel_source_sha256", "kernels")
+_TOP_KEYS = ("format", "version", "entry_naming", "soc", "architecture", "vector_core_count",
+             "toolchain", "kernel_source_sha256", "kernels")
 # "dav-<NpuArch>" (kernels/socs.py): optional, since manifests written before it lack it.
 _ARCH_RE = re.compile(r"^dav-[0-9a-z]+$")
 _TOOLCHAIN_KEYS = ("triton_ascend", "bishengir", "cann")
@@ -138,6 +140,7 @@ def manifest_document(soc, vector_core_count, toolchain, kernel_source_sha256, k
     document = {
         "format": FORMAT,
         "version": VERSION,
+        "entry_naming": kernel_contract.ENTRY_NAMING,
         "soc": soc,
     }
     if architecture is not None:
@@ -181,6 +184,12 @@ class KernelManifest(object):
     @property
     def vector_core_count(self):
         return self.document["vector_core_count"]
+
+    @property
+    def entry_naming(self):
+        """The entry naming the set was written under (always this package's: another is
+        refused as ``outdated``)."""
+        return entry_naming_of(self.document)
 
     @property
     def architecture(self):
@@ -307,6 +316,7 @@ def validate_document(document, path=None, expected_soc=None, directory=None):
         raise ManifestError("syntax", "the top level must be a JSON object, found %s"
                             % _json_type(document), path)
     _check_version(document, path)
+    _check_entry_naming(document, path)
     kernels = _check_schema(document, path)
     for k in kernels:
         _check_layout(k, path)
@@ -391,6 +401,47 @@ def _check_version(doc, path):
                             "tf-ge-custom build-kernels" % (json.dumps(version), VERSION), path)
 
 
+def entry_naming_of(document):
+    """The entry naming a manifest document was written under (kernel_contract.ENTRY_NAMING):
+    its ``entry_naming``, or, for one written before the field, what its entries show: 1
+    when every kernel of a known op and variant is named after the variant's @triton.jit
+    function (the first naming), else the current one (the entries are then checked one by
+    one). ``None`` when ``entry_naming`` is not a count (a schema error)."""
+    if "entry_naming" in document:
+        value = document["entry_naming"]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            return None
+        return value
+    items = document.get("kernels")
+    if not isinstance(items, list) or not items:
+        return kernel_contract.ENTRY_NAMING
+    for item in items:
+        if not isinstance(item, dict):
+            return kernel_contract.ENTRY_NAMING
+        variant = _variant_or_none(item.get("op"), item.get("variant"))
+        if variant is None or item.get("entry") != variant.function:
+            return kernel_contract.ENTRY_NAMING
+    return 1
+
+
+def _check_entry_naming(doc, path):
+    """A set written under another entry naming is not damaged, it is of another release:
+    kind ``outdated``, which the GE library treats as absent (falling through to the cache or
+    a compile) and doctor reports with its fix."""
+    naming = entry_naming_of(doc)
+    if naming is None:
+        raise ManifestError("schema", "manifest: 'entry_naming' must be an integer >= 1, found %s"
+                            % json.dumps(doc.get("entry_naming")), path)
+    if naming != kernel_contract.ENTRY_NAMING:
+        raise ManifestError("outdated", "the kernel set was built under entry naming %d (%s), and "
+                            "this package launches kernels under entry naming %d "
+                            "(tf_ge_custom_<op>_<variant>_<dtype>); it is not used: rebuild it "
+                            "with this package's tf-ge-custom build-kernels"
+                            % (naming, "each dtype's kernel named after its @triton.jit function, "
+                               "by an earlier tf-ge-custom" if naming < kernel_contract.ENTRY_NAMING
+                               else "by a newer tf-ge-custom", kernel_contract.ENTRY_NAMING), path)
+
+
 class _Schema(object):
     """Typed access to one JSON object; every failure is a ``schema`` ManifestError."""
 
@@ -470,6 +521,12 @@ def _check_schema(doc, path):
     kernels, seen, names = [], set(), {}
     for i, item in enumerate(items):
         k = _kernel_schema(item, "kernels[%d]" % i, path)
+        if len(k.entry) > kernel_contract.MAX_ENTRY_NAME:
+            # triton-ascend cuts a kernel's name to this many characters for the profiler
+            raise ManifestError("schema", "kernels[%d] (%s/%s/%s): entry %r has %d characters, "
+                                "more than the %d a kernel name may have"
+                                % (i, k.op, k.variant, k.dtype, k.entry, len(k.entry),
+                                   kernel_contract.MAX_ENTRY_NAME), path)
         if (k.op, k.variant, k.dtype) in seen:
             raise ManifestError("schema", "kernels[%d]: a second entry for (%s, %s, %s)"
                                 % (i, k.op, k.variant, k.dtype), path)

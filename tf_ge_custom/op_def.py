@@ -207,13 +207,19 @@ def describe_problems(problems, shown=3):
 
 def entry_name_problems(ops=None):
     """Why the ops' kernels cannot all live in one GE model, one sentence each (empty when
-    they can): an entry name two kernels share, or one that is no symbol of this package."""
+    they can): an entry name two kernels share, one that is no symbol of this package, or one
+    longer than ``kernel_contract.MAX_ENTRY_NAME`` characters (triton-ascend cuts a kernel's
+    name to 49 characters for the profiler, so the name it reports would not be the entry)."""
     problems, first = [], {}
     for name, op, variant, dtype in entry_names(ops):
         what = "%s %s %s" % (op, variant, dtype)
         if not _SYMBOL_RE.match(name) or not name.startswith(ENTRY_PREFIX):
             problems.append("the kernel entry name %r of %s is not a C symbol starting with %r"
                             % (name, what, ENTRY_PREFIX))
+        elif len(name) > _contract.MAX_ENTRY_NAME:
+            problems.append("the kernel entry name %s of %s has %d characters, more than the %d "
+                            "a kernel name may have (triton-ascend cuts longer names)"
+                            % (name, what, len(name), _contract.MAX_ENTRY_NAME))
         elif name in first:
             problems.append("the kernels %s and %s share the entry name %s; a GE model keeps one "
                             "binary per kernel name, so one would run the other's code"

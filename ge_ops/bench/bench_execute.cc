@@ -3,9 +3,12 @@
 //
 // Per call, as ge_ops/cann/kernel_op.cc runs it after reading the tensors from GE: the dtype
 // check, the broadcast and kernel variant choice (PrepareCall), the output allocation
-// decision, then LaunchKernels (SoC and device, kernel lookup in the registry, the load-once
-// cache, the launch plan, the packed host arguments, the launch). Every allocation is counted
-// by the replaced global operator new below. Scenarios:
+// decision, then LaunchKernels (device and context, what the device reports, kernel lookup in
+// the registry, the load-once cache, the launch plan, the packed host arguments, the launch).
+// Every allocation is counted by the replaced global operator new below, and every question
+// to the runtime: about the device (SoC, vector and AI cores, ffts address: asked once per
+// device and context, kernel_cache.h DeviceFacts) and which device and context the thread is
+// on (asked every call). Scenarios:
 //   steady        float32 [8, 2048] + [8, 2048] (the flat kernel), one launch; the caller's
 //                 inputs and KernelCall are reused (PrepareCall into it)
 //   steady_broadcast float32 [8, 2048] + [2048] (a row variant: extents and strides in the
@@ -59,17 +62,38 @@ class RecordingRuntime : public DeviceRuntime {
   uint32_t last_block_dim = 0;
   size_t last_args_bytes = 0;
 
-  Result<std::string> SocName() override { return soc; }
-  Result<int32_t> DeviceId() override { return 0; }
-  Result<uint64_t> HardwareSyncAddress() override { return uint64_t{0xFF001000ull}; }
+  // What the device is asked (aclrtGetSocName, aclrtGetDeviceInfo, aclrtGetHardwareSyncAddr)
+  // and which device and context the thread is on (aclrtGetDevice, aclrtGetCurrentContext).
+  uint64_t device_queries = 0, identity_queries = 0;
+  Result<std::string> SocName() override {
+    ++device_queries;
+    return soc;
+  }
+  Result<int32_t> DeviceId() override {
+    ++identity_queries;
+    return 0;
+  }
+  Result<uint64_t> HardwareSyncAddress() override {
+    ++device_queries;
+    return uint64_t{0xFF001000ull};
+  }
   Result<uint64_t> AllocWorkspace(uint64_t bytes) override { return uint64_t{0x7000000000ull}; }
   Status FillBytes(uint64_t, uint64_t, uint8_t) override { return Status::Ok(); }
   // As ge_ops/cann/acl_runtime.cc answers them (aclrtGetDeviceInfo, aclrtGetCurrentContext);
   // vector_cores 0 is a driver that cannot say (ACL's success with 0): twice the AI cores.
   int64_t vector_cores = 48, ai_cores = 24;
-  int64_t VectorCoreCount(int32_t) override { return vector_cores; }
-  int64_t AiCoreCount(int32_t) override { return ai_cores; }
-  Result<uint64_t> ContextId() override { return uint64_t{0xC0DE0000ull}; }
+  int64_t VectorCoreCount(int32_t) override {
+    ++device_queries;
+    return vector_cores;
+  }
+  int64_t AiCoreCount(int32_t) override {
+    ++device_queries;
+    return ai_cores;
+  }
+  Result<uint64_t> ContextId() override {
+    ++identity_queries;
+    return uint64_t{0xC0DE0000ull};
+  }
   Status Launch(const LoadedKernel &kernel, uint32_t block_dim, std::vector<uint8_t> *args) override {
     ++launches;
     last_block_dim = block_dim;
@@ -149,6 +173,8 @@ struct Scenario {
 
 struct Measured {
   double ns_median = 0, ns_min = 0, allocations_per_call = 0, bytes_per_call = 0;
+  double device_queries_per_call = 0, identity_queries_per_call = 0;
+  uint64_t first_call_device_queries = 0;
   uint64_t first_call_allocations = 0, calls = 0, launches_per_call = 0, loads = 0;
   uint32_t last_block_dim = 0;
   int64_t last_num_elements = 0;
@@ -223,6 +249,7 @@ Measured Run(const Scenario &s, const std::string &opp_root, int rounds, double 
   const uint64_t a0 = bench::CountedAllocations();
   m.ok = once();
   m.first_call_allocations = bench::CountedAllocations() - a0;
+  m.first_call_device_queries = runtime.device_queries;
   m.launches_per_call = runtime.launches;
   for (int i = 0; i < 200 && m.ok; ++i) m.ok = once();  // warm-up
 
@@ -241,6 +268,7 @@ Measured Run(const Scenario &s, const std::string &opp_root, int rounds, double 
   std::vector<double> ns;
   ns.reserve(static_cast<size_t>(std::max(rounds, 0)));  // no allocation of the bench's own in the window
   const uint64_t allocations_before = bench::CountedAllocations(), bytes_before = bench::CountedBytes();
+  const uint64_t device_before = runtime.device_queries, identity_before = runtime.identity_queries;
   for (int r = 0; r < rounds && m.ok; ++r) {
     const auto t0 = Clock::now();
     for (uint64_t i = 0; i < per_round; ++i) m.ok &= once();
@@ -249,6 +277,10 @@ Measured Run(const Scenario &s, const std::string &opp_root, int rounds, double 
   }
   m.allocations_per_call = static_cast<double>(bench::CountedAllocations() - allocations_before) / std::max<uint64_t>(1, m.calls);
   m.bytes_per_call = static_cast<double>(bench::CountedBytes() - bytes_before) / std::max<uint64_t>(1, m.calls);
+  m.device_queries_per_call =
+      static_cast<double>(runtime.device_queries - device_before) / std::max<uint64_t>(1, m.calls);
+  m.identity_queries_per_call =
+      static_cast<double>(runtime.identity_queries - identity_before) / std::max<uint64_t>(1, m.calls);
   std::sort(ns.begin(), ns.end());
   m.ns_median = ns.empty() ? 0 : ns[ns.size() / 2];
   m.ns_min = ns.empty() ? 0 : ns.front();
@@ -277,10 +309,12 @@ int main(int argc, char **argv) {
   std::vector<test_support::KernelSpec> kernels;
   for (const char *dtype : {"float32", "float16", "bfloat16", "int32"}) {
     for (test_support::KernelSpec k : test_support::AllVariants(dtype)) {
-      k.binary.assign(32 * 1024, 0);  // a 32 KiB npubin: what is read and hashed on a reload
-      for (size_t i = 0; i < k.binary.size(); ++i) {
-        k.binary[i] = static_cast<uint8_t>(i * 131 + std::strlen(dtype) + 7 * k.variant.size());
+      // a 32 KiB npubin defining its entry: what is read, hashed and checked on a reload
+      std::string code(32 * 1024, '\0');
+      for (size_t i = 0; i < code.size(); ++i) {
+        code[i] = static_cast<char>(i * 131 + std::strlen(dtype) + 7 * k.variant.size());
       }
+      k.binary = test_support::ElfObject({{test_support::EntryName(k.variant, dtype)}}, code);
       kernels.push_back(k);
     }
   }
@@ -313,18 +347,23 @@ int main(int argc, char **argv) {
     const bool checks = m.ok && m.launches_per_call == want_launches && m.last_num_elements == want_last &&
                         m.last_args_bytes == want_args_bytes &&
                         (s.want_grid == 0 || m.last_block_dim == s.want_grid) &&
-                        (s.kind == Scenario::kReloadEveryCall ? m.loads > 1 : m.loads == 1);
+                        (s.kind == Scenario::kReloadEveryCall ? m.loads > 1 : m.loads == 1) &&
+                        // the device is asked once per device and context, never on a steady call
+                        (s.kind == Scenario::kReloadEveryCall || m.device_queries_per_call == 0);
     ok &= checks;
     std::printf(
         "{\"scenario\": \"%s\", \"dtype\": \"%s\", \"elements\": %lld, \"launches_per_call\": %llu, "
         "\"ns_per_call_median\": %.1f, \"ns_per_call_min\": %.1f, \"allocations_per_call\": %.3f, "
         "\"bytes_per_call\": %.1f, \"first_call_allocations\": %llu, \"loads\": %llu, \"calls\": %llu, "
-        "\"rounds\": %d, \"args_bytes\": %zu, \"block_dim\": %u, \"checks\": %s}\n",
+        "\"rounds\": %d, \"args_bytes\": %zu, \"block_dim\": %u, \"device_queries_per_call\": %.3f, "
+        "\"first_call_device_queries\": %llu, \"identity_queries_per_call\": %.3f, \"checks\": %s}\n",
         s.name, s.dtype, static_cast<long long>(elements),
         static_cast<unsigned long long>(m.launches_per_call), m.ns_median, m.ns_min, m.allocations_per_call,
         m.bytes_per_call, static_cast<unsigned long long>(m.first_call_allocations),
         static_cast<unsigned long long>(m.loads), static_cast<unsigned long long>(m.calls), rounds,
-        m.last_args_bytes, m.last_block_dim, checks ? "true" : "false");
+        m.last_args_bytes, m.last_block_dim, m.device_queries_per_call,
+        static_cast<unsigned long long>(m.first_call_device_queries), m.identity_queries_per_call,
+        checks ? "true" : "false");
     std::fflush(stdout);
   }
   std::printf(ok ? "bench: ok\n" : "bench: a self-check failed\n");

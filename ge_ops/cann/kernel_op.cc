@@ -8,6 +8,7 @@
 
 #include "acl_runtime.h"
 #include "ge_ops.inc"
+#include "ge_context_option.h"
 #include "ge_report.h"
 #include "tf_ge_custom_core/declared_launch.h"
 #include "tf_ge_custom_core/executor.h"
@@ -204,6 +205,21 @@ ge::graphStatus KernelOp::Compile(gert::OpCompileContext *ctx) {
     if (soc.empty() && !platform.GetPlatformResWithLock("version", "SoC_version", soc)) soc.clear();
     std::string npu_arch;
     if (!platform.GetPlatformResWithLock("version", "NpuArch", npu_arch)) npu_arch.clear();
+    // The target's vector cores (the platform's SoCInfo vector_core_cnt, as GE's model helper
+    // reads it): what the declared launches' programs are capped at (0: not said).
+    std::string vector_cores_text;
+    int64_t vector_cores = 0;
+    if (platform.GetPlatformResWithLock("SoCInfo", "vector_core_cnt", vector_cores_text)) {
+      vector_cores = core::ParseCount(vector_cores_text);
+    }
+    if (node != nullptr && models_.Owns(node)) {
+      return Fail(node, core::Status::Error(core::Code::kConflict,
+                                            "a model deserialized into this instance has a node of this name and "
+                                            "kernels of its own; a graph node of the same name would run that "
+                                            "model's kernels: give the node another name, or build the graph in "
+                                            "a process of its own"),
+                  soc);
+    }
     std::vector<core::TensorInfo> inputs;
     for (size_t i = 0; i < op_->inputs.size(); ++i) {
       const gert::Tensor *t = ctx->GetInputTensor(i);
@@ -218,9 +234,11 @@ ge::graphStatus KernelOp::Compile(gert::OpCompileContext *ctx) {
     auto origin = core::PrepareKernel(*Supply(), *registry.value(), *op_, soc, npu_arch, inputs, &chosen);
     if (!origin.ok()) return Fail(node, origin.status(), soc);
     if (!chosen.empty()) ReportProgress(op_type_, "node " + std::string(node != nullptr ? node : "?") + ": " + chosen);
+    if (node != nullptr) registry.value()->RecordNode(node, op_type_);  // named in the model
     {
       std::lock_guard<std::mutex> lock(mutex_);
       compiled_soc_ = soc;  // what DeclareLaunchArgs declares for
+      compiled_socs_[soc] = vector_cores;
     }
     return ge::GRAPH_SUCCESS;
   } catch (const std::exception &e) {
@@ -259,8 +277,11 @@ ge::graphStatus KernelOp::Execute(gert::EagerOpExecutionContext *ctx) {
     if (!allocated.ok()) return Fail(node, allocated);
     auto registry = Registry();
     if (!registry.ok()) return Fail(node, registry.status());
+    // A node of a model with kernels of its own runs that model's (core::ModelKernels).
+    const std::shared_ptr<core::KernelRegistry> own = models_.ForNode(node);
     AclRuntime runtime(ctx);
-    const core::Status st = core::LaunchKernels(call, *registry.value(), core::KernelCache::Process(), runtime);
+    const core::Status st =
+        core::LaunchKernels(call, own ? *own : *registry.value(), core::KernelCache::Process(), runtime);
     if (!st.ok()) return Fail(node, st);
     return ge::GRAPH_SUCCESS;
   } catch (const std::exception &e) {  // e.g. std::bad_alloc: never let it unwind into GE
@@ -268,19 +289,43 @@ ge::graphStatus KernelOp::Execute(gert::EagerOpExecutionContext *ctx) {
   }
 }
 
-core::Result<std::string> KernelOp::DeclaredSoc(core::KernelRegistry &registry) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!compiled_soc_.empty()) return compiled_soc_;
+core::Result<std::string> KernelOp::DeclaredSoc(core::KernelRegistry &registry, int64_t *cores) {
+  *cores = 0;
+  // GE's task generator reads the graph's SoC from its context right before it calls this
+  // (compiler/engines/custom_engine/custom_ops_kernel_builder.cc): the graph's own target.
+  thread_local std::string option;  // kept: with the pre-C++11 string ABI a fresh one allocates
+  if (!GeContextSoc(&option)) option.clear();
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::string compiled;
+  for (const auto &c : compiled_socs_) compiled += (compiled.empty() ? "" : ", ") + c.first;
+  if (!option.empty()) {
+    const auto it = compiled_socs_.find(option);
+    if (it != compiled_socs_.end()) {
+      *cores = it->second;
+      return it->first;
+    }
+    if (compiled_socs_.empty()) return option;  // no Compile here: the registry answers for it
+    return core::Status::Error(core::Code::kUnknownSoc, "GE's graph context names SoC " + option +
+                                                            " (ge.socVersion), but this instance compiled kernels for " +
+                                                            compiled + " only: no Compile chose kernels for that SoC");
+  }
+  if (compiled_socs_.size() == 1) {
+    *cores = compiled_socs_.begin()->second;
+    return compiled_soc_;
+  }
+  if (compiled_socs_.size() > 1) {
+    return core::Status::Error(core::Code::kUnknownSoc, "GE's graph context names no SoC (ge.socVersion is empty) and "
+                                                        "this instance compiled kernels for several (" +
+                                                            compiled + "): which one this graph is for is unknown");
   }
   const std::vector<std::string> socs = registry.Socs();
   if (socs.size() == 1) return socs[0];
   std::string listed;
   for (const auto &s : socs) listed += (listed.empty() ? "" : ", ") + s;
   return core::Status::Error(core::Code::kUnknownSoc,
-                             "no Compile named the target SoC before DeclareLaunchArgs, and the kernels (" +
-                                 registry.origin() + ") hold " + std::to_string(socs.size()) +
-                                 " SoCs: " + (listed.empty() ? "none" : listed));
+                             "no Compile named the target SoC before DeclareLaunchArgs, GE's graph context names "
+                             "none (ge.socVersion), and the kernels (" + registry.origin() + ") hold " +
+                                 std::to_string(socs.size()) + " SoCs: " + (listed.empty() ? "none" : listed));
 }
 
 ge::graphStatus KernelOp::DeclareLaunchArgs(gert::AnnotatedArgsContext &ctx) {
@@ -324,11 +369,13 @@ ge::graphStatus KernelOp::DeclareLaunchArgs(gert::AnnotatedArgsContext &ctx) {
     }
     auto registry = Registry();
     if (!registry.ok()) return Fail(node, registry.status());
-    auto soc = DeclaredSoc(*registry.value());
+    int64_t target_cores = 0;
+    auto soc = DeclaredSoc(*registry.value(), &target_cores);
     if (!soc.ok()) return Fail(node, soc.status());
     ContextWorkspaces workspaces(ctx);
     core::LaunchDeclaration &d = scratch.declaration;
-    const core::Status declared = core::DeclareLaunch(call, soc.value(), *registry.value(), workspaces, &d);
+    const core::Status declared =
+        core::DeclareLaunch(call, soc.value(), *registry.value(), workspaces, &d, target_cores);
     if (!declared.ok()) {
       return Fail(node, declared.WithContext("inputs " + core::ShapeText(inputs[0].dims) + " and " +
                                              core::ShapeText(inputs[1].dims)));
@@ -435,19 +482,24 @@ ge::graphStatus KernelOp::Serialize(std::vector<uint8_t> &buffer) {
 
 ge::graphStatus KernelOp::Deserialize(const std::vector<uint8_t> &buffer) {
   try {
-    // GE may deserialize into the very instance that also compiles graphs (at HEAD the OM
-    // loader's CustomOpFactory::LoadCustomOpsPartition calls the one instance the factory
-    // holds): the model's kernels join the registry, which keeps the OPP root, the bundles and
-    // what was compiled (core::KernelRegistry::AddSerialized).
     auto registry = Registry();
     if (registry.ok()) {
-      const core::Status added = registry.value()->AddSerialized(buffer);
+      // An instance with kernels of its own: HEAD's OM2 code deserializes every model it loads
+      // into the one instance GE's factory holds, which also compiles graphs. The model's kernels
+      // join the registry (the OPP root's, the bundles' and what was compiled stay first), or,
+      // where they differ from what it runs under the same key, serve the model's own nodes.
+      std::string note;
+      const core::Status added = models_.Add(*registry.value(), buffer, &note);
       if (!added.ok()) return Fail(nullptr, added.WithPrefix("Deserialize"));
+      if (!note.empty()) ReportProgress(op_type_, "Deserialize: " + note);
       return ge::GRAPH_SUCCESS;
     }
-    // A library with no OPP root around it (an OM's own copy of it): the model's kernels alone.
+    // A library with no OPP root around it: the OM's own copy of it, loaded from memory by GE's
+    // OM loader (ModelHelper::LoadCustomOpRegistry: a memfd opened as /proc/self/fd/N, a
+    // per-model registry, a fresh instance). The model's kernels alone.
     auto restored = core::KernelRegistry::FromSerialized(buffer);
     if (!restored.ok()) return Fail(nullptr, restored.status().WithPrefix("Deserialize"));
+    for (const auto &passed : restored.value()->OutdatedSets()) ReportProgress(op_type_, "Deserialize: " + passed);
     std::lock_guard<std::mutex> lock(mutex_);
     if (registry_) {
       // Another Deserialize made the registry in the meantime: add to it.

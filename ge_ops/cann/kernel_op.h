@@ -6,6 +6,7 @@
 #ifndef TF_GE_CUSTOM_CANN_KERNEL_OP_H_
 #define TF_GE_CUSTOM_CANN_KERNEL_OP_H_
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -15,6 +16,7 @@
 #include "tf_ge_custom_core/declared_launch.h"
 #include "tf_ge_custom_core/kernel_registry.h"
 #include "tf_ge_custom_core/kernel_supply.h"
+#include "tf_ge_custom_core/model_kernels.h"
 #include "tf_ge_custom_core/op_definition.h"
 #include "tf_ge_custom_core/status.h"
 
@@ -30,8 +32,10 @@ class KernelOp : public ge::EagerExecuteOp,
   explicit KernelOp(const char *op_type);
 
   // While GE builds a graph (online, and ATC offline for --soc_version): the target SoC from
-  // GetPlatformInfos, the input dtypes, then the package's npubins, else the per-user cache,
-  // else a compile on this host (core::PrepareKernel); Execute and Serialize use the choice.
+  // GetPlatformInfos (and its vector-core count, which caps the programs DeclareLaunchArgs
+  // declares), the input dtypes, then the package's npubins, else the per-user cache, else a
+  // compile on this host (core::PrepareKernel); Execute and Serialize use the choice, and
+  // Serialize names the node.
   ge::graphStatus Compile(gert::OpCompileContext *ctx) override;
 
   // Checks dtypes (GE does not), broadcasts the shapes and picks the kernel variant
@@ -39,8 +43,8 @@ class KernelOp : public ge::EagerExecuteOp,
   // and dtype (core::LaunchKernels).
   ge::graphStatus Execute(gert::EagerOpExecutionContext *ctx) override;
   // Static graphs (GE sinks them): when GE builds the model, declares the launch Execute would
-  // make for the node's static shapes (core::DeclareLaunch: the kernel of the SoC Compile
-  // targeted, its bytes, block dim and argument words), so that GE runs it as a task of the
+  // make for the node's static shapes (core::DeclareLaunch: the kernel of the SoC GE's graph
+  // context names, its bytes, block dim and argument words), so that GE runs it as a task of the
   // model, refreshes its addresses itself and inserts no copies (docs/ge-library.md, "Sunk
   // static graphs"). Dynamic graphs still run Execute.
   ge::graphStatus DeclareLaunchArgs(gert::AnnotatedArgsContext &ctx) override;
@@ -52,8 +56,11 @@ class KernelOp : public ge::EagerExecuteOp,
   // another SoC's kernels), or every SoC's kernels when Compile chose nothing, so an OM runs
   // without this package or the cache on disk, on the board it was built for.
   ge::graphStatus Serialize(std::vector<uint8_t> &buffer) override;
-  // The model's kernels join this instance's registry (the OPP root's, kept), so that the
-  // same instance runs the model and still compiles other graphs.
+  // GE's OM loader gives every model a fresh instance of the model's own copy of this library
+  // (no OPP root around it): the model's kernels alone. On an instance with kernels of its own
+  // (HEAD's OM2 code deserializes every model into the one instance GE's factory holds) the
+  // model's kernels join its registry, or, where they differ from it, serve that model's
+  // nodes (core::ModelKernels).
   ge::graphStatus Deserialize(const std::vector<uint8_t> &buffer) override;
 
  private:
@@ -64,9 +71,11 @@ class KernelOp : public ge::EagerExecuteOp,
   std::shared_ptr<core::KernelSupply> Supply();
   // The refusal to stderr and to GE's error manager, with the op type, node and SoC (ge_report.h).
   ge::graphStatus Fail(const char *node, const core::Status &status, const std::string &soc = "") const;
-  // The SoC DeclareLaunchArgs declares for: the one Compile targeted last, else the only SoC
-  // the kernels have.
-  core::Result<std::string> DeclaredSoc(core::KernelRegistry &registry);
+  // The SoC DeclareLaunchArgs declares for: GE's graph context option ge.socVersion (what GE's
+  // task generator reads), which must be one this instance compiled for; without it, the one
+  // Compile targeted when it targeted one, else the only SoC the kernels have. *cores: that
+  // SoC's vector cores from Compile's platform info (0: unknown).
+  core::Result<std::string> DeclaredSoc(core::KernelRegistry &registry, int64_t *cores);
 
   const char *op_type_;
   const core::OpDefinition *op_;
@@ -74,7 +83,10 @@ class KernelOp : public ge::EagerExecuteOp,
   std::shared_ptr<core::KernelRegistry> registry_;
   std::string opp_root_;
   std::shared_ptr<core::KernelSupply> supply_;
-  std::string compiled_soc_;  // Compile's target (DeclaredSoc)
+  std::string compiled_soc_;  // Compile's last target (DeclaredSoc)
+  // Every SoC Compile targeted, with its vector cores from the platform info (0: not said).
+  std::map<std::string, int64_t> compiled_socs_;
+  core::ModelKernels models_;  // models whose kernels differ from the registry's
 };
 
 }  // namespace cann

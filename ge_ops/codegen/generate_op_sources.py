@@ -103,11 +103,12 @@ def op_definitions_inc(module, contract):
                 raise ValueError("variant %s: unknown pattern %r" % (v.name, v.pattern))
             params = ", ".join("{SlotRole::%s, %d, %d}" % ((camel(r),) + (i, k)) for r, i, k in
                                (_param_slot(contract, p) for p in v.params))
-            variants.append("{%s, Pattern::%s, {%s}, {%s}, {%s}, {%s}}" % (
+            variants.append("{%s, Pattern::%s, {%s}, {%s}, {%s}, {%s}, %s}" % (
                 c_string(v.name), camel(v.pattern),
                 ", ".join(str(b) for b in v.block), params,
                 ", ".join(c_string(op.binary_name(v.name, d)) for d in op.dtypes),
-                ", ".join(c_string(op.entry_name(v.name, d)) for d in op.dtypes)))
+                ", ".join(c_string(op.entry_name(v.name, d)) for d in op.dtypes),
+                c_string(v.function)))
         lines.append("{%s, {%s}, {%s}, {%s},\n {%s},\n %s},\n" % (
             c_string(op.type_name),
             ", ".join(c_string(n) for n in op.inputs),
@@ -153,8 +154,11 @@ def kernel_contract_h(contract):
     for name in contract.PATTERNS:
         if not name.isalnum():
             raise ValueError("unexpected character in pattern name %r" % name)
-    mix_rows = "".join("    {%s, BinaryMagic::%s},\n" % (c_string(mode), camel(magic))
-                       for mode, magic in contract.MAGIC_BY_MIX_MODE.items())
+    if set(contract.ENTRY_SUFFIX_BY_MIX_MODE) != set(contract.MAGIC_BY_MIX_MODE):
+        raise ValueError("ENTRY_SUFFIX_BY_MIX_MODE and MAGIC_BY_MIX_MODE name different mix modes")
+    mix_rows = "".join("    {%s, BinaryMagic::%s, %s},\n" % (
+        c_string(mode), camel(magic), c_string(contract.ENTRY_SUFFIX_BY_MIX_MODE[mode]))
+        for mode, magic in contract.MAGIC_BY_MIX_MODE.items())
     return "".join([
         HEADER.replace("op_def.py", "kernel_contract.py"),
         "// The kernel contract shared with the Python side: see that file for each value.\n",
@@ -163,6 +167,8 @@ def kernel_contract_h(contract):
         "constexpr const char *kManifestFormat = %s;\n" % c_string(contract.MANIFEST_FORMAT),
         "constexpr int64_t kManifestVersion = %d;\n" % contract.MANIFEST_VERSION,
         "constexpr const char *kManifestFileName = %s;\n" % c_string(contract.MANIFEST_NAME),
+        "constexpr int64_t kEntryNaming = %d;\n" % contract.ENTRY_NAMING,
+        "constexpr int64_t kMaxEntryName = %d;\n" % contract.MAX_ENTRY_NAME,
         "constexpr int64_t kMaxGrid = %d;\n" % contract.MAX_GRID,
         "constexpr int64_t kIndexLimit = INT64_C(%d);\n" % contract.INDEX_LIMIT,
         "constexpr int64_t kMaxBroadcastRank = %d;\n\n" % contract.MAX_BROADCAST_RANK,
@@ -180,7 +186,8 @@ def kernel_contract_h(contract):
         "#define TF_GE_CUSTOM_FOR_EACH_BINARY_MAGIC(X) %s\n" % " ".join(
             "X(%s, %s)" % (camel(m), m) for m in magics),
         "enum class BinaryMagic { %s };\n" % ", ".join(camel(m) for m in magics),
-        "struct MixModeInfo {\n  const char *mix_mode;\n  BinaryMagic magic;\n};\n",
+        "struct MixModeInfo {\n  const char *mix_mode;\n  BinaryMagic magic;\n"
+        "  const char *entry_suffix;  // the runtime also finds the entry under entry + this\n};\n",
         "constexpr MixModeInfo kMixModes[] = {\n%s};\n\n" % mix_rows,
         "}  // namespace core\n}  // namespace tf_ge_custom\n\n",
         "#endif  // TF_GE_CUSTOM_KERNEL_CONTRACT_H_\n",

@@ -35,9 +35,9 @@ TEST(Bundle, RoundTripsExactly) {
   auto enc = EncodeBundle(Sample());
   REQUIRE_OK(enc);
   const auto &bytes = enc.value();
-  // Header by hand: magic, version 2, flags 0, body size.
+  // Header by hand: magic, version 3, flags 0, body size.
   CHECK_EQ(std::string(bytes.begin(), bytes.begin() + 8), std::string("TFGEKRNL"));
-  CHECK_EQ(bytes[8], static_cast<unsigned char>(2));
+  CHECK_EQ(bytes[8], static_cast<unsigned char>(3));
   const uint64_t body = bytes.size() - kBundleHeaderBytes - kBundleTrailerBytes;
   CHECK_EQ(bytes[16], static_cast<unsigned char>(body & 0xFF));
   std::vector<BundleSoc> back;
@@ -53,39 +53,50 @@ TEST(Bundle, RoundTripsExactly) {
   CHECK_EQ(again.value(), bytes);
 }
 
-TEST(Bundle, CarriesTheServedBoardsAndReadsAVersion1BundleWithoutThem) {
+TEST(Bundle, CarriesTheServedBoardsAndTheNodesAndReadsVersions1And2WithoutThem) {
   const std::vector<BundleServing> serving = {{"Ascend910B4-1", "AddCustom", "float16", "Ascend910B4"}};
-  auto enc = EncodeBundle(Sample(), serving);
+  const std::vector<BundleNode> nodes = {{"encoder/add_7", "AddCustom"}};
+  auto enc = EncodeBundle(Sample(), serving, nodes);
   REQUIRE_OK(enc);
   const std::vector<uint8_t> &bytes = enc.value();
-  // The body's end, by hand: u32 count 1, then 2-byte lengths and the four names.
+  // The body's end, by hand: u32 count 1, then 2-byte lengths and the four names; then u32
+  // count 1 and the node's two names.
   const std::string tail = std::string("\x01\x00\x00\x00", 4) + std::string("\x0d\x00", 2) + "Ascend910B4-1" +
                            std::string("\x09\x00", 2) +
                            "AddCustom" + std::string("\x07\x00", 2) + "float16" + std::string("\x0b\x00", 2) +
-                           "Ascend910B4";
+                           "Ascend910B4" + std::string("\x01\x00\x00\x00", 4) + std::string("\x0d\x00", 2) +
+                           "encoder/add_7" + std::string("\x09\x00", 2) + "AddCustom";
   const std::string body_end(bytes.end() - kBundleTrailerBytes - tail.size(), bytes.end() - kBundleTrailerBytes);
   CHECK_EQ(body_end, tail);
   std::vector<BundleSoc> socs;
   std::vector<BundleServing> back;
-  REQUIRE_OK(DecodeBundle(bytes.data(), bytes.size(), &socs, &back));
+  std::vector<BundleNode> named;
+  REQUIRE_OK(DecodeBundle(bytes.data(), bytes.size(), &socs, &back, &named));
   REQUIRE_EQ(back.size(), size_t{1});
   CHECK_EQ(back[0].board + " " + back[0].op + " " + back[0].dtype + " " + back[0].soc,
            std::string("Ascend910B4-1 AddCustom float16 Ascend910B4"));
+  REQUIRE_EQ(named.size(), size_t{1});
+  CHECK_EQ(named[0].node + " " + named[0].op, std::string("encoder/add_7 AddCustom"));
   CHECK_EQ(socs.size(), size_t{2});
-  // Version 1, as the package wrote it before boards were served: the SoCs, no serving count.
-  auto v1 = EncodeBundle(Sample()).value();
-  v1.erase(v1.end() - kBundleTrailerBytes - 4, v1.end() - kBundleTrailerBytes);
-  v1[8] = 1;
-  const uint64_t body = v1.size() - kBundleHeaderBytes - kBundleTrailerBytes;
-  for (int i = 0; i < 8; ++i) v1[16 + i] = static_cast<uint8_t>(body >> (8 * i));
-  Reseal(&v1);
-  back = serving;
-  REQUIRE_OK(DecodeBundle(v1.data(), v1.size(), &socs, &back));
-  CHECK_EQ(socs.size(), size_t{2});
-  CHECK_EQ(back.size(), size_t{0});
-  // A serving whose length runs past the end is refused like any other length.
+  // Versions 1 and 2, as the package wrote them before boards were served and before models
+  // named their nodes: the SoCs, (version 2) the servings, nothing after.
+  for (const uint8_t version : {uint8_t{1}, uint8_t{2}}) {
+    auto old = EncodeBundle(Sample(), version == 2 ? serving : std::vector<BundleServing>()).value();
+    old.erase(old.end() - kBundleTrailerBytes - (version == 1 ? 8 : 4), old.end() - kBundleTrailerBytes);
+    old[8] = version;
+    const uint64_t body = old.size() - kBundleHeaderBytes - kBundleTrailerBytes;
+    for (int i = 0; i < 8; ++i) old[16 + i] = static_cast<uint8_t>(body >> (8 * i));
+    Reseal(&old);
+    back = serving;
+    named = nodes;
+    REQUIRE_OK(DecodeBundle(old.data(), old.size(), &socs, &back, &named));
+    CHECK_EQ(socs.size(), size_t{2});
+    CHECK_EQ(back.size(), size_t{version == 2 ? 1u : 0u});
+    CHECK_EQ(named.size(), size_t{0});
+  }
+  // A serving or node whose length runs past the end is refused like any other length.
   auto cut = bytes;
-  cut[cut.size() - kBundleTrailerBytes - 11 - 2] = 0xFF;
+  cut[cut.size() - kBundleTrailerBytes - 9 - 2] = 0xFF;  // the node's op length
   Reseal(&cut);
   CHECK_EQ(CodeOf(cut), Code::kCorrupt);
 }
@@ -116,7 +127,7 @@ TEST(Bundle, NamesEachRefusal) {
   magic[0] = 'X';
   CHECK_EQ(CodeOf(magic), Code::kBadMagic);
   auto version = bytes;
-  version[8] = 3;
+  version[8] = 4;
   CHECK_EQ(CodeOf(version), Code::kBadVersion);
   auto flags = bytes;
   flags[12] = 1;

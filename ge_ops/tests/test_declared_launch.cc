@@ -380,3 +380,19 @@ TEST(DeclaredLaunch, OneGraphHoldsEveryVariantAndDtypeEachUnderItsOwnName) {
   CHECK_EQ(declared.size(), size_t{44});
   CHECK_TRUE(declarations > 88);  // swapped operand orders declare the same kernels again
 }
+
+TEST(DeclaredLaunch, TheTargetsOwnVectorCoresCapTheDeclaredGrid) {
+  // A set built for 48 vector cores (Ascend910B1's) declared for a board of 40 (Ascend910B4's,
+  // from Compile's platform info): [4096, 4096] is 4096 tiles, so the grid is the cap, and
+  // gridX in word 6's high half says the same. Unknown (0): the manifest's 48.
+  std::vector<KernelSpec> kernels = test_support::AllVariants("float32", true);
+  for (auto &k : kernels) k.max_programs = 48;
+  Fixture f(kernels);
+  Workspaces ws;
+  for (const auto &c : std::vector<std::pair<int64_t, uint32_t>>{{40, 40}, {0, 48}, {24, 24}, {64, 64}}) {
+    LaunchDeclaration d;
+    REQUIRE_OK(DeclareLaunch(Call("float32", {4096, 4096}, {4096, 4096}), "Ascend910B1", *f.registry, ws, &d, c.first));
+    CHECK_EQ(d.launches[0].block_dim, c.second);
+    CHECK_EQ(d.launches[0].words[6].value >> 32, uint64_t{c.second});
+  }
+}

@@ -568,19 +568,70 @@ TEST(DeviceLifecycle, AnUnknownVectorCoreCountFallsBackToTwiceTheAiCoresThenToTh
 }
 
 TEST(DeviceLifecycle, ABoardServedByAnotherSocsKernelsUsesTheDevicesOwnCount) {
-  LifecycleFixture f(/*every_variant=*/true);
-  REQUIRE_OK(f.registry->Serve("Ascend910B4-1", "Ascend910B1", "AddCustom", "float32"));
-  f.runtime.soc = "Ascend910B4-1";
-  f.runtime.cores = 36;
+  // Each count on a device of its own (what a device reports is asked once per device and
+  // context, below).
+  struct Case {
+    int64_t vector_cores, ai_cores;
+    uint32_t grid;
+  };
+  for (const Case &c : std::vector<Case>{{36, 0, 36}, {0, 16, 32}, {0, 0, 40}}) {
+    LifecycleFixture f(/*every_variant=*/true);
+    REQUIRE_OK(f.registry->Serve("Ascend910B4-1", "Ascend910B1", "AddCustom", "float32"));
+    f.runtime.soc = "Ascend910B4-1";
+    f.runtime.cores = c.vector_cores;  // 36: the board's own count, not B1's manifest
+    f.runtime.ai_cores = c.ai_cores;   // the driver cannot say: 2 x 16 AI cores; neither: B1's 40
+    REQUIRE_OK(f.Run(4096 * 100));
+    REQUIRE_EQ(f.runtime.launches.size(), size_t{1});
+    CHECK_EQ(f.runtime.launches.back().block_dim, c.grid);
+  }
+}
+
+TEST(DeviceLifecycle, WhatADeviceReportsIsAskedOncePerDeviceAndContext) {
+  // The SoC, the vector (and AI) cores and the ffts address cannot change while a context
+  // lives: the first call asks, the steady ones ask nothing, a new context asks again, and
+  // another device answers for itself.
+  LifecycleFixture f;
+  f.runtime.cores = 0;
+  f.runtime.ai_cores = 20;  // unknown vector cores: both questions on the first call
+  for (int i = 0; i < 5; ++i) REQUIRE_OK(f.Run(4096 * 100));
+  CHECK_EQ(f.runtime.soc_calls.load(), 1);
+  CHECK_EQ(f.runtime.ffts_calls.load(), 1);
+  CHECK_EQ(f.runtime.core_queries, (std::vector<std::string>{"vector", "ai"}));
+  for (const auto &l : f.runtime.launches) CHECK_EQ(l.block_dim, 40u);
+  CHECK_EQ(ReadLe(f.runtime.launches.back().args, 0, 8), uint64_t{0x00000000FF001000ull});  // the kept ffts
+  f.runtime.ResetDevice();
+  f.runtime.context = 0xC1;
+  f.runtime.ai_cores = 12;
   REQUIRE_OK(f.Run(4096 * 100));
-  CHECK_EQ(f.runtime.launches.back().block_dim, 36u);  // the board's own count, not B1's manifest
-  f.runtime.cores = 0;                                 // the driver cannot say: 2 x 16 AI cores
-  f.runtime.ai_cores = 16;
+  CHECK_EQ(f.runtime.soc_calls.load(), 2);
+  CHECK_EQ(f.runtime.launches.back().block_dim, 24u);  // the new context's answer
+  f.runtime.device = 3;
+  f.runtime.cores = 48;
   REQUIRE_OK(f.Run(4096 * 100));
-  CHECK_EQ(f.runtime.launches.back().block_dim, 32u);
-  f.runtime.ai_cores = 0;  // nothing known: B1's manifest cap (40 in Spec), still no refusal
   REQUIRE_OK(f.Run(4096 * 100));
-  CHECK_EQ(f.runtime.launches.back().block_dim, 40u);
-  CHECK_EQ(f.runtime.launches.size(), size_t{3});
+  CHECK_EQ(f.runtime.soc_calls.load(), 3);
+  CHECK_EQ(f.runtime.core_queries, (std::vector<std::string>{"vector", "ai", "vector", "ai", "vector"}));
+  CHECK_EQ(f.runtime.launches.back().block_dim, 48u);
+  CHECK_EQ(f.cache.loaded_count(), size_t{3});
+}
+
+TEST(DeviceLifecycle, AFailedQueryIsNotKeptAndAskedAgain) {
+  // A failing aclrtGetSocName refuses the call (SoC unknown) and is asked again next time.
+  LifecycleFixture f;
+  struct Failing : LifecycleRuntime {
+    int fail = 1;
+    Result<std::string> SocName() override {
+      ++soc_calls;
+      if (fail-- > 0) return Status::ApiError("aclrtGetSocName", "returned no name (is a device set?)");
+      return std::string("Ascend910B1");
+    }
+  } runtime;
+  runtime.cores = 48;
+  const Status first = LaunchKernels(Call("float32", 5000), *f.registry, f.cache, runtime);
+  REQUIRE_TRUE(!first.ok());
+  CHECK_TRUE(first.message().find("aclrtGetSocName returned no name (is a device set?) (SoC unknown,") == 0);
+  REQUIRE_OK(LaunchKernels(Call("float32", 5000), *f.registry, f.cache, runtime));
+  CHECK_EQ(runtime.soc_calls.load(), 2);
+  CHECK_EQ(runtime.launches.size(), size_t{1});
 }
 

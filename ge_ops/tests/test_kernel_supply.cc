@@ -29,9 +29,9 @@ const char *kKey = "00aa11bb22cc33dd-triton_ascend_3.2.0-bishengir_1.2.0-cann_8.
 
 // Bytes a compile on this host would give, distinct from the package's fake npubins.
 std::vector<uint8_t> CompiledBinary(const std::string &soc, const std::string &dtype, const std::string &variant) {
-  std::vector<uint8_t> b = test_support::FakeBinary(soc, dtype, variant);
-  b.insert(b.begin(), {'C', 'O', 'M', 'P'});
-  return b;
+  // Another payload than the package's, under the same entry symbol.
+  return test_support::ElfObject({{test_support::EntryName(variant, dtype)}},
+                                 "compiled on this host for " + soc + " " + variant + " " + dtype);
 }
 
 std::string EntryDir(const std::string &soc, const std::string &dtype) { return soc + "/" + kKey + "/" + dtype; }
@@ -584,7 +584,7 @@ TEST(KernelSupply, AModelBuiltForABoardRunsOnThatBoardAfterDeserialize) {
 }
 
 TEST(KernelRegistry, AModelAddedToARegistryKeepsTheOppRootAndEveryEarlierAnswer) {
-  // The instance that compiles also loads a model (GE's LoadCustomOpsPartition): the model
+  // The instance that compiles also deserializes a model (HEAD's OM2 code, GE's factory's instance): the model
   // brings Ascend910B1 float32 (other bytes than the package's), float16 (the package lacks
   // it) and Ascend910_9392 float32; the package keeps answering what it answered before.
   TempDir opp, elsewhere;
@@ -640,4 +640,129 @@ TEST(KernelRegistry, ABoardKeepsTheFirstSocItWasServedBy) {
   REQUIRE_OK(fresh->Serve("Ascend910B4-1", "Ascend910B2", "AddCustom", "float16"));
   CHECK_EQ(fresh->Find("Ascend910B4-1", "AddCustom", "flat", "float32").value().soc, std::string("Ascend910B4"));
   CHECK_EQ(fresh->Find("Ascend910B4-1", "AddCustom", "flat", "float16").value().soc, std::string("Ascend910B2"));
+}
+
+namespace {
+// The manifest text as the first entry naming wrote it: every dtype's kernel of a variant
+// named after its @triton.jit function (op_def.py: add_kernel, add_scalar_kernel,
+// add_tile_kernel), no "entry_naming" field. Written out here, not taken from the op table.
+std::string FirstNaming(std::string manifest) {
+  for (const auto &k : test_support::AllVariants("float32")) {
+    for (const char *dtype : {"float32", "float16", "bfloat16", "int32"}) {
+      const std::string name = "\"entry\": \"" + test_support::EntryName(k.variant, dtype) + "\"";
+      const std::string old = k.variant == "flat"     ? "add_kernel"
+                              : k.variant == "scalar" ? "add_scalar_kernel"
+                                                      : "add_tile_kernel";
+      for (size_t at = manifest.find(name); at != std::string::npos; at = manifest.find(name)) {
+        manifest.replace(at, name.size(), "\"entry\": \"" + old + "\"");
+      }
+    }
+  }
+  return manifest;
+}
+}  // namespace
+
+TEST(KernelSupply, APackageSetOfTheFirstEntryNamingIsPassedOverForTheCacheOrACompile) {
+  // A package installed over an older release's npubins: not damaged, of another release.
+  Setup s;
+  const std::string path = s.opp.path() + "/kernels/Ascend910B1/manifest.json";
+  s.opp.Write("kernels/Ascend910B1/manifest.json",
+              FirstNaming(test_support::ManifestJson("Ascend910B1", Concat(PackageSet("float32"), PackageSet("int32")))));
+  auto found = s.registry->Find("Ascend910B1", "AddCustom", "flat", "float32");
+  REQUIRE_TRUE(!found.ok());
+  CHECK_EQ(found.status().code(), Code::kOutdated);
+  CHECK_TRUE(IsAbsent(found.status().code()));
+  CHECK_TRUE(found.status().message().find(path + ": the kernel set was built under entry naming 1") !=
+             std::string::npos);
+  CHECK_TRUE(found.status().message().find("rebuild it with this package's tf-ge-custom build-kernels") !=
+             std::string::npos);
+  // Compile falls through: float32 from the cache (nothing compiled), int32 compiled.
+  WriteEntry(s.cache, "Ascend910B1", "float32");
+  auto cached = s.supply.Ensure(*s.registry, "Ascend910B1", "AddCustom", "float32");
+  REQUIRE_OK(cached);
+  CHECK_TRUE(cached.value() == KernelOrigin::kCache);
+  CHECK_EQ(s.compiler->compiles.load(), 0);
+  auto compiled = s.supply.Ensure(*s.registry, "Ascend910B1", "AddCustom", "int32");
+  REQUIRE_OK(compiled);
+  CHECK_TRUE(compiled.value() == KernelOrigin::kCompiled);
+  CHECK_EQ(s.compiler->compiles.load(), 1);
+  CHECK_TRUE(SetShas(*s.registry, "Ascend910B1", "int32") == Expected("Ascend910B1", "int32", AllVariantNames()));
+  CHECK_TRUE(SetShas(*s.registry, "Ascend910B1", "float32") == Expected("Ascend910B1", "float32", AllVariantNames()));
+  // Said once: the registry keeps the verdict (the manifest is not read again per lookup).
+  REQUIRE_EQ(s.registry->OutdatedSets().size(), size_t{1});
+  s.opp.Write("kernels/Ascend910B1/manifest.json", "not read again");
+  CHECK_EQ(s.registry->Find("Ascend910B1", "AddCustom", "flat", "float32").status().code(), Code::kOk);
+  // A model made now carries the compiled sets, never the outdated one.
+  auto bytes = s.registry->Serialize();
+  REQUIRE_OK(bytes);
+  auto model = KernelRegistry::FromSerialized(bytes.value());
+  REQUIRE_OK(model);
+  CHECK_TRUE(SetShas(*model.value(), "Ascend910B1", "int32") == Expected("Ascend910B1", "int32", AllVariantNames()));
+}
+
+TEST(KernelSupply, ADamagedSetWithSomeOldNamesIsStillDamageAndNotCompiledOver) {
+  // Only a set named wholly under the first naming is of an earlier release; one kernel under
+  // its function's name beside current ones is a damaged set, said and not compiled over.
+  Setup s;
+  std::string text = test_support::ManifestJson("Ascend910B1", PackageSet("float32"));
+  text = test_support::Replace(text, "\"entry\": \"" + test_support::EntryName("flat", "float32") + "\"",
+                               "\"entry\": \"add_kernel\"");
+  s.opp.Write("kernels/Ascend910B1/manifest.json", text);
+  auto r = s.supply.Ensure(*s.registry, "Ascend910B1", "AddCustom", "float32");
+  REQUIRE_TRUE(!r.ok());
+  CHECK_EQ(r.status().code(), Code::kBadManifest);
+  CHECK_EQ(s.compiler->compiles.load(), 0);
+}
+
+TEST(KernelRegistry, AnOldReleasesBundleFallsThroughToTheNextBundleAndAnEntryNamingFieldDecides) {
+  TempDir opp, old_bundle, new_bundle;
+  opp.Write("kernels/README.txt", "x");
+  const std::string current = test_support::WriteOppKernels(new_bundle, "Ascend910B3", PackageSet("float16"));
+  test_support::WriteOppKernels(old_bundle, "Ascend910B3", PackageSet("float16"));
+  old_bundle.Write("kernels/Ascend910B3/manifest.json", FirstNaming(current));
+  auto registry = KernelRegistry::FromOppRoot(opp.path(), {old_bundle.path() + "/kernels", new_bundle.path() + "/kernels"});
+  auto found = registry->Find("Ascend910B3", "AddCustom", "row_16x256", "float16");
+  REQUIRE_OK(found);
+  CHECK_EQ(Sha(found.value()), Sha(test_support::FakeBinary("Ascend910B3", "float16", "row_16x256")));
+  CHECK_TRUE(registry->SourceOf("Ascend910B3", "AddCustom", "float16").find(new_bundle.path()) != std::string::npos);
+  // The field, where a manifest has it, says the naming whatever the entries look like.
+  const std::string field = "\"version\": 2,\n";
+  for (const std::string naming : {"1", "3"}) {
+    TempDir only;
+    only.Write("kernels/Ascend910B3/manifest.json",
+               test_support::Replace(current, field, field + "\"entry_naming\": " + naming + ",\n"));
+    auto r = KernelRegistry::FromOppRoot(only.path())->Find("Ascend910B3", "AddCustom", "flat", "float16");
+    CHECK_EQ(naming + ": " + CodeName(r.status().code()), naming + ": outdated");
+  }
+  TempDir two;
+  test_support::WriteOppKernels(two, "Ascend910B3", PackageSet("float16"));
+  two.Write("kernels/Ascend910B3/manifest.json", test_support::Replace(current, field, field + "\"entry_naming\": 2,\n"));
+  CHECK_EQ(KernelRegistry::FromOppRoot(two.path())->Find("Ascend910B3", "AddCustom", "flat", "float16").status().code(),
+           Code::kOk);
+}
+
+TEST(KernelRegistry, AModelSerializedUnderTheFirstNamingAddsNothingAndItsKernelsFallThrough) {
+  // A model an earlier release serialized, deserialized where this library serves it (HEAD's
+  // OM2 global instance): its old set is passed over, said, and this host's kernels answer;
+  // a current set in the same model is used.
+  Setup s;
+  BundleSoc old_set, new_set;
+  old_set.manifest_json = FirstNaming(test_support::ManifestJson("Ascend910B1", PackageSet("float32")));
+  for (const auto &k : PackageSet("float32")) {
+    old_set.binaries.push_back({test_support::BinaryName(k.variant, "float32"),
+                                test_support::FakeBinary("Ascend910B1", "float32", k.variant)});
+  }
+  std::vector<KernelSpec> b3 = PackageSet("int32");
+  for (auto &k : b3) k.binary = CompiledBinary("Ascend910B3", "int32", k.variant);
+  new_set.manifest_json = test_support::ManifestJson("Ascend910B3", b3);
+  for (const auto &k : b3) new_set.binaries.push_back({test_support::BinaryName(k.variant, "int32"), k.binary});
+  const auto bytes = EncodeBundle({old_set, new_set}, {{"Ascend910B1-board", "AddCustom", "float32", "Ascend910B1"}}).value();
+  auto model = KernelRegistry::FromSerialized(bytes);
+  REQUIRE_OK(model);
+  REQUIRE_EQ(model.value()->OutdatedSets().size(), size_t{1});
+  CHECK_TRUE(model.value()->OutdatedSets()[0].find("the model's kernel set for SoC Ascend910B1") != std::string::npos);
+  CHECK_EQ(model.value()->Find("Ascend910B1", "AddCustom", "flat", "float32").status().code(), Code::kOutdated);
+  REQUIRE_OK(s.registry->AddSerialized(bytes));
+  CHECK_TRUE(SetShas(*s.registry, "Ascend910B1", "float32") == Expected("Ascend910B1", "float32", {}));
+  CHECK_TRUE(SetShas(*s.registry, "Ascend910B3", "int32") == Expected("Ascend910B3", "int32", AllVariantNames()));
 }

@@ -292,7 +292,8 @@ TEST(Manifest, FixtureLayoutKeepsBinariesInAFolderNamedAfterTheFile) {
 TEST(SharedFixtures, EachGetsTheVerdictRecordedForBothReaders) {
   // tests/fixtures/manifests/expected.json, written by generate.py there; the Python side is
   // tests/kernels/test_kernel_manifest.py. Kind "checksum" is kChecksum here, "version"
-  // kBadVersion, any other kBadManifest.
+  // kBadVersion, "outdated" kOutdated (a set of another entry naming: absent), any other
+  // kBadManifest.
   const std::string dir = TF_GE_CUSTOM_FIXTURES_DIR;
   std::ifstream in(dir + "/expected.json");
   REQUIRE_TRUE(in.good());
@@ -310,9 +311,10 @@ TEST(SharedFixtures, EachGetsTheVerdictRecordedForBothReaders) {
       continue;
     }
     ++refused;
-    const Code code = want["kind"] == "checksum"  ? Code::kChecksum
-                      : want["kind"] == "version" ? Code::kBadVersion
-                                                  : Code::kBadManifest;
+    const Code code = want["kind"] == "checksum"   ? Code::kChecksum
+                      : want["kind"] == "version"  ? Code::kBadVersion
+                      : want["kind"] == "outdated" ? Code::kOutdated
+                                                   : Code::kBadManifest;
     if (r.status().code() != code) CHECK_EQ(item.key() + ": " + r.status().ToString(), item.key() + ": " + CodeName(code));
   }
   CHECK_TRUE(valid >= 4 && refused >= 4);
@@ -336,4 +338,12 @@ TEST(Manifest, TheArchitectureIsReadWhenRecordedAndCheckedWhenPresent) {
   CHECK_EQ(NormalizeArchitecture("dav-2201"), std::string("dav-2201"));  // already spelled so
   CHECK_EQ(NormalizeArchitecture(""), std::string(""));
   CHECK_EQ(NormalizeArchitecture("22 01"), std::string(""));
+}
+
+TEST(Manifest, APlatformCountIsPlainDecimalDigitsOrNotSaid) {
+  CHECK_EQ(ParseCount("40"), int64_t{40});
+  CHECK_EQ(ParseCount("1"), int64_t{1});
+  for (const std::string bad : {"", "0", "-4", "+4", " 40", "40 ", "4x", "2147483648", "99999999999"}) {
+    CHECK_EQ(bad + ": " + std::to_string(ParseCount(bad)), bad + ": 0");
+  }
 }

@@ -65,11 +65,111 @@ std::string EntryName(const std::string &variant, const std::string &dtype) {
   return "tf_ge_custom_add_custom_" + variant + "_" + dtype;
 }
 
+namespace {
+// Appends v as n bytes in the object's byte order.
+void Put(std::vector<uint8_t> *out, uint64_t v, size_t n, bool big_endian) {
+  for (size_t i = 0; i < n; ++i) out->push_back(static_cast<uint8_t>(v >> (8 * (big_endian ? n - 1 - i : i))));
+}
+void PadTo(std::vector<uint8_t> *out, size_t alignment) {
+  while (out->size() % alignment != 0) out->push_back(0);
+}
+}  // namespace
+
+std::vector<uint8_t> ElfObject(const std::vector<ElfSymbolSpec> &symbols, const std::string &payload, bool elf32,
+                               bool big_endian) {
+  // Sizes by class (gABI): file header 64/52, section header 64/40, symbol 24/16, word 8/4.
+  const size_t ehdr = elf32 ? 52 : 64, shdr = elf32 ? 40 : 64, sym = elf32 ? 16 : 24, word = elf32 ? 4 : 8;
+  std::string strtab(1, '\0');
+  std::vector<uint32_t> name_at;
+  for (const auto &s : symbols) {
+    name_at.push_back(static_cast<uint32_t>(strtab.size()));
+    strtab += s.name + '\0';
+  }
+  const std::string shstrtab = std::string("\0.text\0.symtab\0.strtab\0.shstrtab\0", 33);
+  std::vector<uint8_t> body(ehdr, 0);  // the header, filled in last
+  const size_t text_at = body.size();
+  body.insert(body.end(), payload.begin(), payload.end());
+  PadTo(&body, 8);
+  const size_t symtab_at = body.size();
+  body.insert(body.end(), sym, 0);  // symbol 0: the null symbol
+  // Locals come first in a symbol table (sh_info: the first global); the reader does not
+  // rely on it, but a well-formed object keeps it.
+  std::vector<size_t> order;
+  for (size_t i = 0; i < symbols.size(); ++i) if (symbols[i].binding == 0) order.push_back(i);
+  const uint32_t first_global = static_cast<uint32_t>(order.size() + 1);
+  for (size_t i = 0; i < symbols.size(); ++i) if (symbols[i].binding != 0) order.push_back(i);
+  for (size_t i : order) {
+    const auto &s = symbols[i];
+    const uint8_t info = static_cast<uint8_t>((s.binding << 4) | (s.type & 0xf));
+    const uint16_t shndx = s.defined ? 1 : 0;
+    if (elf32) {
+      Put(&body, name_at[i], 4, big_endian);
+      Put(&body, 0, 4, big_endian);  // st_value
+      Put(&body, payload.size(), 4, big_endian);  // st_size
+      body.push_back(info);
+      body.push_back(0);  // st_other
+      Put(&body, shndx, 2, big_endian);
+    } else {
+      Put(&body, name_at[i], 4, big_endian);
+      body.push_back(info);
+      body.push_back(0);
+      Put(&body, shndx, 2, big_endian);
+      Put(&body, 0, 8, big_endian);
+      Put(&body, payload.size(), 8, big_endian);
+    }
+  }
+  const size_t symtab_size = body.size() - symtab_at;
+  const size_t strtab_at = body.size();
+  body.insert(body.end(), strtab.begin(), strtab.end());
+  const size_t shstrtab_at = body.size();
+  body.insert(body.end(), shstrtab.begin(), shstrtab.end());
+  PadTo(&body, 8);
+  const size_t shoff = body.size();
+  // name offset in .shstrtab, type, flags, offset, size, link, info, align, entsize
+  struct Section { uint32_t name, type; uint64_t flags, offset, size; uint32_t link, info; uint64_t align, entsize; };
+  const Section sections[] = {
+      {0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {1, 1, 6, text_at, payload.size(), 0, 0, 8, 0},                  // .text: PROGBITS, alloc + exec
+      {7, 2, 0, symtab_at, symtab_size, 3, first_global, 8, sym},      // .symtab -> .strtab
+      {15, 3, 0, strtab_at, strtab.size(), 0, 0, 1, 0},                // .strtab
+      {23, 3, 0, shstrtab_at, shstrtab.size(), 0, 0, 1, 0},            // .shstrtab
+  };
+  for (const Section &sec : sections) {
+    Put(&body, sec.name, 4, big_endian);
+    Put(&body, sec.type, 4, big_endian);
+    Put(&body, sec.flags, word, big_endian);
+    Put(&body, 0, word, big_endian);  // sh_addr
+    Put(&body, sec.offset, word, big_endian);
+    Put(&body, sec.size, word, big_endian);
+    Put(&body, sec.link, 4, big_endian);
+    Put(&body, sec.info, 4, big_endian);
+    Put(&body, sec.align, word, big_endian);
+    Put(&body, sec.entsize, word, big_endian);
+  }
+  std::vector<uint8_t> header = {0x7f, 'E', 'L', 'F', static_cast<uint8_t>(elf32 ? 1 : 2),
+                                 static_cast<uint8_t>(big_endian ? 2 : 1), 1, 0};
+  header.resize(16, 0);
+  Put(&header, 1, 2, big_endian);     // e_type: ET_REL
+  Put(&header, 0x3e, 2, big_endian);  // e_machine (the reader ignores it)
+  Put(&header, 1, 4, big_endian);     // e_version
+  Put(&header, 0, word, big_endian);  // e_entry
+  Put(&header, 0, word, big_endian);  // e_phoff
+  Put(&header, shoff, word, big_endian);
+  Put(&header, 0, 4, big_endian);     // e_flags
+  Put(&header, ehdr, 2, big_endian);  // e_ehsize
+  Put(&header, 0, 2, big_endian);     // e_phentsize
+  Put(&header, 0, 2, big_endian);     // e_phnum
+  Put(&header, shdr, 2, big_endian);  // e_shentsize
+  Put(&header, 5, 2, big_endian);     // e_shnum
+  Put(&header, 4, 2, big_endian);     // e_shstrndx
+  std::copy(header.begin(), header.end(), body.begin());
+  return body;
+}
+
 std::vector<uint8_t> FakeBinary(const std::string &soc, const std::string &dtype, const std::string &variant) {
-  const std::string text = "\x7f" "ELF fake npubin for " + soc + " " + variant + " " + dtype;
-  std::vector<uint8_t> bytes(text.begin(), text.end());
-  for (int i = 0; i < 300; ++i) bytes.push_back(static_cast<uint8_t>(i * 7 + dtype.size() + variant.size()));
-  return bytes;
+  std::string payload = "fake npubin for " + soc + " " + variant + " " + dtype + ":";
+  for (int i = 0; i < 300; ++i) payload.push_back(static_cast<char>(i * 7 + dtype.size() + variant.size()));
+  return ElfObject({{EntryName(variant, dtype)}}, payload);
 }
 
 std::vector<KernelSpec> AllVariants(const std::string &dtype, bool has_ffts) {

@@ -39,8 +39,22 @@ std::string ManifestJson(const std::string &soc, const std::vector<KernelSpec> &
 // The same manifest recording an architecture ("dav-2201"), as the builder writes it now.
 std::string WithArchitecture(const std::string &manifest_json, const std::string &architecture);
 
-// The bytes of a fake npubin, distinct per (soc, variant, dtype).
+// The bytes of a fake npubin, distinct per (soc, variant, dtype): an ELF file (ElfObject) whose
+// one function is the kernel's entry symbol, with a payload naming (soc, variant, dtype).
 std::vector<uint8_t> FakeBinary(const std::string &soc, const std::string &dtype, const std::string &variant = "flat");
+
+// A minimal ELF relocatable object written out field by field from the ELF specification
+// (System V gABI), not by the reader under test: sections null, .text (payload), .symtab,
+// .strtab, .shstrtab; each function a symbol of .text with the given binding (1 global, 0
+// local) and type FUNC. 64-bit little-endian unless elf32 / big_endian.
+struct ElfSymbolSpec {
+  std::string name;
+  int binding = 1;
+  bool defined = true;  // false: SHN_UNDEF (a reference, not a definition)
+  int type = 2;         // STT_FUNC; 1 is STT_OBJECT
+};
+std::vector<uint8_t> ElfObject(const std::vector<ElfSymbolSpec> &symbols, const std::string &payload,
+                               bool elf32 = false, bool big_endian = false);
 
 // The npubin name of (variant, dtype): add_custom_<variant>_<dtype>.npubin.
 std::string BinaryName(const std::string &variant, const std::string &dtype);

@@ -220,28 +220,32 @@ class GeInLoopBuild(object):
     def sources(self, kind):
         return list(self.entry[kind])
 
+    def all_sources(self):
+        return self.sources("runtime") + self.sources("registry") + self.sources("loader")
+
     def _extract(self):
         done = self.upstream / ".extracted"
-        wanted = "\n".join(self.sources("runtime") + self.sources("registry"))
+        wanted = "\n".join(self.all_sources())
         if done.is_file() and done.read_text() == wanted:
             return
         if self.upstream.exists():
             shutil.rmtree(str(self.upstream))
         for repo in ("metadef", "ge"):
-            files = [s.split(":", 1)[1] for s in self.sources("runtime") + self.sources("registry")
-                     if s.startswith(repo + ":")]
+            files = [s.split(":", 1)[1] for s in self.all_sources() if s.startswith(repo + ":")]
             # Each source's own folder too: private headers sit beside the sources.
             folders = sorted(set(os.path.dirname(f) for f in files))
             Snapshots.extract(self.snapshots.repo(repo), self.entry[repo],
                               UPSTREAM_HEADER_FOLDERS[repo] + folders, self.upstream / repo)
         done.write_text(wanted)
 
-    def options(self, cann_dir=None, prebuilt=None):
+    def options(self, cann_dir=None, prebuilt=None, extra=()):
         core = self.core_build
         opts = ["-DCMAKE_BUILD_TYPE=Release", "-DPython3_EXECUTABLE=" + sys.executable,
                 "-DGE_IN_LOOP_UPSTREAM=" + str(self.upstream),
                 "-DGE_IN_LOOP_RUNTIME_SOURCES=" + ";".join(self.sources("runtime")),
                 "-DGE_IN_LOOP_REGISTRY_SOURCES=" + ";".join(self.sources("registry")),
+                "-DGE_IN_LOOP_LOADER_SOURCES=" + ";".join(self.sources("loader")),
+                "-DGE_IN_LOOP_OM2=" + ("ON" if self.entry["om2"] else "OFF"),
                 "-DTF_GE_CUSTOM_CORE_LIB=" + str(core.dir / "libtf_ge_custom_core.a"),
                 "-DTF_GE_CUSTOM_GENERATED=" + str(core.generated),
                 "-DGE_IN_LOOP_SANITIZE=" + ("ON" if self.sanitize else "OFF"),
@@ -253,12 +257,16 @@ class GeInLoopBuild(object):
             opts.append("-DTF_GE_CUSTOM_CANN_DIR=" + str(cann_dir))
         if prebuilt is not None:
             opts += ["-DGE_IN_LOOP_PREBUILT_RUNTIME=" + str(prebuilt.dir / "libge_upstream_runtime.a"),
-                     "-DGE_IN_LOOP_PREBUILT_REGISTRY=" + str(prebuilt.dir / "libge_upstream_registry.a")]
-        return opts
+                     "-DGE_IN_LOOP_PREBUILT_REGISTRY=" + str(prebuilt.dir / "libge_upstream_registry.a"),
+                     "-DGE_IN_LOOP_PREBUILT_LOADER=" + str(prebuilt.dir / "libge_upstream_loader.a")]
+        # the link variants (registry visibility, the library's link options): every option
+        # is set on every configure, so a reused build folder never keeps another's
+        opts += ["-DGE_IN_LOOP_REGISTRY_VISIBILITY=hidden", "-DGE_IN_LOOP_LIBRARY_LINK=package"]
+        return opts + list(extra)
 
-    def build(self, build_dir=None, cann_dir=None, prebuilt=None, target="ge_in_loop_tests"):
+    def build(self, build_dir=None, cann_dir=None, prebuilt=None, target="ge_in_loop_tests", extra=()):
         """Configure and build ``target`` (the test program, or only the GE library
-        "tf_ge_custom_ge"); returns its path."""
+        "tf_ge_custom_ge"; ``extra``: more -D options, the later winning); returns its path."""
         import resource
         import time
         start = time.time()
@@ -266,7 +274,7 @@ class GeInLoopBuild(object):
         self._extract()
         build_dir = pathlib.Path(build_dir or self.dir)
         cmake = ge_step.cmake_command()
-        for cmd in ([cmake, "-S", str(GE_IN_LOOP), "-B", str(build_dir)] + self.options(cann_dir, prebuilt),
+        for cmd in ([cmake, "-S", str(GE_IN_LOOP), "-B", str(build_dir)] + self.options(cann_dir, prebuilt, extra),
                     [cmake, "--build", str(build_dir), "--parallel", str(_jobs()), "--target", target]):
             proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                   universal_newlines=True)

@@ -31,6 +31,19 @@ def test_cann_sources_pass_the_syntax_check(ge_syntax_check, request):
     assert " error" not in proc.stdout
 
 
+def test_kernel_op_compiles_where_the_toolkit_has_no_ge_context_header(ge_syntax_check, request):
+    # DeclareLaunchArgs reads the graph's SoC from ge::GetContext() (ge_ops/cann/ge_context_option.h):
+    # with graph/ge_context.h where the toolkit has it, else with the one member declared there.
+    gen = request.getfixturevalue("native_build").generated
+    proc = ge_syntax_check(
+        [SOURCE_ROOT / "ge_ops/cann/kernel_op.cc"],
+        ["-DTF_GE_CUSTOM_GE_CONTEXT_HEADER=0", "-I" + str(SOURCE_ROOT / "ge_ops" / "cann"),
+         "-I" + str(SOURCE_ROOT / "ge_ops" / "core" / "include"), "-I" + str(gen), "-I" + str(gen / "op_proto"),
+         "-Wextra", "-Wno-unused-parameter", "-Werror=return-type"])
+    assert proc.returncode == 0, proc.stdout[-6000:]
+    assert " error" not in proc.stdout
+
+
 def test_the_cann_sources_compile_for_a_second_op_without_an_edit(ge_syntax_check, two_op_source, tmp_path):
     # docs/adding-an-op.md: a GE custom-op class, its REG_OP and its parser registration per
     # op come from the generated X-macros and include list, not from a hand-written line.

@@ -35,14 +35,14 @@ def test_installed_reg_op_header_matches_the_op_definition():
 
 
 def _variant_rows(text):
-    """(name, pattern, block, params, binaries, entry names) of each variant initializer, parsed."""
+    """(name, pattern, block, params, binaries, entry names, function) of each variant initializer, parsed."""
     rows = []
     for m in re.finditer(r'\{"(\w+)", Pattern::(\w+), \{([\d, ]+)\}, \{(.*?)\}\}, \{([^}]*)\}, '
-                         r'\{([^}]*)\}\}', text):
+                         r'\{([^}]*)\}, "(\w*)"\}', text):
         params = re.findall(r"\{SlotRole::(\w+), (-?\d+), (-?\d+)\}", m.group(4) + "}")
         rows.append((m.group(1), m.group(2), [int(b) for b in m.group(3).split(",")],
                      [(r, int(i), int(d)) for r, i, d in params], re.findall(r'"([^"]*)"', m.group(5)),
-                     re.findall(r'"([^"]*)"', m.group(6))))
+                     re.findall(r'"([^"]*)"', m.group(6)), m.group(7)))
     return rows
 
 
@@ -69,9 +69,11 @@ def test_core_table_matches_the_op_definition(native_build):
             for p in v.params:  # "input:1", "dim:3", "input_stride:0:2", "num_elements"
                 role, index, dim = kernel_manifest.param_slot_key(p)
                 params.append((_camel(role), -1 if index is None else index, -1 if dim is None else dim))
+            # the function: every dtype's name under the first entry naming (an outdated set's)
             assert row == (v.name, _camel(v.pattern), list(v.block), params,
                            [op.binary_name(v.name, d) for d in op.dtypes],
-                           ["tf_ge_custom_%s_%s_%s" % (op.python_name, v.name, d) for d in op.dtypes])
+                           ["tf_ge_custom_%s_%s_%s" % (op.python_name, v.name, d) for d in op.dtypes],
+                           v.function)
         commutative = re.search(r"\},\n (true|false)\},", text[start:]).group(1)
         assert commutative == ("true" if op.commutative else "false")
 
@@ -113,9 +115,15 @@ def test_kernel_contract_header_restates_the_python_contract(native_build):
         assert (pointer, single, indexed, has_dim) == tuple(
             "true" if role in group else "false"
             for group in (c.POINTER_ROLES, c.SINGLE_ROLES, c.INDEXED_ROLES, c.DIM_ROLES))
-    modes = re.findall(r'\{"(\w+)", BinaryMagic::(\w+)\}', text)
+    modes = re.findall(r'\{"(\w+)", BinaryMagic::(\w+), "(\w+)"\}', text)
     magic_of = dict(re.findall(r"X\((k\w+), (\w+)\)", text.split("FOR_EACH_BINARY_MAGIC(X)")[1].splitlines()[0]))
-    assert {mode: magic_of[e] for mode, e in modes} == c.MAGIC_BY_MIX_MODE
+    assert {mode: magic_of[e] for mode, e, _ in modes} == c.MAGIC_BY_MIX_MODE
+    # the other names the runtime finds an entry under, per mix_mode; the entry naming and the
+    # length limit of a kernel name
+    assert {mode: suffix for mode, _, suffix in modes} == c.ENTRY_SUFFIX_BY_MIX_MODE
+    assert c.ENTRY_SUFFIX_BY_MIX_MODE["aiv"] == "_mix_aiv"
+    assert int(constant("kEntryNaming")) == c.ENTRY_NAMING == 2
+    assert int(constant("kMaxEntryName")) == c.MAX_ENTRY_NAME == 49
 
 
 # Appended to a copy of tf_ge_custom/op_def.py: AddCustom with every variant of a dtype under

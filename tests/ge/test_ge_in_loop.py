@@ -28,15 +28,22 @@ def _tags():
     return sorted(json.loads((HARNESS / "upstream_files.json").read_text())["tags"])
 
 
-def _case_names():
+def _case_names(tag=None):
+    """The cases of the driver (for a tag: without the om2_*.cc cases unless its GE has the
+    OM2 code generator, as ge_ops/ge_in_loop/CMakeLists.txt builds them)."""
+    import json
+    om2 = tag is None or json.loads((HARNESS / "upstream_files.json").read_text())["tags"][tag]["om2"]
     names = []
     for path in sorted((HARNESS / "driver").glob("*.cc")):
+        if path.name.startswith("om2_") and not om2:
+            continue
         names += ["%s.%s" % m for m in _TEST_RE.findall(path.read_text())]
     return names
 
 
 TAGS = _tags()
 CASES = _case_names()
+TAG_CASES = [(tag, case) for tag in TAGS for case in _case_names(tag)]
 SANITIZER_OPTIONS = {"ASAN_OPTIONS": "abort_on_error=1:detect_leaks=1",
                      "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"}
 DOUBLE = SOURCE_ROOT / "tests" / "ge" / "doubles" / "kernel_compiler_double"
@@ -120,9 +127,19 @@ def test_every_listed_upstream_file_is_at_its_tag(hicann_snapshots, tag):
     import json
     entry = json.loads((HARNESS / "upstream_files.json").read_text())["tags"][tag]
     hicann_snapshots.require([entry["ge"]], [entry["metadef"]])
-    for source in entry["runtime"] + entry["registry"]:
+    for source in entry["runtime"] + entry["registry"] + entry["loader"]:
         repo, path = source.split(":", 1)
         assert hicann_snapshots.has_file(hicann_snapshots.repo(repo), entry[repo], path), (tag, source)
+    # "om2": the tag's GE has the OM2 code generator whose generated code deserializes into GE's
+    # factory's instance (the om2_*.cc cases follow it)
+    om2 = hicann_snapshots.has_file(hicann_snapshots.ge, entry["ge"],
+                                    "base/common/om2/codegen/emitter/stable_parts/stable_part_provider.cc")
+    if om2:
+        generated = subprocess.run(["git", "-C", str(hicann_snapshots.ge), "show", entry["ge"] +
+                                    ":base/common/om2/codegen/emitter/stable_parts/stable_part_provider.cc"],
+                                   stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+        om2 = "CustomOpFactory::CreateOrGetCustomOp" in generated and "Deserialize(kernel_bin_buffer)" in generated
+    assert entry["om2"] == om2, (tag, om2)
     # The tag's own annotated_kernel_args.cc says how an InputAddr is described.
     text = subprocess.run(["git", "-C", str(hicann_snapshots.ge), "show",
                            entry["ge"] + ":graph_metadef/exe_graph/runtime/annotated_kernel_args.cc"],
@@ -155,11 +172,10 @@ def test_every_case_in_the_driver_is_registered(runs, tag):
     print("\n".join(line for line in proc.stdout.splitlines() if line.startswith("# ")))
     listed = subprocess.run([str(exe), "--list"], stdout=subprocess.PIPE, universal_newlines=True,
                             check=True)
-    assert sorted(listed.stdout.split()) == sorted(CASES)
+    assert sorted(listed.stdout.split()) == sorted(_case_names(tag))
 
 
-@pytest.mark.parametrize("tag", TAGS)
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("tag, case", TAG_CASES)
 def test_ge_in_loop(runs, tag, case):
     _, _, records, proc = runs(tag)
     assert case in records, "the harness ended before %s:\n%s" % (case, proc.stderr[-4000:])
@@ -175,41 +191,82 @@ def test_every_case_passes_under_asan_and_ubsan(runs, tag):
     _, _, records, proc = runs(tag, sanitize=True)
     failed = {name: r["failures"] for name, r in records.items() if not r["passed"]}
     assert proc.returncode == 0, (failed, proc.stderr[-6000:])
-    assert sorted(records) == sorted(CASES)
+    assert sorted(records) == sorted(_case_names(tag))
     assert "runtime error" not in proc.stderr and "AddressSanitizer" not in proc.stderr
 
 
 # Deliberate defects put into a scratch copy of ge_ops/cann/: each must make the harness fail,
-# in the cases named (a mutation nothing catches would show a blind spot). (file, text, mutant)
+# in the cases named (a mutation nothing catches would show a blind spot).
+# name: (file, [(text, mutant), ...], cases that must fail)
+OM_LOAD_CASES = [
+    "OmLoad.ResNet50BuiltOnAnotherHostRunsItsOwnKernelsFromTheMemfdCopyOnAscend910B1AndTheBoard",
+    "OmLoad.MobileNetV2BuiltOnAnotherHostRunsItsOwnKernelsFromTheMemfdCopyOnAscend910B1AndTheBoard",
+    "OmLoad.TheEncoderBuiltOnAnotherHostRunsItsOwnKernelsFromTheMemfdCopyOnAscend910B1AndTheBoard"]
 MUTATIONS = {
     "inputs_read_in_the_wrong_order": (
         # Execute's line (DeclareLaunchArgs' twin carries a comment after it).
-        "kernel_op.cc", "call.inputs[i] = Address(t->GetAddr());\n",
-        "call.inputs[op_->inputs.size() - 1 - i] = Address(t->GetAddr());\n",
+        "kernel_op.cc", [("call.inputs[i] = Address(t->GetAddr());\n",
+                          "call.inputs[op_->inputs.size() - 1 - i] = Address(t->GetAddr());\n")],
         ["Execute.FlatFloat32LaunchesOnceWithTheA2ArgumentBytesOnTheContextsStream",
          "Execute.EveryTiledVariantGetsItsExtentsStridesAndGrid",
          "Execute.MoreThanTwoToThe31ElementsAreChunkedWithoutAllocatingThem"]),
     "launch_on_the_default_stream": (
-        "acl_runtime.cc", "ctx_->GetStream(), nullptr, host_args->data()",
-        "nullptr, nullptr, host_args->data()",
+        "acl_runtime.cc", [("ctx_->GetStream(), nullptr, host_args->data()", "nullptr, nullptr, host_args->data()")],
         ["Execute.FlatFloat32LaunchesOnceWithTheA2ArgumentBytesOnTheContextsStream",
          "Execute.EveryTiledVariantGetsItsExtentsStridesAndGrid"]),
     "output_shape_of_the_first_dimension": (
-        "kernel_op.cc", "out->SetDim(k, shape.value()[k]);", "out->SetDim(k, shape.value()[0]);",
+        "kernel_op.cc", [("out->SetDim(k, shape.value()[k]);", "out->SetDim(k, shape.value()[0]);")],
         ["InferShape.BroadcastsAsTfMathAdd", "InferShape.GesRankLimitHolds"]),
     "output_address_declared_as_an_input": (
-        "kernel_op.cc", "return args->AppendArg(gert::OutputAddr{w.index, Pointer(w.value)});",
-        "return args->AppendArg(gert::InputAddr{w.index, Pointer(w.value)});",
+        "kernel_op.cc", [("return args->AppendArg(gert::OutputAddr{w.index, Pointer(w.value)});",
+                          "return args->AppendArg(gert::InputAddr{w.index, Pointer(w.value)});")],
         ["DeclareLaunchArgs.FlatFloat32IsOneLaunchOfTheFlatKernelAsGesHandlerRecordsIt",
          "DeclareLaunchArgs.ARowBroadcastDeclaresTheTiledKernelsExtentsStridesAndGrid",
          "DeclareLaunchArgs.Float16DeclaresItsOwnBinaryWithTheElementCount"]),
-    "a_model_replaces_the_registry_and_its_opp_root": (
-        # what Deserialize did before it added to the instance's registry
-        "kernel_op.cc", "const core::Status added = registry.value()->AddSerialized(buffer);\n",
-        "const core::Status added = core::Status::Ok();\n      registry_ = core::KernelRegistry::FromSerialized(buffer).value();\n",
-        ["WholeModel.LoadCustomOpsPartitionDeserializesIntoTheInstanceThatStillCompiles"]),
+    # The OM's own copy of the library registering no creator of its own: the op registered
+    # with GE's factory directly (the online path works) instead of REG_AUTO_MAPPING_OP, so the
+    # copy's GetRegisteredCustomOpCreators lists nothing and GE's loader finds no AddCustom.
+    "the_memfd_copy_registers_no_creator": (
+        "custom_ops.cc", [
+            ('#include "kernel_op.h"\n', '#include "kernel_op.h"\n#include "graph/custom_op_factory.h"\n'),
+            ("  REG_AUTO_MAPPING_OP(op);",
+             "  static const bool tgc_registered_##op = ge::CustomOpFactory::RegisterCustomOpCreator( \\\n"
+             "      ge::AscendString(#op), [] { return std::unique_ptr<ge::BaseCustomOp>(new op()); }) == ge::GRAPH_SUCCESS;")],
+        ["OmLoad.TheModelsLibraryCopyRegistersAddCustomIntoItsOwnCreatorListWhereLibgraphsIsLoaded"] + OM_LOAD_CASES),
+    # Deserialize in a copy outside any OPP root taking the package's kernels first (from the
+    # OPP root the host exports), so the model runs the package's binaries, not its own.
+    "deserialize_picks_the_packages_binary": (
+        "kernel_op.cc", [(
+            "    auto restored = core::KernelRegistry::FromSerialized(buffer);\n",
+            "    auto restored = core::KernelRegistry::FromSerialized(buffer);\n"
+            "    if (restored.ok() && std::getenv(\"ASCEND_CUSTOM_OPP_PATH\") != nullptr) {\n"
+            "      auto package = core::KernelRegistry::FromOppRoot(std::getenv(\"ASCEND_CUSTOM_OPP_PATH\"));\n"
+            "      if (package->AddSerialized(buffer).ok()) restored = package;\n"
+            "    }\n")],
+        OM_LOAD_CASES),
 }
-MUTATION_TAG = "v9.2.0-beta.1" if "v9.2.0-beta.1" in TAGS else TAGS[0]
+# HEAD's OM2 path: a model deserialized into the global instance joining its registry whatever
+# its bytes (what AddSerialized alone did): the second model's nodes run the first one's.
+OM2_MUTATIONS = {
+    "om2_model_runs_the_first_models_binaries": (
+        "kernel_op.cc", [("const core::Status added = models_.Add(*registry.value(), buffer, &note);",
+                          "const core::Status added = registry.value()->AddSerialized(buffer);")],
+        ["Om2.TwoModelsWithOtherBinariesUnderOneKeyEachRunTheirOwnOnTheGlobalInstance"]),
+}
+MUTATION_TAG = "HEAD" if "HEAD" in TAGS else TAGS[0]
+
+
+def _mutation_table(tag):
+    import json
+    om2 = json.loads((HARNESS / "upstream_files.json").read_text())["tags"][tag]["om2"]
+    return dict(MUTATIONS, **(OM2_MUTATIONS if om2 else {}))
+
+
+def _build_library(build, tmp_path, name, cann=None, extra=()):
+    """A GE library of ge_ops/cann/ (or the mutated copy cann) built with the same upstream
+    libraries as build, into its own folder; returns its path."""
+    return build.build(build_dir=tmp_path / ("lib-" + name), cann_dir=cann, prebuilt=build, target="tf_ge_custom_ge",
+                       extra=extra)
 
 
 @pytest.mark.slow
@@ -218,19 +275,22 @@ def test_deliberate_adapter_defects_are_caught(runs, tmp_path):
     upstream libraries) and run by the same test program; the cases named must fail, and the
     unmutated library passes them (test_ge_in_loop)."""
     build, exe, clean, _ = runs(MUTATION_TAG)
-    assert all(clean[c]["passed"] for m in MUTATIONS.values() for c in m[3])
+    table = _mutation_table(MUTATION_TAG)
+    assert all(clean[c]["passed"] for m in table.values() for c in m[2])
     cann = tmp_path / "cann"
     shutil.copytree(str(SOURCE_ROOT / "ge_ops" / "cann"), str(cann))
     caught = {}
-    for name, (filename, text, mutant, expected) in sorted(MUTATIONS.items()):
+    for name, (filename, edits, expected) in sorted(table.items()):
         original = (SOURCE_ROOT / "ge_ops" / "cann" / filename).read_text()
-        assert original.count(text) == 1, "the mutation %s no longer applies to %s: update MUTATIONS" % (
-            name, filename)
+        mutated = original
+        for text, mutant in edits:
+            assert mutated.count(text) == 1, "the mutation %s no longer applies to %s: update MUTATIONS" % (
+                name, filename)
+            mutated = mutated.replace(text, mutant)
         for other in (SOURCE_ROOT / "ge_ops" / "cann").iterdir():  # only this mutation in the copy
             shutil.copyfile(str(other), str(cann / other.name))
-        (cann / filename).write_text(original.replace(text, mutant))
-        library = build.build(build_dir=tmp_path / "mutant", cann_dir=cann, prebuilt=build,
-                              target="tf_ge_custom_ge")
+        (cann / filename).write_text(mutated)
+        library = _build_library(build, tmp_path, "mutant", cann)
         env = harness_env(tmp_path / name)
         (tmp_path / name).mkdir(exist_ok=True)
         env["TF_GE_IN_LOOP_LIBRARY"] = str(library)
@@ -239,5 +299,36 @@ def test_deliberate_adapter_defects_are_caught(runs, tmp_path):
         caught[name] = sorted(c for c, r in records.items() if not r["passed"])
         print("mutation %s: %d of %d cases fail: %s" % (name, len(caught[name]), len(records),
                                                          ", ".join(caught[name])))
-    for name, (_, _, _, expected) in MUTATIONS.items():
+    for name, (_, _, expected) in table.items():
         assert set(expected) <= set(caught[name]), (name, caught[name])
+
+
+COPY_CASE = "OmLoad.TheModelsLibraryCopyRegistersAddCustomIntoItsOwnCreatorListWhereLibgraphsIsLoaded"
+
+
+@pytest.mark.slow
+def test_the_memfd_copy_keeps_its_own_creators_whatever_the_registry_archives_visibility(runs, tmp_path):
+    """In a process with libgraph's creator registry loaded globally, the model's copy of the
+    library must register AddCustom into its own list. GE's CMake builds
+    custom_op_registry_static with hidden symbols, which binds the copy's registrations to its
+    own registry; the package's link option -Bsymbolic-functions (ge_ops/cmake/
+    ge_library_link.cmake) keeps it so for an archive built without them. Built here both
+    ways: the archive with default visibility and the package's link passes; the same without
+    that option registers AddCustom into libgraph's list and leaves the copy's empty, which is
+    what the option prevents."""
+    build, exe, clean, _ = runs(MUTATION_TAG)
+    assert clean[COPY_CASE]["passed"]
+    outcomes = {}
+    for name, extra in (("default_visibility", ["-DGE_IN_LOOP_REGISTRY_VISIBILITY=default"]),
+                        ("default_visibility_no_link_option", ["-DGE_IN_LOOP_REGISTRY_VISIBILITY=default",
+                                                               "-DGE_IN_LOOP_LIBRARY_LINK=none"])):
+        library = _build_library(build, tmp_path, name, extra=extra)
+        env = harness_env(tmp_path / name)
+        env["TF_GE_IN_LOOP_LIBRARY"] = str(library)
+        records, proc = _run(exe, env, ["--filter", "OmLoad.TheModelsLibraryCopy"])
+        assert COPY_CASE in records, proc.stderr[-3000:]
+        outcomes[name] = records[COPY_CASE]
+        print("registry archive %s: %s" % (name, "passed" if records[COPY_CASE]["passed"] else
+                                           "failed: " + "; ".join(records[COPY_CASE]["failures"])[:600]))
+    assert outcomes["default_visibility"]["passed"], outcomes["default_visibility"]["failures"]
+    assert not outcomes["default_visibility_no_link_option"]["passed"]

@@ -168,7 +168,7 @@ def test_the_real_builder_with_a_hivmc_double_fills_the_cache_the_core_then_read
     seconds = time.time() - started
     assert first["ok"] and first["origin"] == "compiled", first
     key = _key(env)
-    assert key.endswith("-cann_8.5.0")
+    assert key.endswith("-cann_8.5.0-entry_naming_2")
     entry = tmp_path / "cache" / "Ascend910_9392" / key / "int32"
     manifest = cache.load_entry(str(entry), "Ascend910_9392", "int32")
     assert manifest.toolchain["cann"] == "8.5.0"
@@ -179,8 +179,9 @@ def test_the_real_builder_with_a_hivmc_double_fills_the_cache_the_core_then_read
         kernel = manifest.kernel(OP.type_name, variant.name, "int32")
         stem = os.path.splitext(OP.binary_name(variant.name, "int32"))[0]
         hivm = (entry / "ir" / (stem + ".hivm.mlir")).read_bytes()
-        assert (entry / kernel.binary).read_bytes() == \
-            b"hivmc-double:" + hashlib.sha256(hivm).hexdigest().encode()
+        # the double's ELF object, defining the entry, around the sha of exactly that IR
+        assert b"hivmc-double:" + hashlib.sha256(hivm).hexdigest().encode() in \
+            (entry / kernel.binary).read_bytes()
         # the layout read from that HIVM IR: 6 pointers, then n (flat) or 5 extents and
         # 2 x 3 strides (tiled), then the grid; hand-computed in tests/fixtures/manifests
         assert (kernel.args.size, kernel.args.has_ffts) == \

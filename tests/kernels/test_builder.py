@@ -15,12 +15,17 @@ from tf_ge_custom import cli, kernel_manifest, op_def
 from tf_ge_custom.errors import KernelBuildError, ToolchainError
 from tf_ge_custom.kernels import bishengir, builder, hivm_ir, toolchain
 
-# The double answers --version as hivmc does, then writes <-o>.o holding the sha256 of the
-# HIVM IR it was given, so a test can tell which IR each npubin came from. (bishengir-compile
-# passes hivmc no --target: the A2 and A3 HIVM IR of this kernel are byte-identical.)
+# The double answers --version as hivmc does, then compiles, with this machine's C compiler,
+# an object <-o>.o defining a global function for every func.func of the HIVM IR it was given
+# (so the kernel's entry) and holding the sha256 of that IR as a string, so a test can tell
+# which IR each npubin came from. HIVMC_DOUBLE_SYMBOL makes it get the symbol wrong: "wrong"
+# (the old shared name add_kernel instead), "mix_aiv" (the entry + _mix_aiv, which the runtime
+# also finds), "stripped" (then strip --strip-all), "not_elf" (the bare sha line), "truncated"
+# (the object cut in half). (bishengir-compile passes hivmc no --target: the A2 and A3 HIVM IR
+# of this kernel are byte-identical.)
 HIVMC_DOUBLE = textwrap.dedent("""\
     #!{python}
-    import hashlib, os, sys
+    import hashlib, os, re, subprocess, sys
     args = sys.argv[1:]
     if args == ["--version"]:
         print("hivmc 0.0.0 (0123456 2026-01-01)")
@@ -28,12 +33,36 @@ HIVMC_DOUBLE = textwrap.dedent("""\
     if os.environ.get("HIVMC_DOUBLE_FAIL"):
         sys.stderr.write("hivmc double: simulated failure\\n")
         sys.exit(3)
-    out = args[args.index("-o") + 1]
+    out = args[args.index("-o") + 1] + ".o"
     with open(args[0], "rb") as f:
-        ir_sha = hashlib.sha256(f.read()).hexdigest()
-    with open(out + ".o", "wb") as f:
-        f.write(("hivmc-double:%s" % ir_sha).encode())
+        ir = f.read()
+    marker = "hivmc-double:%s" % hashlib.sha256(ir).hexdigest()
+    mode = os.environ.get("HIVMC_DOUBLE_SYMBOL", "entry")
+    if mode == "not_elf":
+        with open(out, "wb") as f:
+            f.write(marker.encode())
+        sys.exit(0)
+    names = list(dict.fromkeys(m.decode() for m in re.findall(rb"func\\.func\\s+@([A-Za-z_]\\w*)", ir)))
+    if mode == "wrong":
+        names = ["add_kernel"]
+    elif mode == "mix_aiv":
+        names = [n + "_mix_aiv" for n in names]
+    source = out[:-2] + ".double.c"
+    with open(source, "w") as f:
+        f.write('const char hivmc_double_ir[] = "%s";\\n' % marker)
+        f.writelines("void %s(void) {{}}\\n" % n for n in names)
+    subprocess.run([{cc!r}, "-x", "c", "-c", "-o", out, source], check=True)
+    os.remove(source)
+    if mode == "stripped":
+        subprocess.run([{strip!r}, "--strip-all", out], check=True)
+    elif mode == "truncated":
+        with open(out, "rb") as f:
+            data = f.read()
+        with open(out, "wb") as f:
+            f.write(data[:len(data) // 2])
     """)
+C_COMPILER = shutil.which("cc") or shutil.which("gcc")
+STRIP = shutil.which("strip")
 
 
 def _env_without_hivmc():
@@ -47,7 +76,8 @@ def hivmc_env(tmp_path):
     bindir = tmp_path / "cann-bin"
     bindir.mkdir()
     double = bindir / "hivmc"
-    double.write_text(HIVMC_DOUBLE.format(python=sys.executable))
+    assert C_COMPILER and STRIP, "the hivmc double needs this machine's C compiler and strip"
+    double.write_text(HIVMC_DOUBLE.format(python=sys.executable, cc=C_COMPILER, strip=STRIP))
     double.chmod(double.stat().st_mode | stat.S_IEXEC)
     home = tmp_path / "ascend-toolkit"
     (home / "compiler").mkdir(parents=True)
@@ -92,8 +122,11 @@ def test_with_hivmc_double_npubins_and_checksums_come_from_its_output(tmp_path, 
                     ir_sha = hashlib.sha256(f.read()).hexdigest()
                 assert k.binary == stem + ".npubin"
                 data = (out / soc / k.binary).read_bytes()
-                # the npubin is what hivmc made from exactly the IR the layout was read from
-                assert data == ("hivmc-double:%s" % ir_sha).encode()
+                # the npubin is what hivmc made from exactly the IR the layout was read from,
+                # and defines the entry the manifest names (readelf reads it so too)
+                assert ("hivmc-double:%s" % ir_sha).encode() in data
+                assert data.startswith(b"\x7fELF")
+                assert k.entry == op_def.ADD_CUSTOM.entry_name(variant, dtype)
                 assert k.sha256 == hashlib.sha256(data).hexdigest() and k.binary_size == len(data)
         assert sorted(os.listdir(str(out / soc))) == sorted(
             ["add_custom_%s_%s.npubin" % (v, d) for v in variants for d in ("float32", "int32")]
@@ -255,3 +288,44 @@ def test_callbacks_library_must_agree_with_the_ir(tmp_path):
     with pytest.raises(KernelBuildError, match="returns 256 but the HIVM IR says 0"):
         builder._check_callbacks(str(lib), "add_kernel", dict(agree, workspace_size=0),
                                  "Ascend910B1")
+
+
+@pytest.mark.parametrize("mode, said", [
+    ("wrong", "defines no global function tf_ge_custom_add_custom_flat_float32 or "
+              "tf_ge_custom_add_custom_flat_float32_mix_aiv (its global functions: add_kernel)"),
+    ("stripped", "has no symbol table (stripped?)"),
+    ("not_elf", "is not an ELF file"),
+    ("truncated", "is a cut or damaged ELF file"),
+])
+def test_an_npubin_that_does_not_define_its_entry_is_refused_before_any_manifest(
+        tmp_path, hivmc_env, mode, said):
+    """Real objects of this machine's C compiler, from the hivmc double: one naming another
+    function, stripped, not ELF, cut in half. The build fails naming the npubin, the entry
+    and what the file holds; the output folder keeps what it had."""
+    out = tmp_path / "out"
+    builder.build_kernels(["Ascend910B1"], ["float32"], str(out), env=hivmc_env, variants=["flat"])
+    before = (out / "Ascend910B1" / "manifest.json").read_bytes()
+    hivmc_env["HIVMC_DOUBLE_SYMBOL"] = mode
+    with pytest.raises(KernelBuildError) as e:
+        builder.build_kernels(["Ascend910B1"], ["float32"], str(out), env=hivmc_env,
+                              variants=["flat"])
+    message = str(e.value)
+    assert "Ascend910B1: the npubin hivmc wrote for AddCustom flat float32" in message
+    assert said in message
+    assert (out / "Ascend910B1" / "manifest.json").read_bytes() == before
+    assert sorted(os.listdir(str(out))) == ["Ascend910B1"]
+
+
+def test_an_npubin_defining_the_entry_with_the_mix_aiv_suffix_is_accepted(tmp_path, hivmc_env):
+    """The runtime finds a vector-core kernel under its entry or the entry + _mix_aiv
+    (hicann/runtime): a manifest naming the entry is written, readelf sees the suffixed name."""
+    hivmc_env["HIVMC_DOUBLE_SYMBOL"] = "mix_aiv"
+    result = builder.build_kernels(["Ascend910B1"], ["float16"], str(tmp_path / "out"),
+                                   env=hivmc_env, variants=["flat"])
+    m = kernel_manifest.load_manifest(result.manifests["Ascend910B1"])
+    k = m.kernel("AddCustom", "flat", "float16")
+    assert k.entry == "tf_ge_custom_add_custom_flat_float16"
+    symbols = subprocess.run(["readelf", "-sW", m.binary_path(k)], stdout=subprocess.PIPE,
+                             universal_newlines=True, check=True).stdout
+    assert " tf_ge_custom_add_custom_flat_float16_mix_aiv" in symbols
+    assert " tf_ge_custom_add_custom_flat_float16\n" not in symbols

@@ -20,6 +20,7 @@ from tf_ge_custom.errors import KernelBuildError, KernelCacheError, ManifestErro
 from tf_ge_custom.kernels import builder, cache, compile_kernel, toolchain
 
 DOUBLES = pathlib.Path(__file__).resolve().parents[1] / "ge" / "doubles"
+FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "manifests"
 _spec = importlib.util.spec_from_file_location("kernel_compiler_double", str(DOUBLES / "kernel_compiler_double.py"))
 double = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(double)
@@ -70,16 +71,52 @@ def test_no_usable_cache_folder_is_said(env, words):
 SHA = "0123456789abcdef" + "f" * 48
 
 
-def test_the_key_is_the_source_sha_prefix_and_every_tool_version():
+def test_the_key_is_the_source_sha_prefix_every_tool_version_and_the_entry_naming():
     record = {"triton_ascend": "3.2.0", "bishengir": "1.2.0", "cann": "8.5.0"}
-    assert cache.cache_key(SHA, record) == "0123456789abcdef-triton_ascend_3.2.0-bishengir_1.2.0-cann_8.5.0"
+    assert cache.cache_key(SHA, record) == \
+        "0123456789abcdef-triton_ascend_3.2.0-bishengir_1.2.0-cann_8.5.0-entry_naming_2"
     assert cache.cache_key(SHA, dict(record, cann=None)) == \
-        "0123456789abcdef-triton_ascend_3.2.0-bishengir_1.2.0-cann_none"
+        "0123456789abcdef-triton_ascend_3.2.0-bishengir_1.2.0-cann_none-entry_naming_2"
     odd = dict(record, cann="9.2.0-beta.1", bishengir="bishengir-compile version 1.2.0 (a/b c)")
     assert cache.cache_key(SHA, odd) == ("0123456789abcdef-triton_ascend_3.2.0-"
-                                         "bishengir_bishengir_compile_version_1.2.0_a_b_c-cann_9.2.0_beta.1")
+                                         "bishengir_bishengir_compile_version_1.2.0_a_b_c-cann_9.2.0_beta.1"
+                                         "-entry_naming_2")
     with pytest.raises(ValueError):
         cache.cache_key("ABC", record)
+    for bad in (0, True, "2"):
+        with pytest.raises(ValueError, match="entry_naming"):
+            cache.cache_key(SHA, record, bad)
+
+
+def test_two_package_versions_sharing_one_cache_keep_their_own_entries(tmp_path):
+    """The release before entry naming 2 keyed its entries without the naming (the key format
+    it wrote, spelt out here) and compiled every dtype's kernel of a variant under one name.
+    Its entry and this version's sit side by side in one cache: this version builds its own
+    and never reads or replaces the other's, which stays as the other version left it; a
+    later naming (3) would key its own folder again."""
+    env = _env(tmp_path)
+    ident = cache.identity(env)
+    old_key = "%s-triton_ascend_%s-bishengir_%s-cann_%s" % (
+        ident.kernel_source_sha256[:16], ident.toolchain["triton_ascend"],
+        cache._key_part(ident.toolchain["bishengir"]), cache._key_part(ident.toolchain["cann"]))
+    assert ident.key == old_key + "-entry_naming_2"
+    assert cache.cache_key(ident.kernel_source_sha256, ident.toolchain, 3) == old_key + "-entry_naming_3"
+    # the previous version's entry: a valid set of its day, every flat kernel "add_kernel"
+    old_entry = tmp_path / "cache" / "Ascend910B1" / old_key / "float32"
+    old_entry.mkdir(parents=True)
+    old_manifest = json.loads((FIXTURES / "outdated_entry_naming_1.json").read_text())
+    (old_entry / "manifest.json").write_text(json.dumps(dict(old_manifest, soc="Ascend910B1")))
+    before = (old_entry / "manifest.json").read_bytes()
+    with pytest.raises(ManifestError) as e:  # this version reads it as outdated, not damaged
+        cache.load_entry(str(old_entry), "Ascend910B1", "float32")
+    assert e.value.kind == "outdated"
+    done = cache.ensure("Ascend910B1", "float32", env=env, build=double.fake_build)
+    assert done.built and done.key == ident.key != old_key
+    assert (old_entry / "manifest.json").read_bytes() == before  # left alone
+    again = cache.ensure("Ascend910B1", "float32", env=env, build=double.fake_build)
+    assert not again.built and len(_builds(tmp_path)) == 1  # neither rebuilds the other's
+    keys = sorted(e.key for e in cache.list_entries(str(tmp_path / "cache")))
+    assert keys == sorted([old_key, ident.key])
 
 
 @pytest.mark.parametrize("name", ["", ".", "..", ".hidden", "a/b", "a b", "a\0b", "é"])
@@ -101,7 +138,7 @@ def test_the_identity_is_this_environment_s_toolchain(tmp_path):
         assert ident.kernel_source_sha256 == hashlib.sha256(f.read()).hexdigest()
     with_hivmc = cache.identity(_hivmc_env(tmp_path))
     assert with_hivmc.toolchain["cann"] == "8.5.0" and with_hivmc.missing == ()
-    assert with_hivmc.key != ident.key and with_hivmc.key.endswith("-cann_8.5.0")
+    assert with_hivmc.key != ident.key and with_hivmc.key.endswith("-cann_8.5.0-entry_naming_2")
 
 
 def _hivmc_env(tmp_path):

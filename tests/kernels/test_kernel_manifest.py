@@ -182,7 +182,8 @@ def test_fixtures_and_rules_cover_every_error_kind_and_valid_ones():
     kinds = {case["kind"] for case in EXPECTED.values()}
     assert {None, "checksum", "layout", "version"} <= kinds  # shared with the GE library
     kinds |= {kind for _, _, kind in REFUSALS.values()}
-    assert kinds == {None, "syntax", "version", "schema", "layout", "mismatch", "checksum"}
+    assert kinds == {None, "syntax", "version", "outdated", "schema", "layout", "mismatch",
+                     "checksum"}
     # "io": test_errors_are_value_errors_of_the_package
 
 
@@ -299,3 +300,27 @@ def test_find_manifests_lists_each_soc_folder(tmp_path, good_copy):
     found = kernel_manifest.find_manifests(str(opp))
     assert found == {"Ascend910B1": str(opp / "kernels" / "Ascend910B1" / "manifest.json")}
     assert kernel_manifest.find_manifests(str(tmp_path / "nowhere")) == {}
+
+
+def test_the_entry_naming_is_the_field_or_what_the_entries_show():
+    """A manifest says its entry naming (the builder writes 2); one written before the field
+    is read by its entries: every kernel under its @triton.jit function's name is the first
+    naming (an earlier release's set: outdated, not damaged), the current names naming 2,
+    anything else naming 2 too, so that its entries are checked one by one (damage)."""
+    def doc(name):
+        with open(os.path.join(FIXTURES, EXPECTED[name]["path"])) as f:
+            return json.load(f)
+
+    built = kernel_manifest.manifest_document("Ascend910B1", 48, {}, "0" * 64, [])
+    assert built["entry_naming"] == 2 == kernel_manifest.kernel_contract.ENTRY_NAMING
+    assert kernel_manifest.entry_naming_of(doc("valid_binaries")) == 2
+    assert kernel_manifest.entry_naming_of(doc("valid_without_entry_naming")) == 2
+    assert kernel_manifest.entry_naming_of(doc("outdated_entry_naming_1")) == 1
+    assert kernel_manifest.entry_naming_of(doc("outdated_entry_naming_of_a_newer_release")) == 3
+    assert kernel_manifest.entry_naming_of(doc("mismatch_entry_shared_by_every_dtype")) == 2
+    assert kernel_manifest.entry_naming_of(dict(doc("valid_ir_only"), entry_naming=True)) is None
+    old = doc("outdated_entry_naming_1")
+    with pytest.raises(ManifestError) as e:
+        kernel_manifest.parse_manifest(json.dumps(old))
+    assert e.value.kind == "outdated"
+    assert "built under entry naming 1" in str(e.value) and "tf-ge-custom build-kernels" in str(e.value)

@@ -31,11 +31,19 @@ def check_kernels(ctx):
                      % os.path.join(ctx.root, opp.KERNELS_DIR),
                      Instruction("build them on a CANN host (tf-ge-custom build-kernels --help), "
                                  "then rebuild with them: docs/kernels.md"))
-    status, parts, socs = OK, [], {}
+    status, parts, socs, outdated = OK, [], {}, []
     for soc in sorted(manifests):
         try:
             manifest = reader.load_manifest(manifests[soc], check_files=True)
         except reader.ManifestError as e:
+            if getattr(e, "kind", None) == "outdated":
+                # Not damaged: a set of another release's entry naming, which the GE library
+                # passes over (a graph build takes the cache's or compiles); say how to rebuild.
+                status = worst([status, WARN])
+                outdated.append(soc)
+                parts.append("%s: %s" % (soc, outdated_phrase()))
+                socs[soc] = {"error": "outdated"}
+                continue
             status = FAIL
             parts.append("%s: %s error: %s" % (soc, getattr(e, "kind", "?"), e))
             socs[soc] = {"error": getattr(e, "kind", None)}
@@ -56,11 +64,33 @@ def check_kernels(ctx):
     if status == FAIL:
         parts.append("the files were changed after the build")
         fix = remedies.REBUILD
+    elif outdated:
+        fix = outdated_fix(outdated)
     elif status == WARN:
         fix = Instruction("build the missing dtypes on a CANN host (tf-ge-custom build-kernels "
                           "--help), then rebuild with them: docs/kernels.md")
     return Check(name, status, "checksums verified; " + "; ".join(parts) if status != FAIL
                  else "; ".join(parts), fix, {"socs": socs})
+
+
+def outdated_phrase(error=None):
+    """What a kernel set of another entry naming is, for a doctor line."""
+    from .. import kernel_contract
+
+    return ("built by another tf-ge-custom release under another entry naming than this "
+            "package's %d, so the GE library passes over it: a graph build takes the kernel "
+            "cache's or compiles its own instead" % kernel_contract.ENTRY_NAMING)
+
+
+def outdated_fix(socs, bundle=None):
+    """How to rebuild kernel sets of another entry naming (tf-ge-custom >= this version)."""
+    from .. import __version__, kernel_contract
+
+    target = ("--bundle %s" % bundle) if bundle else "--out kernels-out, then "\
+        "TF_GE_CUSTOM_KERNELS_DIR=$PWD/kernels-out pip install --no-deps --force-reinstall ."
+    return Instruction("rebuilt by tf-ge-custom >= %s (entry naming %d): rerun build-kernels "
+                       "on a CANN host: tf-ge-custom build-kernels --soc %s %s (docs/kernels.md)"
+                       % (__version__, kernel_contract.ENTRY_NAMING, ",".join(socs), target))
 
 
 def _kernel_label(op, dtype):
@@ -300,6 +330,16 @@ def check_board_kernels(ctx):
     # not trusted): it refuses every kernel lookup while one is there.
     refused = kernel_sources.refused_bundles(ctx.environ)
     data = {"sets": [s._asdict() for s in sets], "refused": [str(r) for r in refused]}
+    # Sets of another release's entry naming: the GE library passes over them (to the next
+    # bundle, the cache or a compile), which is no failure, but they are rebuilt to be used.
+    stale = []
+    for s in sets:
+        try:
+            kernel_sources.load_set(s)
+        except Exception as e:  # ManifestError; any other verdict is the 'npubins' check's
+            if getattr(e, "kind", None) == "outdated":
+                stale.append(s)
+    data["outdated"] = [s.soc for s in stale]
     if refused:
         return Check("kernel sets", FAIL, "%s; the GE library refuses every kernel lookup while "
                      "the variable names it (kernel sets otherwise: %s)" % (
@@ -307,6 +347,13 @@ def check_board_kernels(ctx):
                      Instruction("fix or drop those entries of %s (each an absolute folder of "
                                  "yours or root's, writable by nobody else: docs/kernels.md)"
                                  % kernel_sources.ENV), data)
+    if stale and not board:
+        where = "; ".join("%s (%s%s) was %s" % (s.soc, s.source, "" if s.source == "package" else " " + s.folder,
+                                                outdated_phrase()) for s in stale)
+        bundles = sorted(set(s.folder for s in stale if s.source == "bundle"))
+        return Check("kernel sets", WARN, "kernel sets the GE library sees: %s; %s" % (listing, where),
+                     outdated_fix([s.soc for s in stale], bundles[0] if len(bundles) == 1 and
+                                  all(s.source == "bundle" for s in stale) else None), data)
     if not board:
         return Check("kernel sets", OK, "kernel sets the GE library sees: %s%s" % (
             listing, "" if sets else " (a graph build compiles what it needs: see 'kernel builder')"), data=data)

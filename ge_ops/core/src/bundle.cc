@@ -46,9 +46,11 @@ Status Corrupt(const std::string &what) {
 
 }  // namespace
 
-Result<std::vector<uint8_t>> EncodeBundle(const std::vector<BundleSoc> &socs, const std::vector<BundleServing> &serving) {
+Result<std::vector<uint8_t>> EncodeBundle(const std::vector<BundleSoc> &socs, const std::vector<BundleServing> &serving,
+                                          const std::vector<BundleNode> &nodes) {
   if (socs.size() > kMaxBundleSocs) return Status::Error(Code::kOversized, "too many SoCs to serialize");
   if (serving.size() > kMaxBundleServings) return Status::Error(Code::kOversized, "too many served boards to serialize");
+  if (nodes.size() > kMaxBundleNodes) return Status::Error(Code::kOversized, "too many nodes to serialize");
   std::vector<uint8_t> out(kBundleMagic, kBundleMagic + sizeof(kBundleMagic));
   PutU(kBundleVersion, 4, &out);
   PutU(0, 4, &out);
@@ -78,6 +80,15 @@ Result<std::vector<uint8_t>> EncodeBundle(const std::vector<BundleSoc> &socs, co
       out.insert(out.end(), text->begin(), text->end());
     }
   }
+  PutU(nodes.size(), 4, &out);
+  for (const auto &n : nodes) {
+    for (const std::string *text : {&n.node, &n.op}) {
+      if (text->empty() || text->size() > 0xFFFF) return Status::Error(Code::kOversized, "node name length out of range");
+      PutU(text->size(), 2, &out);
+      out.insert(out.end(), text->begin(), text->end());
+    }
+    if (out.size() > kMaxBundleBytes) return Status::Error(Code::kOversized, "kernels exceed the serialized size limit");
+  }
   const uint64_t body = out.size() - kBundleHeaderBytes;
   for (int i = 0; i < 8; ++i) out[16 + i] = static_cast<uint8_t>(body >> (8 * i));
   const auto digest = Sha256Digest(out.data(), out.size());
@@ -87,9 +98,10 @@ Result<std::vector<uint8_t>> EncodeBundle(const std::vector<BundleSoc> &socs, co
 }
 
 Status DecodeBundle(const uint8_t *data, size_t size, std::vector<BundleSoc> *out,
-                    std::vector<BundleServing> *serving) {
+                    std::vector<BundleServing> *serving, std::vector<BundleNode> *nodes) {
   out->clear();
   if (serving != nullptr) serving->clear();
+  if (nodes != nullptr) nodes->clear();
   if (size > kMaxBundleBytes) {
     return Status::Error(Code::kOversized, "serialized kernels of " + std::to_string(size) + " bytes exceed the limit of " +
                                                std::to_string(kMaxBundleBytes));
@@ -107,7 +119,7 @@ Status DecodeBundle(const uint8_t *data, size_t size, std::vector<BundleSoc> *ou
   header.U(4, &version);
   header.U(4, &flags);
   header.U(8, &body);
-  if (version != kBundleVersion && version != 1) {
+  if (version != kBundleVersion && version != 1 && version != 2) {
     return Status::Error(Code::kBadVersion, "serialized kernels have format version " + std::to_string(version) +
                                                 ", this library reads version " + std::to_string(kBundleVersion) +
                                                 "; rebuild the model (OM) with this package version");
@@ -160,9 +172,25 @@ Status DecodeBundle(const uint8_t *data, size_t size, std::vector<BundleSoc> *ou
       served.push_back(std::move(s));
     }
   }
+  std::vector<BundleNode> named;
+  if (version >= 3) {
+    uint64_t count = 0;
+    if (!r.U(4, &count) || count > kMaxBundleNodes) return Corrupt("bad node count");
+    for (uint64_t i = 0; i < count; ++i) {
+      BundleNode n;
+      for (std::string *text : {&n.node, &n.op}) {
+        uint64_t len = 0;
+        const uint8_t *bytes = nullptr;
+        if (!r.U(2, &len) || len == 0 || !r.Bytes(len, &bytes)) return Corrupt("bad node name length");
+        text->assign(reinterpret_cast<const char *>(bytes), static_cast<size_t>(len));
+      }
+      named.push_back(std::move(n));
+    }
+  }
   if (r.left() != 0) return Corrupt(std::to_string(r.left()) + " unexpected trailing bytes");
   *out = std::move(socs);
   if (serving != nullptr) *serving = std::move(served);
+  if (nodes != nullptr) *nodes = std::move(named);
   return Status::Ok();
 }
 

@@ -22,7 +22,7 @@ void Reset(HostArgValues *values) {
 }
 
 Status Declare(const KernelCall &call, const std::string &soc, KernelRegistry &registry, DeclarationRuntime &runtime,
-               LaunchDeclaration *out) {
+               int64_t target_vector_cores, LaunchDeclaration *out) {
   const KernelChoice &choice = call.choice;
   // 0 elements: no variant was chosen; the flat kernel over 0 elements stands in.
   const KernelVariantDefinition *variant = choice.variant;
@@ -35,6 +35,10 @@ Status Declare(const KernelCall &call, const std::string &soc, KernelRegistry &r
     return Status::Error(Code::kInternal, "the call's operands do not match its inputs");
   }
   TF_GE_CUSTOM_RETURN_IF_ERROR(registry.Find(soc, call.op->type_name, variant->name, call.dtype->name, &out->kernel));
+  // Programs per launch: the target's own vector cores where Compile's platform said (a board
+  // served by another SoC's set of more cores would otherwise run in turns), as Execute takes
+  // the running device's; else the manifest's cap.
+  if (target_vector_cores > 0) out->kernel.entry.max_programs = ProgramCap(out->kernel.entry, target_vector_cores);
   const KernelEntry &entry = out->kernel.entry;
   if (entry.magic != BinaryMagic::kElfVectorCore) {
     return Status::Error(Code::kUnsupported,
@@ -175,11 +179,11 @@ void WordBytes(const std::vector<ArgWord> &words, std::vector<uint8_t> *out) {
 }
 
 Status DeclareLaunch(const KernelCall &call, const std::string &soc, KernelRegistry &registry,
-                     DeclarationRuntime &runtime, LaunchDeclaration *out) {
+                     DeclarationRuntime &runtime, LaunchDeclaration *out, int64_t target_vector_cores) {
   if (call.op == nullptr || call.dtype == nullptr) {
     return Status::Error(Code::kInternal, "the call has no op or dtype (PrepareCall first)");
   }
-  const Status status = Declare(call, soc, registry, runtime, out);
+  const Status status = Declare(call, soc, registry, runtime, target_vector_cores, out);
   if (status.ok()) return status;
   const std::string variant = call.choice.variant != nullptr ? call.choice.variant->name : std::string("flat");
   return status.WithContext("declared launch, SoC " + soc + ", kernel variant " + variant + ", dtype " +

@@ -1,6 +1,7 @@
 #include "tf_ge_custom_core/executor.h"
 
 #include <algorithm>
+#include <mutex>
 
 #include "tf_ge_custom_core/host_args.h"
 #include "tf_ge_custom_core/launch_plan.h"
@@ -39,18 +40,6 @@ void Reset(HostArgValues *values) {
   values->grid_x = values->grid_y = values->grid_z = 1;
 }
 
-// The device's vector cores, bounded by the grid limit and, for kernels with 32-bit index
-// arguments, by what keeps max_elements_per_launch + block * programs below 2^31 (the bound
-// the manifest reader checks for the manifest's own cap).
-int64_t ProgramCap(const KernelEntry &entry, int64_t cores) {
-  int64_t cap = std::min(cores, entry.max_grid);
-  int64_t block = 1;
-  for (int64_t b : entry.block) block *= b > 0 ? b : 1;
-  const int64_t room = (int64_t{1} << 31) - 1 - entry.max_elements_per_launch;
-  if (block > 0 && room > 0) cap = std::min(cap, std::max<int64_t>(1, room / block));
-  return std::max<int64_t>(1, cap);
-}
-
 // The running device's vector cores, the cap on programs per launch whatever SoC the kernel
 // set was built for (a board may take another SoC's kernel set of its architecture). Where
 // the runtime cannot say (ACL answers success with 0 when the driver has no count), twice its
@@ -65,10 +54,9 @@ int64_t DeviceVectorCores(DeviceRuntime &runtime, int32_t device) {
 }
 
 // Every step in order; a refusal goes up unchanged and LaunchKernels adds the context once.
-Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &registry, KernelCache &cache,
-           DeviceRuntime &runtime) {
+Status Run(const KernelCall &call, int32_t device, uint64_t context, const std::string &soc, DeviceFacts &facts,
+           KernelRegistry &registry, KernelCache &cache, DeviceRuntime &runtime) {
   Scratch &scratch = ThreadScratch();
-  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const int32_t device, runtime.DeviceId());
   const KernelChoice &choice = call.choice;
   if (choice.variant == nullptr || choice.operands.size() != call.inputs.size()) {
     return Status::Error(Code::kInternal, "the call has no kernel variant for its inputs (PrepareCall first)");
@@ -77,11 +65,19 @@ Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &regis
       registry.Find(soc, call.op->type_name, choice.variant->name, call.dtype->name, &scratch.kernel));
   const KernelBinary &kernel = scratch.kernel;
   const KernelEntry &entry = kernel.entry;
-  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const uint64_t context, runtime.ContextId());
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(LoadedKernel loaded, cache.GetOrLoad(device, context, kernel, runtime));
   // Programs per launch: the device's own cores when it can say, else the manifest's cap (a
-  // grid of more programs than the device has cores runs in turns, only slower).
-  const int64_t cores = DeviceVectorCores(runtime, device);
+  // grid of more programs than the device has cores runs in turns, only slower). Asked once
+  // per (device, context): the answer cannot change while the context lives.
+  int64_t cores = 0;
+  {
+    std::lock_guard<std::mutex> lock(cache.facts_mutex());
+    if (!facts.has_cores) {
+      facts.vector_cores = DeviceVectorCores(runtime, device);
+      facts.has_cores = true;
+    }
+    cores = facts.vector_cores;
+  }
   if (cores > 0) scratch.kernel.entry.max_programs = ProgramCap(entry, cores);
   LaunchPlan &plan = scratch.plan;
   TF_GE_CUSTOM_RETURN_IF_ERROR(LaunchPlan::Make(choice, call.dtype->itemsize, entry, &plan));
@@ -89,7 +85,12 @@ Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &regis
   HostArgValues &values = scratch.values;
   Reset(&values);
   if (entry.args.has_ffts) {
-    TF_GE_CUSTOM_ASSIGN_OR_RETURN(values.ffts, runtime.HardwareSyncAddress());
+    std::lock_guard<std::mutex> lock(cache.facts_mutex());
+    if (!facts.has_sync) {  // a failure is not kept: the next call asks again
+      TF_GE_CUSTOM_ASSIGN_OR_RETURN(facts.sync_address, runtime.HardwareSyncAddress());
+      facts.has_sync = true;
+    }
+    values.ffts = facts.sync_address;
   }
   // Launches run in order on one stream, so they can share one workspace sized for the
   // largest grid, and one lock buffer refilled before each launch.
@@ -129,6 +130,15 @@ Status Run(const KernelCall &call, const std::string &soc, KernelRegistry &regis
 
 }  // namespace
 
+int64_t ProgramCap(const KernelEntry &entry, int64_t cores) {
+  int64_t cap = std::min(cores, entry.max_grid);
+  int64_t block = 1;
+  for (int64_t b : entry.block) block *= b > 0 ? b : 1;
+  const int64_t room = (int64_t{1} << 31) - 1 - entry.max_elements_per_launch;
+  if (block > 0 && room > 0) cap = std::min(cap, std::max<int64_t>(1, room / block));
+  return std::max<int64_t>(1, cap);
+}
+
 Status PrepareCall(const OpDefinition &op, const DTypeDefinition &dtype, const std::vector<int64_t> &x,
                    const std::vector<int64_t> &y, KernelCall *call) {
   call->op = &op;
@@ -152,11 +162,30 @@ Status LaunchKernels(const KernelCall &call, KernelRegistry &registry, KernelCac
     return (call.choice.variant != nullptr ? "kernel variant " + call.choice.variant->name + ", " : std::string()) +
            "dtype " + call.dtype->name;
   };
-  auto soc = runtime.SocName();
-  if (!soc.ok()) return soc.status().WithContext("SoC unknown, " + context());
-  const Status status = Run(call, soc.value(), registry, cache, runtime);
+  // Which device and context this thread runs on (they may change between calls); what they
+  // report is asked once per pair and kept (DeviceFacts).
+  auto device = runtime.DeviceId();
+  auto acl_context = device.ok() ? runtime.ContextId() : Result<uint64_t>(device.status());
+  if (!device.ok() || !acl_context.ok()) {
+    const Status failed = !device.ok() ? device.status() : acl_context.status();
+    auto soc = runtime.SocName();  // a refusal only: said with the SoC, as every refusal is
+    if (!soc.ok()) return soc.status().WithContext("SoC unknown, " + context());
+    return failed.WithContext("SoC " + soc.value() + ", " + context());
+  }
+  DeviceFacts &facts = *cache.Facts(device.value(), acl_context.value());
+  {
+    std::lock_guard<std::mutex> lock(cache.facts_mutex());
+    if (!facts.has_soc) {  // a failure is not kept: the next call asks again
+      auto soc = runtime.SocName();
+      if (!soc.ok()) return soc.status().WithContext("SoC unknown, " + context());
+      facts.soc = soc.value();
+      facts.has_soc = true;
+    }
+  }
+  const std::string &soc = facts.soc;  // set once, before has_soc, under the lock taken above
+  const Status status = Run(call, device.value(), acl_context.value(), soc, facts, registry, cache, runtime);
   if (status.ok()) return status;
-  return status.WithContext("SoC " + soc.value() + ", " + context());
+  return status.WithContext("SoC " + soc + ", " + context());
 }
 
 }  // namespace core

@@ -40,6 +40,13 @@ size_t KernelCache::loaded_count() {
   return n;
 }
 
+DeviceFacts *KernelCache::Facts(int32_t device, uint64_t context) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto &facts = facts_[std::make_pair(device, context)];
+  if (!facts) facts.reset(new DeviceFacts());
+  return facts.get();
+}
+
 KernelCache &KernelCache::Process() {
   // Never destroyed: the handles stay valid until the process ends, and no unload runs
   // after the runtime has shut down.

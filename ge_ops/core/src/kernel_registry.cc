@@ -19,8 +19,6 @@ std::string Join(const std::vector<std::string> &names) {
   return s.empty() ? "none" : s;
 }
 
-// The refusals of Find that mean "not there", as opposed to "there but damaged".
-bool IsAbsent(Code code) { return code == Code::kUnknownSoc || code == Code::kMissingDType || code == Code::kNoBinary; }
 
 bool HasBinary(const KernelManifest &m, const std::string &op, const std::string &variant, const std::string &dtype) {
   const KernelEntry *e = m.Find(op, variant, dtype);
@@ -83,11 +81,23 @@ std::shared_ptr<KernelRegistry> KernelRegistry::FromOppRoot(const std::string &o
 Result<std::shared_ptr<KernelRegistry>> KernelRegistry::FromSerialized(const std::vector<uint8_t> &bytes) {
   std::vector<BundleSoc> socs;
   std::vector<BundleServing> serving;
-  TF_GE_CUSTOM_RETURN_IF_ERROR(DecodeBundle(bytes.data(), bytes.size(), &socs, &serving));
+  std::vector<BundleNode> nodes;
+  TF_GE_CUSTOM_RETURN_IF_ERROR(DecodeBundle(bytes.data(), bytes.size(), &socs, &serving, &nodes));
   std::shared_ptr<KernelRegistry> r(new KernelRegistry());
+  for (const auto &n : nodes) r->nodes_.emplace(n.node, n.op);
   r->origin_ = "the kernels serialized into the model";
+  std::vector<std::string> skipped_socs;
   for (auto &soc : socs) {
     auto parsed = ParseManifest(soc.manifest_json, ManifestCheck());
+    if (!parsed.ok() && parsed.status().code() == Code::kOutdated) {
+      // Kernels an earlier release serialized, under names this library does not launch: not
+      // damage, and not used; what they served falls through to this host's own kernels.
+      const std::string name = ManifestSoc(soc.manifest_json);
+      skipped_socs.push_back(name);
+      r->outdated_.emplace(name.empty() ? "?" : name,
+                           parsed.status().WithPrefix("the model's kernel set for SoC " + (name.empty() ? "?" : name)));
+      continue;
+    }
     if (!parsed.ok()) {
       return Status::Error(Code::kCorrupt, "a serialized kernel manifest is invalid: " + parsed.status().message());
     }
@@ -130,6 +140,10 @@ Result<std::shared_ptr<KernelRegistry>> KernelRegistry::FromSerialized(const std
   // The boards the model's Compile served with another SoC's kernels: that SoC's kernel set
   // must be in the model.
   for (const auto &s : serving) {
+    if (std::find(skipped_socs.begin(), skipped_socs.end(), s.soc) != skipped_socs.end() &&
+        r->socs_.count(s.soc) == 0) {
+      continue;  // served by a set of another entry naming, which is not used
+    }
     const OpDefinition *def = FindOp(s.op);
     if (def == nullptr || def->FindDType(s.dtype) == nullptr || s.board == s.soc) {
       return Status::Error(Code::kCorrupt, "the model serves board " + s.board + " with " + s.soc + "'s " + s.op +
@@ -180,6 +194,71 @@ void KernelRegistry::ServeLocked(const std::string &board, const std::string &op
   if (board != soc) served_by_.emplace(std::make_tuple(board, op, dtype), soc);  // a board keeps its first SoC
 }
 
+void KernelRegistry::RecordNode(const std::string &node, const std::string &op) {
+  if (node.empty()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  nodes_.emplace(node, op);
+}
+
+std::vector<std::pair<std::string, std::string>> KernelRegistry::Nodes() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::vector<std::pair<std::string, std::string>>(nodes_.begin(), nodes_.end());
+}
+
+bool KernelRegistry::HasNode(const std::string &node) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto &n : nodes_) {
+    if (n.first == node) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> KernelRegistry::DifferingAnswers(KernelRegistry &model, size_t limit, size_t *count) {
+  // Every key the model answers: its kernel sets' kernels, and its served boards' variants.
+  std::vector<std::tuple<std::string, std::string, std::string, std::string>> keys;
+  {
+    std::lock_guard<std::mutex> lock(model.mutex_);
+    auto add_set = [&](const std::string &soc, const SocKernels &k) {
+      for (const auto &e : k.manifest.kernels) {
+        if (e.has_binary) keys.emplace_back(soc, e.op, e.variant, e.dtype);
+      }
+    };
+    for (const auto &s : model.socs_) add_set(s.first, s.second);
+    for (const auto &c : model.compiled_) {
+      for (const auto &k : c.second) add_set(c.first, k);
+    }
+    for (const auto &s : model.served_by_) {
+      const OpDefinition *def = FindOp(std::get<1>(s.first));
+      if (def == nullptr) continue;
+      for (const auto &v : def->variants) keys.emplace_back(std::get<0>(s.first), std::get<1>(s.first), v.name, std::get<2>(s.first));
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::vector<std::string> out;
+  size_t n = 0;
+  for (const auto &key : keys) {
+    const std::string &soc = std::get<0>(key), &op = std::get<1>(key), &variant = std::get<2>(key),
+                      &dtype = std::get<3>(key);
+    auto theirs = model.Find(soc, op, variant, dtype);
+    auto ours = Find(soc, op, variant, dtype);  // what this process would run under that key
+    if (!theirs.ok() || !ours.ok() || theirs.value().entry.sha256 == ours.value().entry.sha256) continue;
+    if (++n > limit) continue;
+    out.push_back("SoC " + soc + " " + op + "/" + variant + "/" + dtype + ": the model's sha256 " +
+                  theirs.value().entry.sha256.substr(0, 16) + "..., this process's " +
+                  ours.value().entry.sha256.substr(0, 16) + "... from " + SourceOf(soc, op, dtype));
+  }
+  if (count != nullptr) *count = n;
+  return out;
+}
+
+std::vector<std::string> KernelRegistry::OutdatedSets() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> out;
+  for (const auto &o : outdated_) out.push_back(o.second.message());
+  return out;
+}
+
 std::vector<std::string> KernelRegistry::Socs() {
   std::lock_guard<std::mutex> lock(mutex_);
   std::set<std::string> names;
@@ -195,6 +274,39 @@ Result<KernelRegistry::SocKernels *> KernelRegistry::LoadSoc(const std::string &
   if (!bundle_refusal_.ok()) return bundle_refusal_;
   auto it = socs_.find(soc);
   if (it != socs_.end()) return &it->second;
+  const auto outdated = outdated_.find(soc);
+  if (outdated != outdated_.end()) return outdated->second;  // read once: the files do not change under us
+  const bool usable_name = !soc.empty() && soc.find('/') == std::string::npos && soc[0] != '.';
+  Status skipped;  // the first set of another entry naming: absent, and said
+  for (size_t i = 0; usable_name && !opp_root_.empty() && i < roots_.size(); ++i) {
+    const std::string dir = JoinPath(roots_[i], soc);
+    if (!IsDirectory(dir)) continue;
+    const std::string path = JoinPath(dir, kManifestFileName);
+    // A bundle's files must pass the trust rule (the package's own are as trusted as this library).
+    const bool bundle = i != 0;
+    if (bundle) TF_GE_CUSTOM_RETURN_IF_ERROR(RequireTrusted("the kernel manifest", path, TrustWant::kFile));
+    std::vector<uint8_t> text;
+    TF_GE_CUSTOM_RETURN_IF_ERROR(ReadFileBytes(path, 16u << 20, &text).WithPrefix("kernel manifest"));
+    const std::string manifest_text(text.begin(), text.end());
+    ManifestCheck check;
+    check.expected_soc = soc;
+    auto parsed = ParseManifest(manifest_text, check);
+    if (!parsed.ok() && parsed.status().code() == Code::kOutdated) {
+      // A set of an earlier release is no kernel set of this library: the next folder may hold
+      // one, else the lookup falls through to the cache or a compile (never a hard failure).
+      if (skipped.ok()) skipped = parsed.status().WithPrefix(path);
+      continue;
+    }
+    if (!parsed.ok()) return parsed.status().WithPrefix(path);
+    SocKernels k{manifest_text, std::move(parsed).value(), dir,
+                 bundle ? "the kernel bundle " + roots_[i] : "the package (" + roots_[0] + ")", {}};
+    k.trust_rule = bundle;
+    return &socs_.emplace(soc, std::move(k)).first->second;
+  }
+  if (!skipped.ok()) {
+    outdated_.emplace(soc, skipped);
+    return skipped;
+  }
   std::vector<std::string> available;
   for (const auto &root : roots_) {
     for (const auto &d : ListSubdirectories(root)) available.push_back(d);
@@ -202,35 +314,9 @@ Result<KernelRegistry::SocKernels *> KernelRegistry::LoadSoc(const std::string &
   for (const auto &s : socs_) available.push_back(s.first);
   std::sort(available.begin(), available.end());
   available.erase(std::unique(available.begin(), available.end()), available.end());
-  const bool usable_name = !soc.empty() && soc.find('/') == std::string::npos && soc[0] != '.';
-  std::string dir;
-  size_t root_index = 0;
-  for (size_t i = 0; usable_name && dir.empty() && i < roots_.size(); ++i) {
-    if (IsDirectory(JoinPath(roots_[i], soc))) {
-      dir = JoinPath(roots_[i], soc);
-      root_index = i;
-    }
-  }
-  if (opp_root_.empty() || dir.empty()) {
-    return Status::Error(Code::kUnknownSoc, "no kernels for SoC \"" + soc + "\" in " + origin_ + " (available: " +
-                                                Join(available) + "); build them with tf-ge-custom build-kernels --soc " +
-                                                soc + " and reinstall the package");
-  }
-  const std::string path = JoinPath(dir, kManifestFileName);
-  // A bundle's files must pass the trust rule (the package's own are as trusted as this library).
-  const bool bundle = root_index != 0;
-  if (bundle) TF_GE_CUSTOM_RETURN_IF_ERROR(RequireTrusted("the kernel manifest", path, TrustWant::kFile));
-  std::vector<uint8_t> text;
-  TF_GE_CUSTOM_RETURN_IF_ERROR(ReadFileBytes(path, 16u << 20, &text).WithPrefix("kernel manifest"));
-  const std::string manifest_text(text.begin(), text.end());
-  ManifestCheck check;
-  check.expected_soc = soc;
-  auto parsed = ParseManifest(manifest_text, check);
-  if (!parsed.ok()) return parsed.status().WithPrefix(path);
-  SocKernels k{manifest_text, std::move(parsed).value(), dir,
-               bundle ? "the kernel bundle " + roots_[root_index] : "the package (" + roots_[0] + ")", {}};
-  k.trust_rule = bundle;
-  return &socs_.emplace(soc, std::move(k)).first->second;
+  return Status::Error(Code::kUnknownSoc, "no kernels for SoC \"" + soc + "\" in " + origin_ + " (available: " +
+                                              Join(available) + "); build them with tf-ge-custom build-kernels --soc " +
+                                              soc + " and reinstall the package");
 }
 
 Result<std::string> KernelRegistry::SameArchitecture(const std::string &board, const std::string &architecture,
@@ -489,7 +575,10 @@ Status KernelRegistry::Choose(const std::string &soc, const std::string &op, con
 Status KernelRegistry::LoadAllSocs() {
   if (opp_root_.empty()) return Status::Ok();
   for (const auto &root : roots_) {
-    for (const auto &soc : ListSubdirectories(root)) TF_GE_CUSTOM_RETURN_IF_ERROR(LoadSoc(soc));
+    for (const auto &soc : ListSubdirectories(root)) {
+      auto loaded = LoadSoc(soc);  // a set of another entry naming is none of the package's
+      if (!loaded.ok() && loaded.status().code() != Code::kOutdated) return loaded.status();
+    }
   }
   return Status::Ok();
 }
@@ -536,7 +625,11 @@ Result<std::vector<uint8_t>> KernelRegistry::Serialize() {
                                               "(tf-ge-custom build-kernels) and reinstall the package, or build the "
                                               "model where the graph build can compile them (docs/kernels.md)");
   }
-  return EncodeBundle(socs, serving);
+  std::vector<BundleNode> nodes;
+  if (any_chosen_) {
+    for (const auto &n : nodes_) nodes.push_back(BundleNode{n.first, n.second});
+  }
+  return EncodeBundle(socs, serving, nodes);
 }
 
 }  // namespace core

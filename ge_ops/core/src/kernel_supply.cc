@@ -8,8 +8,6 @@ namespace tf_ge_custom {
 namespace core {
 namespace {
 
-// The registry's refusals that mean "not there", as opposed to "there but damaged".
-bool IsAbsent(Code code) { return code == Code::kUnknownSoc || code == Code::kMissingDType || code == Code::kNoBinary; }
 
 }  // namespace
 

@@ -15,7 +15,7 @@ Result<LaunchPlan> LaunchPlan::Flat(int64_t num_elements, int64_t itemsize, cons
   c.num_elements = num_elements;
   c.frame = {num_elements};
   c.strides = {{1}, {1}};
-  static const KernelVariantDefinition flat{"flat", Pattern::kEqual, {1}, {}, {}, {}};
+  static const KernelVariantDefinition flat{"flat", Pattern::kEqual, {1}, {}, {}, {}, ""};
   c.variant = &flat;  // only its presence is read: the block comes from the kernel entry
   return Make(c, itemsize, kernel);
 }

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tf_ge_custom_core/elf_symbols.h"
 #include "tf_ge_custom_core/files.h"
 #include "tf_ge_custom_core/op_definition.h"
 #include "tf_ge_custom_core/sha256.h"
@@ -195,6 +196,11 @@ Status ReadKernel(const Json &raw, const std::string &where, KernelEntry *e) {
   // GE launches a kernel by this name and keeps one binary per name in a model: only the op
   // table's own name of (variant, dtype) is read, so no two kernels of a set share one.
   const std::string entry_name = op->EntryName(e->variant, e->dtype);
+  if (e->entry.size() > static_cast<size_t>(kMaxEntryName)) {
+    // triton-ascend cuts a kernel's name to this many characters for the profiler.
+    return Invalid(where, "entry " + Show(Json(e->entry)) + " has " + std::to_string(e->entry.size()) +
+                              " characters, more than the " + std::to_string(kMaxEntryName) + " a kernel name may have");
+  }
   if (e->entry != entry_name) {
     return Invalid(where, "entry must be \"" + entry_name + "\" (one name per kernel variant and dtype), found " +
                               Show(Json(e->entry)));
@@ -218,6 +224,7 @@ Status ReadKernel(const Json &raw, const std::string &where, KernelEntry *e) {
   }
   if (mode == nullptr) return Invalid(where, "unknown mix_mode \"" + mix_mode + "\"");
   e->magic = mode->magic;
+  e->entry_suffix = mode->entry_suffix;
   // The launch plan tiles with the op table's block: the binary must have been built with it.
   const Json *block = nullptr;
   TF_GE_CUSTOM_RETURN_IF_ERROR(f.Array("block", &block));
@@ -241,7 +248,43 @@ Status ReadKernel(const Json &raw, const std::string &where, KernelEntry *e) {
   return ReadArgs(*args, where + ".args", *variant, *op, e);
 }
 
+// A string member of a JSON object, or "" when it is absent or not a string.
+std::string StringOr(const Json &obj, const char *key) {
+  if (!obj.is_object()) return std::string();
+  const auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The entry naming of a manifest (kernel_contract.py, ENTRY_NAMING): its "entry_naming", or,
+// for one written before the field, what its entries show: 1 when every kernel of a known
+// op and variant is named after the variant's @triton.jit function (the first naming), else
+// this library's (the entries are then checked one by one). 0: the field is not a count.
+int64_t EntryNamingOf(const Json &doc) {
+  const auto field = doc.find("entry_naming");
+  if (field != doc.end()) {
+    if (!field->is_number_integer() || (field->is_number_unsigned() && field->get<uint64_t>() > uint64_t(kI64Max)) ||
+        field->get<int64_t>() < 1) {
+      return 0;
+    }
+    return field->get<int64_t>();
+  }
+  const auto kernels = doc.find("kernels");
+  if (kernels == doc.end() || !kernels->is_array() || kernels->empty()) return kEntryNaming;
+  for (const auto &k : *kernels) {
+    const OpDefinition *op = FindOp(StringOr(k, "op"));
+    const KernelVariantDefinition *variant = op == nullptr ? nullptr : op->FindVariant(StringOr(k, "variant"));
+    if (variant == nullptr || variant->function.empty() || StringOr(k, "entry") != variant->function) {
+      return kEntryNaming;
+    }
+  }
+  return 1;
+}
+
 }  // namespace
+
+bool IsAbsent(Code code) {
+  return code == Code::kUnknownSoc || code == Code::kMissingDType || code == Code::kNoBinary || code == Code::kOutdated;
+}
 
 Status VerifyBinary(const KernelEntry &e, const std::string &soc, const std::vector<uint8_t> &bytes) {
   const std::string what = "kernel " + e.binary + " (" + e.op + ", " + e.variant + ", " + e.dtype + ", " + soc + ")";
@@ -254,6 +297,15 @@ Status VerifyBinary(const KernelEntry &e, const std::string &soc, const std::vec
   if (sha != e.sha256) {
     return Status::Error(Code::kChecksum, what + " has sha256 " + sha + ", the manifest says " + e.sha256 +
                                           "; the file is damaged or stale: rebuild or reinstall the kernels");
+  }
+  // The runtime launches the function of the entry's name in this binary: a binary that does
+  // not define it would be refused only when a model first runs.
+  const std::vector<std::string> names = EntrySymbolNames(e.entry, e.magic == BinaryMagic::kElfVectorCore);
+  const ElfLookup lookup = FindFunction(bytes.data(), bytes.size(), names);
+  if (lookup.verdict != ElfVerdict::kFound) {
+    return Status::Error(Code::kNoEntrySymbol, what + " " + DescribeMiss(lookup, names) +
+                                                   "; it is not the kernel the manifest names: rebuild the kernels "
+                                                   "(tf-ge-custom build-kernels)");
   }
   return Status::Ok();
 }
@@ -292,7 +344,25 @@ Result<KernelManifest> ParseManifest(const std::string &text, const ManifestChec
                                             (version == doc.end() ? std::string("no version") : Show(*version)) +
                                             "; rebuild the kernels with this package's builder");
   }
+  const int64_t naming = EntryNamingOf(doc);
+  if (naming == 0) {
+    return Status::Error(Code::kBadManifest, "manifest: entry_naming must be an integer >= 1, found " +
+                                                 Show(doc["entry_naming"]) + std::string(kFix));
+  }
+  if (naming != kEntryNaming) {
+    // Not damaged: kernels of another naming are launched under names this library does not
+    // declare, so the set is treated as absent (the caller falls through to the cache or a compile).
+    return Status::Error(Code::kOutdated,
+                         "the kernel set was built under entry naming " + std::to_string(naming) +
+                             (naming < kEntryNaming ? " (each dtype's kernel named after its @triton.jit function, "
+                                                      "by an earlier tf-ge-custom)"
+                                                    : " (by a newer tf-ge-custom)") +
+                             ", and this library launches kernels under entry naming " + std::to_string(kEntryNaming) +
+                             " (tf_ge_custom_<op>_<variant>_<dtype>); it is not used: rebuild it with this package's "
+                             "tf-ge-custom build-kernels");
+  }
   KernelManifest m;
+  m.entry_naming = naming;
   const Fields top(doc, "");
   const Json *kernels = nullptr;
   TF_GE_CUSTOM_RETURN_IF_ERROR(top.Str("soc", &m.soc));
@@ -339,6 +409,21 @@ Result<KernelManifest> ParseManifest(const std::string &text, const ManifestChec
     }
   }
   return m;
+}
+
+int64_t ParseCount(const std::string &text) {
+  if (text.empty() || text.size() > 10) return 0;
+  int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return 0;
+    v = v * 10 + (c - '0');
+  }
+  return v >= 1 && v < (int64_t{1} << 31) ? v : 0;
+}
+
+std::string ManifestSoc(const std::string &text) {
+  const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return doc.is_discarded() ? std::string() : StringOr(doc, "soc");
 }
 
 ManifestCheck CheckForPath(const std::string &path, bool check_files) {

@@ -14,6 +14,8 @@ const char *CodeName(Code code) {
     case Code::kIo: return "io";
     case Code::kBadManifest: return "manifest";
     case Code::kChecksum: return "checksum";
+    case Code::kNoEntrySymbol: return "entry_symbol";
+    case Code::kOutdated: return "outdated";
     case Code::kOversized: return "oversized";
     case Code::kTruncated: return "truncated";
     case Code::kBadMagic: return "magic";
@@ -22,6 +24,7 @@ const char *CodeName(Code code) {
     case Code::kOutOfRange: return "out_of_range";
     case Code::kUnsupported: return "unsupported";
     case Code::kLocation: return "location";
+    case Code::kConflict: return "conflict";
     case Code::kUntrusted: return "untrusted";
     case Code::kRuntime: return "runtime";
     case Code::kInternal: return "internal";

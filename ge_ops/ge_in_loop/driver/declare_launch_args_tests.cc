@@ -144,3 +144,84 @@ TEST(DeclareLaunchArgs, OneGraphBuildHoldsMixedDtypesAndTwoTiledVariantsEachUnde
   std::sort(names.begin(), names.end());
   CHECK_TRUE(std::unique(names.begin(), names.end()) == names.end());
 }
+
+// ---- the graph's SoC from GE's context, and the target's vector cores ----
+
+TEST(DeclareLaunchArgs, TheSocComesFromGesGraphContextAndMustBeOneThisInstanceCompiled) {
+  // GE's task generator reads ge.socVersion of its context right before DeclareLaunchArgs
+  // (custom_ops_kernel_builder.cc). One instance compiled for Ascend910B1 and for the board
+  // Ascend910B4-1 (served by Ascend910B4's kernels): the option says which.
+  auto op = PulledOp();
+  REQUIRE_TRUE(op != nullptr);
+  for (const char *soc : {kSoc, kBoard}) {
+    InstallPlatform(soc, "");
+    ge::graphStatus st = ge::GRAPH_FAILED;
+    (void)CaptureStderr([&] { st = Compile(op.get(), ge::DT_FLOAT, ge::DT_FLOAT); });
+    REQUIRE_EQ(st, ge::GRAPH_SUCCESS);
+  }
+  InstallPlatform(kSoc, "");
+  const std::vector<std::pair<std::string, std::string>> served = {{kBoard, kArchSoc}, {kSoc, kSoc}};
+  for (const auto &s : served) {
+    SetGraphSoc(s.first);
+    AnnotatedCall call({4096, 4096}, {4096, 4096}, {4096, 4096});
+    std::string err;
+    REQUIRE_EQ(Declare(op.get(), call, &err), ge::GRAPH_SUCCESS);
+    REQUIRE_EQ(call.Declared().size(), size_t{1});
+    CHECK_EQ(s.first + ": " + std::to_string(call.Declared()[0].kernel_bin == test_support::FakeBinary(s.second, "float32", "flat")),
+             s.first + ": 1");
+  }
+  // A SoC no Compile chose kernels for, and no SoC with two compiled: refused, nothing declared.
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"Ascend910B3", "GE's graph context names SoC Ascend910B3 (ge.socVersion), but this instance compiled kernels "
+                      "for Ascend910B1, Ascend910B4-1 only"},
+      {"", "GE's graph context names no SoC (ge.socVersion is empty) and this instance compiled kernels for several "
+           "(Ascend910B1, Ascend910B4-1)"}};
+  for (const auto &r : refused) {
+    SetGraphSoc(r.first);
+    AnnotatedCall call({4096}, {4096}, {4096}, ge::DT_FLOAT, 3, "soc_node");
+    std::string err;
+    CHECK_EQ(Declare(op.get(), call, &err), ge::GRAPH_FAILED);
+    CHECK_TRUE(Contains(err, "AddCustom node soc_node: " + r.second));
+    CHECK_EQ(call.Declared().size(), size_t{0});
+  }
+  SetGraphSoc("");
+}
+
+TEST(DeclareLaunchArgs, ASetOf48CoresServingABoardOf40DeclaresItsOwn40Programs) {
+  // An installed package whose only set is Ascend910B1's, built for its 48 vector cores
+  // (max_programs 48, architecture dav-2201); the graph is for the board Ascend910B4-1, whose
+  // platform says 40 vector cores: the set serves it (same architecture) and the declared grid
+  // is the board's 40, not the set's 48, which would run in two waves there. Where the platform
+  // says nothing, the set's own 48 stay.
+  OtherPackage package([](const test_support::TempDir &dir, const std::string &root) {
+    std::vector<KernelSpec> kernels = test_support::AllVariants("float32");
+    for (auto &k : kernels) k.max_programs = 48;
+    const std::string manifest = test_support::WithArchitecture(test_support::ManifestJson(kSoc, kernels),
+                                                                std::string("dav-") + kNpuArch);
+    dir.Write(root + "/kernels/" + std::string(kSoc) + "/manifest.json", manifest);
+    for (const auto &k : kernels) {
+      dir.Write(root + "/kernels/" + std::string(kSoc) + "/" + test_support::BinaryName(k.variant, k.dtype),
+                test_support::FakeBinary(kSoc, k.dtype, k.variant));
+    }
+  });
+  for (const auto &c : std::vector<std::pair<std::string, uint32_t>>{{"40", 40u}, {"", 48u}}) {
+    auto op = package.Op();
+    REQUIRE_TRUE(op != nullptr);
+    InstallPlatform(kBoard, "", 0, kNpuArch, c.first);
+    ge::graphStatus st = ge::GRAPH_FAILED;
+    const std::string compiled = CaptureStderr([&] { st = Compile(op.get(), ge::DT_FLOAT, ge::DT_FLOAT); });
+    REQUIRE_EQ(st, ge::GRAPH_SUCCESS);
+    CHECK_TRUE(Contains(compiled, "so the Ascend910B1 kernels of the same architecture dav-2201"));
+    SetGraphSoc(kBoard);
+    AnnotatedCall call({4096, 4096}, {4096, 4096}, {4096, 4096}, ge::DT_FLOAT, 7);
+    std::string err;
+    REQUIRE_EQ(Declare(op.get(), call, &err), ge::GRAPH_SUCCESS);
+    const std::vector<RecordedDeclaration> d = call.Declared();
+    REQUIRE_EQ(d.size(), size_t{1});
+    CHECK_EQ(d[0].block_dim, c.second);
+    // 4096 * 4096 elements in blocks of 4096: 4096 tiles, the grid is the cap.
+    CHECK_EQ(d[0].args, Declared(FlatArgs(kX, kY, AnnotatedCall::kZ, 4096 * 4096, c.second)));
+    SetGraphSoc("");
+  }
+  InstallPlatform(kSoc, "");
+}

@@ -86,3 +86,41 @@ TEST(DeviceCores, AKnownVectorCoreCountIsTheOnlyQuestion) {
   CheckOneLaunchOf(c, 36);
   CHECK_EQ(c.record.device_info_attrs, std::vector<int>{ACL_DEV_ATTR_VECTOR_CORE_NUM});
 }
+
+TEST(DeviceCores, TheDeviceIsAskedOncePerDeviceAndContextAndTheSteadyCallAsksNothingOfIt) {
+  // What a device reports cannot change while its ACL context lives: the first Execute asks
+  // (aclrtGetSocName, aclrtGetDeviceInfo, aclrtGetHardwareSyncAddr), the next ones ask only
+  // which device and context the thread is on; a new context asks again.
+  recording_acl::Settings s = OnFreshDevice();
+  s.vector_cores = 0;  // unknown: both core questions on the first call
+  s.ai_cores = 20;
+  auto *op = As<ge::EagerExecuteOp>(FactoryOp());
+  recording_acl::Reset(s);
+  const int calls = 10;
+  for (int i = 0; i < calls; ++i) {
+    EagerCall call({8, 64, 56, 56}, {1, 64, 1, 1}, ge::DT_FLOAT16, ge::DT_FLOAT16, "steady_node");
+    REQUIRE_EQ(op->Execute(call.ctx()), ge::GRAPH_SUCCESS);
+  }
+  recording_acl::Record r = recording_acl::Take();
+  CHECK_EQ(r.launches.size(), size_t{calls});
+  CHECK_EQ(r.soc_calls, 1);
+  CHECK_EQ(r.device_info_attrs, kVectorThenAi);
+  CHECK_EQ(r.sync_calls, 1);
+  CHECK_EQ(r.device_calls, calls);
+  CHECK_EQ(r.context_calls, calls);
+  for (const auto &l : r.launches) CHECK_EQ(l.block_dim, 40u);  // 2 x 20 AI cores, every call
+  std::printf("# %d Execute calls on one device and context: %d aclrtGetSocName, %zu aclrtGetDeviceInfo, %d "
+              "aclrtGetHardwareSyncAddr, %d aclrtGetDevice, %d aclrtGetCurrentContext\n",
+              calls, r.soc_calls, r.device_info_attrs.size(), r.sync_calls, r.device_calls, r.context_calls);
+  // A new context (a reset device) asks again, and keeps the new answer.
+  s.context += 0x10;
+  s.ai_cores = 12;
+  recording_acl::Reset(s);
+  EagerCall call({8, 64, 56, 56}, {1, 64, 1, 1}, ge::DT_FLOAT16, ge::DT_FLOAT16, "steady_node");
+  REQUIRE_EQ(op->Execute(call.ctx()), ge::GRAPH_SUCCESS);
+  r = recording_acl::Take();
+  CHECK_EQ(r.soc_calls, 1);
+  CHECK_EQ(r.device_info_attrs, kVectorThenAi);
+  REQUIRE_EQ(r.launches.size(), size_t{1});
+  CHECK_EQ(r.launches[0].block_dim, 24u);
+}

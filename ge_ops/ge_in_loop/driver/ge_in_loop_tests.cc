@@ -475,6 +475,7 @@ TEST(Compile, APackagedSocFromThePlatformNeedsNoBuild) {
 TEST(Compile, RefusesWhenGetPlatformInfosFails) {
   InstallPlatform(kSoc, "", 7);
   auto op = PulledOp();
+  REQUIRE_TRUE(op != nullptr);  // the library lists AddCustom in its own pull registry
   ge::graphStatus st = ge::GRAPH_SUCCESS;
   const std::string err = CaptureStderr([&] { st = Compile(op.get(), ge::DT_FLOAT, ge::DT_FLOAT, "plat_node"); });
   CHECK_EQ(st, ge::GRAPH_FAILED);
@@ -501,6 +502,7 @@ TEST(Compile, AnUnpackagedSocIsBuiltOnceThroughTheBuilderThenExecuteRunsIt) {
   // can serve it, so Compile builds its kernels.
   InstallPlatform(kCompiledSoc, "", 0, "");
   auto first = PulledOp();
+  REQUIRE_TRUE(first != nullptr);  // the library lists AddCustom in its own pull registry
   std::string err;
   ge::graphStatus st = ge::GRAPH_FAILED;
   err = CaptureStderr([&] { st = Compile(first.get(), ge::DT_BF16, ge::DT_BF16); });
@@ -509,6 +511,7 @@ TEST(Compile, AnUnpackagedSocIsBuiltOnceThroughTheBuilderThenExecuteRunsIt) {
   CHECK_EQ(lines(), 1);
   // A second instance (another graph) finds the cache entry: no second build.
   auto second = PulledOp();
+  REQUIRE_TRUE(second != nullptr);  // the library lists AddCustom in its own pull registry
   REQUIRE_EQ(Compile(second.get(), ge::DT_BF16, ge::DT_BF16), ge::GRAPH_SUCCESS);
   CHECK_EQ(lines(), 1);
   // The npubin Execute loads on that SoC is the cache entry's.
@@ -533,6 +536,7 @@ TEST(Compile, AnUnpackagedSocIsBuiltOnceThroughTheBuilderThenExecuteRunsIt) {
 
 TEST(Portable, SerializeDeserializeRoundTripsAndTheRestoredKernelsRun) {
   auto from = PulledOp();
+  REQUIRE_TRUE(from != nullptr);  // the library lists AddCustom in its own pull registry
   std::vector<uint8_t> bytes;
   REQUIRE_EQ(As<ge::PortableOp>(from.get())->Serialize(bytes), ge::GRAPH_SUCCESS);
   CHECK_TRUE(bytes.size() > 8);
@@ -543,6 +547,7 @@ TEST(Portable, SerializeDeserializeRoundTripsAndTheRestoredKernelsRun) {
     CHECK_TRUE(std::search(bytes.begin(), bytes.end(), bin.begin(), bin.end()) != bytes.end());
   }
   auto to = PulledOp();
+  REQUIRE_TRUE(to != nullptr);  // the library lists AddCustom in its own pull registry
   REQUIRE_EQ(As<ge::PortableOp>(to.get())->Deserialize(bytes), ge::GRAPH_SUCCESS);
   std::vector<uint8_t> again;
   REQUIRE_EQ(As<ge::PortableOp>(to.get())->Serialize(again), ge::GRAPH_SUCCESS);
@@ -558,6 +563,7 @@ TEST(Portable, SerializeDeserializeRoundTripsAndTheRestoredKernelsRun) {
 
 TEST(Portable, DeserializeRefusesBytesThatAreNoBundle) {
   auto op = PulledOp();
+  REQUIRE_TRUE(op != nullptr);  // the library lists AddCustom in its own pull registry
   ge::graphStatus st = ge::GRAPH_SUCCESS;
   const std::string err = CaptureStderr([&] { st = As<ge::PortableOp>(op.get())->Deserialize({1, 2, 3}); });
   CHECK_EQ(st, ge::GRAPH_FAILED);

@@ -28,7 +28,9 @@
 #include "graph/args_format_desc.h"
 #include "graph/custom_op.h"
 #include "graph/custom_op_factory.h"
+#include "graph/custom_op_load_context.h"
 #include "graph/custom_op_pull_registry.h"
+#include "graph/ge_local_context.h"
 #include "platform/platform_info.h"
 #include "acl/acl_rt.h"
 #include "recording_acl.h"
@@ -93,6 +95,13 @@ inline std::string WriteKernels(const test_support::TempDir &dir, const std::str
   return manifest;
 }
 
+// The GE library under test: the build's, or the one TF_GE_IN_LOOP_LIBRARY names (a mutant, a
+// link variant).
+inline std::string BuiltLibrary() {
+  const char *built = std::getenv("TF_GE_IN_LOOP_LIBRARY");
+  return built != nullptr && *built ? built : GE_IN_LOOP_LIBRARY;
+}
+
 // An installed package as the adapter expects to sit in: <tmp>/tf_ge_custom/opp/ is the OPP
 // root (kernels, and the GE library under op_graph/lib/linux/<arch>/); every other entry of
 // the package links to the real one named by TF_GE_IN_LOOP_PACKAGE, so that Compile's
@@ -127,9 +136,11 @@ struct Process {
     }
     const std::string lib_dir = "tf_ge_custom/opp/op_graph/lib/linux/" + std::string(kArch);
     dir.Write(lib_dir + "/.keep", std::string());
-    const char *built = std::getenv("TF_GE_IN_LOOP_LIBRARY");
     library_path = dir.path() + "/" + lib_dir + "/libtf_ge_custom_ge.so";
-    CopyFile(built != nullptr && *built ? built : GE_IN_LOOP_LIBRARY, library_path);
+    CopyFile(BuiltLibrary(), library_path);
+    // As on a host where the package is installed and its OPP root exported: what a library
+    // outside any OPP root (an OM's own copy) must not take its kernels from.
+    setenv("ASCEND_CUSTOM_OPP_PATH", opp.c_str(), 1);
     // As GE opens a custom-op library: its static registrations run now.
     library = dlopen(library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (library == nullptr) {
@@ -150,18 +161,70 @@ inline ge::BaseCustomOp *FactoryOp() {
   return ge::CustomOpFactory::CreateOrGetCustomOp(ge::AscendString(kOpType));
 }
 
-// A fresh instance, as the OM loader makes one: from the library's own pull registry.
-inline std::unique_ptr<ge::BaseCustomOp> PulledOp() {
-  auto count = reinterpret_cast<size_t (*)()>(dlsym(P().library, "GetRegisteredCustomOpCreatorNum"));
+// The creators a loaded copy of the library lists in its own pull registry (what GE's OM
+// loader takes from a model's copy: GetRegisteredCustomOpCreators, by dlsym on that copy).
+inline std::vector<ge::CustomOpTypeToCreator> CreatorsOf(void *library) {
+  auto count = reinterpret_cast<size_t (*)()>(dlsym(library, "GetRegisteredCustomOpCreatorNum"));
   auto get = reinterpret_cast<int32_t (*)(ge::CustomOpTypeToCreator *, size_t, size_t)>(
-      dlsym(P().library, "GetRegisteredCustomOpCreators"));
-  if (count == nullptr || get == nullptr) return nullptr;
+      dlsym(library, "GetRegisteredCustomOpCreators"));
+  if (count == nullptr || get == nullptr) return {};
   std::vector<ge::CustomOpTypeToCreator> creators(count());
-  if (get(creators.data(), creators.size(), sizeof(ge::CustomOpTypeToCreator)) != 0) return nullptr;
-  for (const auto &c : creators) {
+  if (get(creators.data(), creators.size(), sizeof(ge::CustomOpTypeToCreator)) != 0) return {};
+  return creators;
+}
+
+// A fresh AddCustom instance of that copy; null when it lists none.
+inline std::unique_ptr<ge::BaseCustomOp> FreshOpOf(void *library) {
+  for (const auto &c : CreatorsOf(library)) {
     if (std::string(c.op_type) == kOpType) return std::unique_ptr<ge::BaseCustomOp>(c.creator());
   }
   return nullptr;
+}
+
+// A fresh instance, as the OM loader makes one: from the library's own pull registry.
+inline std::unique_ptr<ge::BaseCustomOp> PulledOp() { return FreshOpOf(P().library); }
+
+// The op types a loaded copy of the library lists in its own pull registry.
+inline std::vector<std::string> PulledCreators(void *library) {
+  std::vector<std::string> names;
+  for (const auto &c : CreatorsOf(library)) names.push_back(c.op_type);
+  return names;
+}
+
+// Another installed package, as on the host that built a model: its own OPP root with the
+// kernels `write` puts there, and its own copy of the library, loaded as GE loads a custom-op
+// library offline (its registrations stay in its own pull registry, none reaches GE's factory,
+// where this process's package is registered already). Op() is a fresh instance of it.
+struct OtherPackage {
+  test_support::TempDir dir;
+  std::string opp, library_path;
+  void *library = nullptr;
+
+  template <typename Write>
+  explicit OtherPackage(Write write) {
+    opp = dir.path() + "/tf_ge_custom/opp";
+    write(dir, std::string("tf_ge_custom/opp"));
+    dir.Write("tf_ge_custom/kernels/.keep", std::string());
+    const std::string lib_dir = "tf_ge_custom/opp/op_graph/lib/linux/" + std::string(kArch);
+    dir.Write(lib_dir + "/.keep", std::string());
+    library_path = dir.path() + "/" + lib_dir + "/libtf_ge_custom_ge.so";
+    CopyFile(BuiltLibrary(), library_path);
+    ge::ScopedOfflineCustomOpSoLoadGuard offline;
+    library = dlopen(library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+      std::fprintf(stderr, "dlopen %s: %s\n", library_path.c_str(), dlerror());
+      std::abort();
+    }
+  }
+  std::unique_ptr<ge::BaseCustomOp> Op() const { return FreshOpOf(library); }
+};
+
+// The graph's own SoC in GE's context (GEThreadLocalContext's graph option ge.socVersion, GE's
+// own code), as GE sets it for the graph it builds on this thread; "" clears it.
+inline void SetGraphSoc(const std::string &soc) {
+  std::map<std::string, std::string> options;
+  if (!soc.empty()) options["ge.socVersion"] = soc;
+  ge::GetThreadLocalContext().SetGraphOption(options);
 }
 
 template <typename T>
@@ -340,12 +403,14 @@ inline ge::graphStatus InferDataType(ge::BaseCustomOp *op, ge::DataType dx, ge::
 
 // The platform GE's OpCompileContext::GetPlatformInfos hands out (the platform stand-in): the
 // SoC, and the NpuArch resource (none when empty).
+// vector_cores: the platform's SoCInfo vector_core_cnt ("": not said).
 inline void InstallPlatform(const std::string &optional_soc, const std::string &res_soc, uint32_t result = 0,
-                            const std::string &npu_arch = kNpuArch) {
+                            const std::string &npu_arch = kNpuArch, const std::string &vector_cores = "") {
   fe::PlatFormInfos platform;
   fe::OptionalInfos optional;
   if (!res_soc.empty()) platform.SetPlatformRes("version", "SoC_version", res_soc);
   if (!npu_arch.empty()) platform.SetPlatformRes("version", "NpuArch", npu_arch);
+  if (!vector_cores.empty()) platform.SetPlatformRes("SoCInfo", "vector_core_cnt", vector_cores);
   optional.SetSocVersion(optional_soc);
   fe::PlatformInfoManager::GeInstance().SetStandInPlatform(platform, optional, result);
 }

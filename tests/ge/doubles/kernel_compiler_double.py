@@ -34,6 +34,18 @@ FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", 
                         "manifests")
 
 
+def _elf_object():
+    """tests/fixtures/elf_object.py, loaded by path: the made-up npubins are ELF objects that
+    define their kernel's entry, as the GE library requires of any binary it loads."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "_elf_object", os.path.join(os.path.dirname(FIXTURES), "elf_object.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _templates():
     """A kernel entry of the shared fixtures per kind of variant: the flat layout (flat,
     scalar) and the tiled one (row/col/outer tiles)."""
@@ -47,7 +59,8 @@ def _templates():
 def fake_build(socs, dtypes, out_dir, ops=None, env=None, progress=None, variants=None, **_):
     """Stands in for tf_ge_custom.kernels.builder.build_kernels: writes <out>/<SoC>/ with a
     manifest the real reader accepts (every kernel variant of the op, or ``variants``) and
-    whose key fields are what the cache expects; the npubins are made-up bytes."""
+    whose key fields are what the cache expects; the npubins are made-up bytes in minimal ELF
+    objects defining each kernel's entry."""
     from tf_ge_custom import kernel_manifest, op_def
     from tf_ge_custom.kernels import cache, socs as soc_table
 
@@ -58,6 +71,7 @@ def fake_build(socs, dtypes, out_dir, ops=None, env=None, progress=None, variant
     counter = env.get("TF_GE_CUSTOM_DOUBLE_COUNT")
     delay = float(env.get("TF_GE_CUSTOM_DOUBLE_SLEEP") or 0)
     flat, tiled = _templates()
+    elf = _elf_object()
     for soc in socs:
         folder = os.path.join(out_dir, soc)
         os.makedirs(folder)
@@ -68,7 +82,8 @@ def fake_build(socs, dtypes, out_dir, ops=None, env=None, progress=None, variant
                     f.write("%d %s %s\n" % (os.getpid(), soc, dtype))
             time.sleep(delay)
             for variant in chosen:
-                binary = ("double npubin %s %s %s\n" % (soc, variant.name, dtype)).encode() * 64
+                binary = elf.elf_object([op.entry_name(variant.name, dtype)],
+                                        ("double npubin %s %s %s\n" % (soc, variant.name, dtype)).encode() * 64)
                 name = op.binary_name(variant.name, dtype)
                 with open(os.path.join(folder, name), "wb") as f:
                     f.write(binary[:len(binary) // 2])
@@ -84,7 +99,7 @@ def fake_build(socs, dtypes, out_dir, ops=None, env=None, progress=None, variant
                                      max_programs=soc_table.get(soc).vector_cores)
                 kernels.append(entry)
         document = {"format": kernel_manifest.FORMAT, "version": kernel_manifest.VERSION,
-                    "soc": soc, "vector_core_count": soc_table.get(soc).vector_cores,
+                    "entry_naming": kernel_manifest.kernel_contract.ENTRY_NAMING, "soc": soc, "vector_core_count": soc_table.get(soc).vector_cores,
                     "toolchain": ident.toolchain,
                     "kernel_source_sha256": ident.kernel_source_sha256, "kernels": kernels}
         with open(os.path.join(folder, "manifest.json"), "w") as f:

@@ -121,8 +121,11 @@ struct LaunchDeclaration {
 // elements with a grid of 1 (GE refuses a declaration without a launch; the kernel's loop
 // runs no iteration). Refusals name the variant, the SoC, the dtype and, for a shape, the
 // shapes. Reuses *out: no allocation once it has declared a call of that kernel.
+// target_vector_cores: the vector cores of the SoC the graph is built for (Compile's platform
+// info), which cap the programs of the launch as the running device's cap Execute's
+// (ProgramCap); 0 when unknown: the manifest's max_programs.
 Status DeclareLaunch(const KernelCall &call, const std::string &soc, KernelRegistry &registry,
-                     DeclarationRuntime &runtime, LaunchDeclaration *out);
+                     DeclarationRuntime &runtime, LaunchDeclaration *out, int64_t target_vector_cores = 0);
 
 // "[4096, 4096]"
 std::string ShapeText(const std::vector<int64_t> &dims);

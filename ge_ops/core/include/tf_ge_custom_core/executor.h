@@ -61,6 +61,11 @@ Result<KernelCall> PrepareCall(const OpDefinition &op, const DTypeDefinition &dt
 Status PrepareCall(const OpDefinition &op, const DTypeDefinition &dtype, const std::vector<int64_t> &x,
                    const std::vector<int64_t> &y, KernelCall *call);
 
+// The programs per launch of entry on a target of `cores` vector cores: the cores, bounded by
+// the grid limit and, for kernels with 32-bit index arguments, by what keeps
+// max_elements_per_launch + block * programs below 2^31.
+int64_t ProgramCap(const KernelEntry &entry, int64_t cores);
+
 // Picks the kernel of call.choice's variant for the current SoC and call.dtype, loads it once
 // per device, plans the launches, packs each one's arguments and launches them. 0 elements:
 // nothing at all. Refusals name the failing step or API, its error, the variant, the SoC and

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "tf_ge_custom_core/kernel_registry.h"
 #include "tf_ge_custom_core/status.h"
@@ -33,6 +34,18 @@ class KernelLoader {
   virtual Status LoadKernel(int32_t device, const KernelBinary &kernel, LoadedKernel *out) = 0;
 };
 
+// What one device reports under one runtime context, which cannot change while that context
+// lives: asked of the runtime once per (device, context), then read from here, so a steady
+// Execute asks ACL nothing about the device (docs/ge-library.md, "Programs per launch").
+struct DeviceFacts {
+  bool has_soc = false;
+  std::string soc;  // aclrtGetSocName
+  bool has_cores = false;
+  int64_t vector_cores = 0;  // the program cap; 0: the device cannot say (executor.cc)
+  bool has_sync = false;
+  uint64_t sync_address = 0;  // aclrtGetHardwareSyncAddr: the ffts slot's value
+};
+
 class KernelCache {
  public:
   Result<LoadedKernel> GetOrLoad(int32_t device, uint64_t context, const KernelBinary &kernel, KernelLoader &loader);
@@ -43,6 +56,11 @@ class KernelCache {
   // freed it already, and an unload could hit a handle of the new context).
   void Forget(int32_t device, uint64_t context, const KernelBinary &kernel);
   size_t loaded_count();
+
+  // The facts kept for (device, context): the same object for the life of the cache (made on
+  // first use, the only allocation), filled by the caller while it holds facts_mutex().
+  DeviceFacts *Facts(int32_t device, uint64_t context);
+  std::mutex &facts_mutex() { return facts_mutex_; }
 
   // The one cache of the process: every AddCustom instance (GE makes one per op type, and
   // one per loaded model) shares it, so a model reload never loads a binary again.
@@ -60,6 +78,8 @@ class KernelCache {
   };
   std::mutex mutex_;
   std::map<Key, std::shared_ptr<Slot>> slots_;
+  std::mutex facts_mutex_;
+  std::map<std::pair<int32_t, uint64_t>, std::unique_ptr<DeviceFacts>> facts_;
 };
 
 }  // namespace core

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -57,8 +58,9 @@ class KernelRegistry {
   static Result<std::shared_ptr<KernelRegistry>> FromSerialized(const std::vector<uint8_t> &bytes);
   // A model's kernels (the serialized format) added to this registry, which keeps its OPP
   // root, bundles and compiled sets: what PortableOp::Deserialize does on an instance that
-  // may also compile (GE's CustomOpFactory::LoadCustomOpsPartition deserializes into the one
-  // instance it holds). Everything is validated first (FromSerialized); then each of the
+  // also compiles, when the model's kernels agree with this registry's (HEAD's OM2 code
+  // deserializes every model into the one instance GE's factory holds; model_kernels.h keeps a
+  // model whose kernels differ apart). Everything is validated first (FromSerialized); then each of the
   // model's kernel sets is added when it holds a kernel the registry lacks (the package's set
   // of that SoC, read now, comes first: answers given before stay as they were), and each
   // served board the registry does not serve yet is served as the model says.
@@ -113,6 +115,24 @@ class KernelRegistry {
   // for the kernel set answering (soc, op, dtype), or "" when none does.
   std::string SourceOf(const std::string &soc, const std::string &op, const std::string &dtype);
 
+  // The graph node `node` of op type `op` took the kernels Compile chose for it: Serialize
+  // names it in the model (bundle.h, BundleNode), so that an instance serving several models
+  // can tell which model a node belongs to (model_kernels.h).
+  void RecordNode(const std::string &node, const std::string &op);
+  // The nodes recorded (RecordNode), or those a deserialized model names: (node, op), sorted.
+  std::vector<std::pair<std::string, std::string>> Nodes();
+  bool HasNode(const std::string &node);
+
+  // Where this registry and model answer one (SoC or board, op, variant, dtype) with
+  // different bytes, one phrase each ("SoC Ascend910B1 AddCustom/flat/float32: the model's
+  // sha256 1a2b3c4d..., this process's 5e6f7a8b... from the package (...)"), at most `limit`;
+  // *count gets how many there are. Keys only one of the two answers are no difference.
+  std::vector<std::string> DifferingAnswers(KernelRegistry &model, size_t limit, size_t *count);
+
+  // Why each kernel set of another entry naming was passed over (manifest.h, kOutdated), one
+  // line per SoC: the package's or a bundle's sets read so far, or a model's.
+  std::vector<std::string> OutdatedSets();
+
   std::vector<std::string> Socs();  // sorted
   const std::string &origin() const { return origin_; }  // for messages
 
@@ -162,9 +182,12 @@ class KernelRegistry {
   // (board, op, dtype) -> the SoC whose kernel set it takes (Serve, AddCompiled, a model's)
   std::map<std::tuple<std::string, std::string, std::string>, std::string> served_by_;
   std::map<std::string, SocKernels> socs_;
+  // SoCs whose only kernel sets are of another entry naming (manifest.h, kOutdated): absent.
+  std::map<std::string, Status> outdated_;
   // Further kernel sets per SoC: compiled on this host, or a model's later sections.
   std::map<std::string, std::vector<SocKernels>> compiled_;
   bool any_chosen_ = false;
+  std::set<std::pair<std::string, std::string>> nodes_;  // (node, op): RecordNode, or a model's
 };
 
 }  // namespace core

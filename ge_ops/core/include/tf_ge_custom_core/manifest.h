@@ -48,6 +48,8 @@ struct KernelEntry {
   int64_t binary_size = 0;
   std::string sha256;
   BinaryMagic magic = BinaryMagic::kElfVectorCore;  // from mix_mode (kMixModes)
+  // The runtime also finds the entry under entry + this (kMixModes): "_mix_aiv" for aiv.
+  const char *entry_suffix = "_mix_aiv";
   std::vector<int64_t> block;  // the variant's: {elements} or {rows, cols} per loop iteration
   int64_t max_programs = 0;
   int64_t max_grid = 0;
@@ -59,6 +61,9 @@ struct KernelEntry {
 };
 
 struct KernelManifest {
+  // How its entries are named (kernel_contract.py, ENTRY_NAMING): the field "entry_naming",
+  // else read from the entries themselves. ParseManifest returns only this library's naming.
+  int64_t entry_naming = kEntryNaming;
   std::string soc;
   std::string architecture;  // "dav-2201"; empty when the manifest does not record it
   std::vector<KernelEntry> kernels;
@@ -73,9 +78,15 @@ struct ManifestCheck {
   std::string binary_dir;
 };
 
-// Read manifest text. Refusals: kBadVersion (format or version), kBadManifest, and with a
-// binary_dir kChecksum.
+// Read manifest text. Refusals: kBadVersion (format or version), kOutdated (a set written
+// under another entry naming: "entry_naming" other than kEntryNaming, or, without the field,
+// every entry named as the first naming named it, after its @triton.jit function; a caller
+// treats it as absent), kBadManifest, and with a binary_dir kChecksum and kNoEntrySymbol.
 Result<KernelManifest> ParseManifest(const std::string &text, const ManifestCheck &check);
+
+// The "soc" of manifest text, or "" when the text has none (for messages about a set that
+// ParseManifest refused).
+std::string ManifestSoc(const std::string &text);
 
 // Read a manifest file (kIo when it cannot be read). For <dir>/manifest.json the folder name
 // must equal "soc" and the binaries sit beside it; for any other <dir>/<name>.json (the
@@ -91,8 +102,17 @@ bool IsArchitectureName(const std::string &name);
 // empty when it is empty or not such a name.
 std::string NormalizeArchitecture(const std::string &npu_arch);
 
-// Size and sha256 of bytes against an entry; a kChecksum refusal names what differs.
+// A count as a platform resource spells it ("40"): decimal digits only, in [1, 2^31); 0 for
+// anything else (empty, signed, spaced, too large), which callers read as "not said".
+int64_t ParseCount(const std::string &text);
+
+// Size and sha256 of bytes against an entry (a kChecksum refusal names what differs), then
+// the entry's own symbol in them (elf_symbols.h; kNoEntrySymbol says what the binary has).
 Status VerifyBinary(const KernelEntry &entry, const std::string &soc, const std::vector<uint8_t> &bytes);
+
+// Whether a refusal means "the kernels are not there" (unknown SoC, missing dtype or
+// variant, IR only, written under another entry naming) rather than "there but damaged".
+bool IsAbsent(Code code);
 
 }  // namespace core
 }  // namespace tf_ge_custom

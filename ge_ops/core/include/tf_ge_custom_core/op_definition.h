@@ -35,6 +35,9 @@ struct KernelVariantDefinition {
   // The kernel's symbol in the npubin per dtype, in the op's dtype order: one name per
   // (op, variant, dtype), since a GE model keeps one binary per kernel name.
   std::vector<std::string> entry_names;
+  // The @triton.jit function computing the variant: under the first entry naming
+  // (kernel_contract.py, ENTRY_NAMING) every dtype's kernel of the variant had this name.
+  std::string function;
 
   int64_t block_elements() const;
   bool tiled() const { return block.size() == 2; }

@@ -24,6 +24,8 @@ enum class Code {
   kIo,            // a file cannot be read
   kBadManifest,   // a kernel manifest this library cannot use
   kChecksum,      // a kernel binary's size or sha256 differs from its manifest
+  kNoEntrySymbol, // a kernel binary that defines no global function named its entry (elf_symbols.h)
+  kOutdated,      // a kernel set or model written under an earlier entry naming: treated as absent
   kOversized,     // serialized kernels beyond the size limits
   kTruncated,     // serialized kernels cut short
   kBadMagic,      // serialized data that is not this package's kernels
@@ -32,6 +34,7 @@ enum class Code {
   kOutOfRange,    // a count, size or grid that does not fit what the kernel or launch takes
   kUnsupported,   // valid, but beyond what this library does (e.g. a lock value memset cannot write)
   kLocation,      // the GE library is not where an OPP root keeps it
+  kConflict,      // two models' kernels under one key that the library cannot keep apart (model_kernels.h)
   kUntrusted,     // a path the trust rule refuses (trust.h): another user's, writable by others, ...
   kRuntime,       // a runtime call (ACL, GE's execution context) failed: api() names it
   kInternal,      // a broken invariant or an exception

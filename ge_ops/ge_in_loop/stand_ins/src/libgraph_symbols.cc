@@ -6,7 +6,6 @@
 //     (an output named like an input is refused there on a real toolkit): NOT EXERCISED.
 //   - the OpDesc members behind that check and GetOpDescFromOperator are then never called;
 //     each aborts naming itself if it ever is, so a change in GE's sources shows up here.
-//   - GEContext::GetOption knows no options (GRAPH_FAILED, as for an unset one).
 //   - ArgsFormatDesc::Parse / Serialize (args_format_desc_utils.cc's string forms of an
 //     argument format, which need an OpDesc) abort if called: the annotated-args code built
 //     here appends descriptors, never parses one.
@@ -17,7 +16,6 @@
 #include <string>
 
 #include "graph/args_format_desc.h"
-#include "graph/ge_context.h"
 #include "graph/op_desc.h"
 #include "graph/operator_factory.h"
 #include "graph/operator_factory_impl.h"
@@ -41,12 +39,6 @@ OpDescPtr OpDescUtils::GetOpDescFromOperator(const Operator &) { NotExpected("Op
 std::string OpDesc::GetOutputNameByIndex(uint32_t) const { NotExpected("OpDesc::GetOutputNameByIndex"); }
 std::string OpDesc::GetInputNameByIndex(uint32_t) const { NotExpected("OpDesc::GetInputNameByIndex"); }
 int32_t OpDesc::GetInputIndexByName(const std::string &) const { NotExpected("OpDesc::GetInputIndexByName"); }
-
-GEContext &GetContext() {
-  static GEContext context;
-  return context;
-}
-graphStatus GEContext::GetOption(const std::string &, std::string &) { return GRAPH_FAILED; }
 
 void OperatorFactoryImpl::RemoveCustomOpCreators(const std::vector<std::string> &) {}
 

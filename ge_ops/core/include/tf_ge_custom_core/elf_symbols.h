@@ -1,0 +1,55 @@
+// The symbol an npubin defines for its kernel: the runtime finds the function to launch by
+// exact name in the binary (aclrtBinaryGetFunction; hicann/runtime also accepts the name
+// with a "_mix_aiv" / "_mix_aic" suffix), so a binary that does not define the entry the
+// manifest names would first fail when a model runs. Checked wherever a kernel binary is
+// verified (VerifyBinary, manifest.h): the package's sets, the per-user cache, a bundle of
+// TF_GE_CUSTOM_KERNELS and a model's serialized kernels. The kernel builder checks the same
+// before it writes a manifest (kernels/elf_symbols.py).
+//
+// The reader takes ELF files of either class (32/64-bit) and byte order, looks through every
+// symbol table section (.symtab and .dynsym) and never reads outside the bytes it is given:
+// every offset, size and count is checked against what is there, in 64-bit arithmetic that
+// cannot wrap.
+#ifndef TF_GE_CUSTOM_CORE_ELF_SYMBOLS_H_
+#define TF_GE_CUSTOM_CORE_ELF_SYMBOLS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tf_ge_custom {
+namespace core {
+
+// What FindFunction saw.
+enum class ElfVerdict {
+  kFound,          // a defined global function of one of the names
+  kNotElf,         // no ELF magic, or an ELF class / byte order that does not exist
+  kTruncated,      // a header, section table, symbol table or name runs past the end
+  kNoSymbolTable,  // no .symtab or .dynsym (a stripped binary)
+  kMissing,        // symbol tables, but none defines a global function of the names
+};
+
+struct ElfLookup {
+  ElfVerdict verdict = ElfVerdict::kNotElf;
+  std::string found;  // kFound: the name that matched
+  // kMissing: up to three defined global functions there are, for the message
+  std::vector<std::string> functions;
+  uint64_t function_count = 0;  // kMissing: how many defined global functions there are
+};
+
+// Looks for a defined (section index not SHN_UNDEF) symbol of type STT_FUNC and binding
+// STB_GLOBAL named exactly one of names.
+ElfLookup FindFunction(const uint8_t *data, size_t size, const std::vector<std::string> &names);
+
+// The names the runtime finds the entry of a kernel under: the entry itself, then entry +
+// "_mix_aiv" (vector-core kernels) or entry + "_mix_aic" (AI-core and mixed ones).
+std::vector<std::string> EntrySymbolNames(const std::string &entry, bool vector_core);
+
+// One phrase for a lookup that did not find the entry ("has no symbol table (stripped?)", ...).
+std::string DescribeMiss(const ElfLookup &lookup, const std::vector<std::string> &names);
+
+}  // namespace core
+}  // namespace tf_ge_custom
+
+#endif  // TF_GE_CUSTOM_CORE_ELF_SYMBOLS_H_

@@ -1,0 +1,292 @@
+// The whole models of GE in the loop (tests/ge/fixtures/*.nodes.json, read by TensorFlow from
+// the frozen graphs the package's export wrote) and how a case drives them through GE's code:
+// a graph build (Compile for every node, then DeclareLaunchArgs for every node, as GE's
+// custom-engine optimizer compiles each node of a graph before any task exists), and Execute
+// for every node, each declaration and launch checked against the launch
+// tests/ge/launch_oracle.py works out from docs/kernels.md's rules (TF_GE_IN_LOOP_MODELS
+// names the scenario it wrote), every argument byte against harness.h's hand-written 64- and
+// 104-byte layouts. GE's OM loader (om_loader.h) and the cases are in the *_tests.cc files.
+#ifndef TF_GE_CUSTOM_GE_IN_LOOP_WHOLE_MODELS_H_
+#define TF_GE_CUSTOM_GE_IN_LOOP_WHOLE_MODELS_H_
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness.h"
+#include "testing.h"
+
+namespace whole_models {
+
+using namespace harness;
+
+// What caps the programs of a launch (written out from where the values are set): the
+// declared launch takes the manifest's grid.max_programs (test_support.cc writes 40) unless
+// Compile's platform names the target's vector cores, Execute the device's vector cores (the
+// recording ACL answers 48).
+constexpr uint64_t kManifestPrograms = 40;
+constexpr uint64_t kDeviceVectorCores = 48;
+
+struct Node {
+  std::string name, dtype, variant, kernel_name;
+  ge::DataType ge_dtype = ge::DT_UNDEFINED;
+  std::vector<int64_t> x, y, z;
+  std::vector<int> operands;
+  bool tiled = false;
+  uint64_t n = 0, tiles = 0;
+  std::vector<uint64_t> dims, strides;
+};
+
+struct Model {
+  std::string name;
+  std::vector<Node> nodes;
+};
+
+inline ge::DataType GeDType(const std::string &name) {
+  if (name == "float32") return ge::DT_FLOAT;
+  if (name == "float16") return ge::DT_FLOAT16;
+  if (name == "bfloat16") return ge::DT_BF16;
+  if (name == "int32") return ge::DT_INT32;
+  return ge::DT_UNDEFINED;
+}
+
+// The scenario tests/ge/launch_oracle.py wrote; empty (and *why set) without one.
+inline std::vector<Model> ReadModels(std::string *why) {
+  const char *path = std::getenv("TF_GE_IN_LOOP_MODELS");
+  if (path == nullptr || *path == '\0') {
+    *why = "TF_GE_IN_LOOP_MODELS is unset (tests/ge/test_ge_in_loop.py writes the scenario)";
+    return {};
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, false);
+  if (doc.is_discarded() || !doc.contains("models")) {
+    *why = std::string("cannot read the scenario ") + path;
+    return {};
+  }
+  std::vector<Model> models;
+  for (const auto &m : doc["models"]) {
+    Model model;
+    model.name = m["name"].get<std::string>();
+    for (const auto &n : m["nodes"]) {
+      Node node;
+      node.name = n["name"].get<std::string>();
+      node.dtype = n["dtype"].get<std::string>();
+      node.ge_dtype = GeDType(node.dtype);
+      node.x = n["x"].get<std::vector<int64_t>>();
+      node.y = n["y"].get<std::vector<int64_t>>();
+      node.z = n["z"].get<std::vector<int64_t>>();
+      const auto &l = n["launch"];
+      node.variant = l["variant"].get<std::string>();
+      node.kernel_name = l["kernel_name"].get<std::string>();
+      node.operands = l["operands"].get<std::vector<int>>();
+      node.tiled = l["tiled"].get<bool>();
+      node.n = l["n"].get<uint64_t>();
+      node.tiles = l["tiles"].get<uint64_t>();
+      node.dims = l["dims"].get<std::vector<uint64_t>>();
+      node.strides = l["strides"].get<std::vector<uint64_t>>();
+      model.nodes.push_back(std::move(node));
+    }
+    models.push_back(std::move(model));
+  }
+  if (models.empty()) *why = std::string("the scenario ") + path + " holds no model";
+  return models;
+}
+
+inline const std::vector<Model> &AllModels() {
+  static std::string why;
+  static const std::vector<Model> models = ReadModels(&why);
+  if (models.empty()) std::fprintf(stderr, "whole-model cases: %s\n", why.c_str());
+  return models;
+}
+
+inline const Model *Find(const std::string &name) {
+  for (const Model &m : AllModels()) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+inline const char *const kModelNames[] = {"resnet50", "mobilenet_v2", "transformer_encoder"};
+
+// What went wrong, one line each (collected, so that threads can run the checks too).
+using Problems = std::vector<std::string>;
+
+inline void Expect(Problems *p, bool ok, const std::string &what) {
+  if (!ok) p->push_back(what);
+}
+
+inline std::string Hex(const std::vector<uint8_t> &b) {
+  static const char *digits = "0123456789abcdef";
+  std::string s;
+  for (uint8_t c : b) {
+    s += digits[c >> 4];
+    s += digits[c & 15];
+  }
+  return s;
+}
+
+inline uint64_t InputAddress(int input) { return input == 0 ? kX : kY; }  // the calls give x kX, y kY
+
+// The bytes a node's kernel must have: (dtype, variant) -> npubin.
+using BytesOf = std::function<std::vector<uint8_t>(const std::string &dtype, const std::string &variant)>;
+
+// The package's own npubins of soc (harness.h writes test_support's fake ones).
+inline BytesOf PackageBytes(const std::string &soc) {
+  return [soc](const std::string &dtype, const std::string &variant) { return test_support::FakeBinary(soc, dtype, variant); };
+}
+
+// The launch's argument bytes by harness.h's hand-written layouts: kernel operand a reads op
+// input operands[0]; a declared launch has its ffts word 0 (core/declared_launch.h).
+inline std::vector<uint8_t> ExpectedArgs(const Node &n, uint64_t z, uint64_t programs, bool declared) {
+  const uint32_t grid = static_cast<uint32_t>(std::min<uint64_t>(n.tiles, programs));
+  const uint64_t a = InputAddress(n.operands[0]), b = InputAddress(n.operands[1]);
+  std::vector<uint8_t> bytes = n.tiled ? TiledArgs(a, b, z, n.dims, n.strides, grid) : FlatArgs(a, b, z, n.n, grid);
+  if (declared) std::fill(bytes.begin(), bytes.begin() + 8, 0);
+  return bytes;
+}
+
+// The descriptors GE's handler records: ffts, lock and workspace as values, the two operands'
+// op inputs and the output, then the value words (8 bytes each) after them.
+inline std::string ExpectedDescs(const Node &n) {
+  std::string s = "c c c " + InputDesc(n.operands[0]) + " " + InputDesc(n.operands[1]) + " " + OutputDesc(0);
+  for (int w = 0; w < (n.tiled ? 7 : 2); ++w) s += " c";
+  return s;
+}
+
+inline std::string What(const Model &m, const Node &n, const std::string &board, const char *step) {
+  return m.name + " " + n.name + " (" + n.dtype + " " + n.variant + ") on " + board + ", " + step + ": ";
+}
+
+// One graph build of m for board (the platform stand-in names it, and GE's context option
+// ge.socVersion on this thread, as GE sets it for the graph): Compile every node, then declare
+// every node; every declaration checked against the oracle, with bytes(dtype, variant) the
+// npubin and `programs` the cap of the grid. *names gets each kernel name declared with the
+// bytes it carried. No stderr capture: callable from several threads.
+inline void BuildGraph(ge::BaseCustomOp *op, const Model &m, const std::string &board, const BytesOf &bytes,
+                       Problems *p, std::map<std::string, std::vector<uint8_t>> *names,
+                       uint64_t programs = kManifestPrograms) {
+  SetGraphSoc(board);
+  for (const Node &n : m.nodes) {
+    const ge::graphStatus st = Compile(op, n.ge_dtype, n.ge_dtype, n.name);
+    Expect(p, st == ge::GRAPH_SUCCESS, What(m, n, board, "Compile") + "refused");
+  }
+  for (const Node &n : m.nodes) {
+    const std::string what = What(m, n, board, "DeclareLaunchArgs");
+    AnnotatedCall call(n.x, n.y, n.z, n.ge_dtype, 5, n.name);
+    if (As<ge::AnnotatedArgsOp>(op)->DeclareLaunchArgs(call.ctx()) != ge::GRAPH_SUCCESS) {
+      p->push_back(what + "refused");
+      continue;
+    }
+    const std::vector<RecordedDeclaration> d = call.Declared();
+    if (d.size() != 1) {
+      p->push_back(what + std::to_string(d.size()) + " launches declared");
+      continue;
+    }
+    Expect(p, d[0].kernel_name == n.kernel_name, what + "kernel " + d[0].kernel_name + ", expected " + n.kernel_name);
+    Expect(p, d[0].kernel_bin == bytes(n.dtype, n.variant), what + "the bytes are not the " + n.variant + " " + n.dtype +
+                                                                 " npubin the model must carry");
+    const uint64_t grid = std::min<uint64_t>(n.tiles, programs);
+    Expect(p, d[0].block_dim == grid, what + "block dim " + std::to_string(d[0].block_dim) + ", expected " +
+                                          std::to_string(grid));
+    Expect(p, d[0].stream_id == 5u, what + "stream " + std::to_string(d[0].stream_id));
+    Expect(p, DescString(d[0].descs) == ExpectedDescs(n),
+           what + "descriptors " + DescString(d[0].descs) + ", expected " + ExpectedDescs(n));
+    const std::vector<uint8_t> args = ExpectedArgs(n, AnnotatedCall::kZ, programs, true);
+    Expect(p, d[0].args == args, what + "words " + Hex(d[0].args) + ", expected " + Hex(args));
+    const auto first = names->emplace(d[0].kernel_name, d[0].kernel_bin);
+    Expect(p, first.first->second == d[0].kernel_bin, what + "kernel name " + d[0].kernel_name +
+                                                          " declared with two binaries in one graph");
+  }
+  SetGraphSoc("");
+}
+
+// Execute every node of m on a fresh device reporting board, through op_of(node) (the one
+// instance, or a model's registry's instance); each launch checked against the oracle, with
+// the loaded bytes bytes(dtype, variant) and the function its kernel name.
+inline void ExecuteAll(const std::function<ge::BaseCustomOp *(const Node &)> &op_of, const Model &m,
+                       const std::string &board, const BytesOf &bytes, Problems *p, int *launched) {
+  recording_acl::Reset(OnFreshDevice(board));
+  for (const Node &n : m.nodes) {
+    const std::string what = What(m, n, board, "Execute");
+    ge::BaseCustomOp *op = op_of(n);
+    if (op == nullptr || As<ge::EagerExecuteOp>(op) == nullptr) {
+      p->push_back(what + "no EagerExecuteOp for the node");
+      continue;
+    }
+    const size_t before = recording_acl::Take().launches.size();
+    EagerCall call(n.x, n.y, n.ge_dtype, n.ge_dtype, n.name);
+    ge::graphStatus st = ge::GRAPH_FAILED;
+    const std::string err = CaptureStderr([&] { st = As<ge::EagerExecuteOp>(op)->Execute(call.ctx()); });
+    if (st != ge::GRAPH_SUCCESS) {
+      p->push_back(what + "refused: " + err);
+      continue;
+    }
+    const recording_acl::Record r = recording_acl::Take();
+    if (r.launches.size() != before + 1) {
+      p->push_back(what + std::to_string(r.launches.size() - before) + " launches");
+      continue;
+    }
+    ++*launched;
+    const recording_acl::Launch &l = r.launches.back();
+    Expect(p, DimsOf(call.z.GetStorageShape()) == n.z, what + "output shape");
+    Expect(p, l.stream == call.stream, what + "stream");
+    const uint64_t grid = std::min<uint64_t>(n.tiles, kDeviceVectorCores);
+    Expect(p, l.block_dim == grid, what + "block dim " + std::to_string(l.block_dim) + ", expected " +
+                                       std::to_string(grid));
+    const std::vector<uint8_t> args = ExpectedArgs(n, call.allocator.last, kDeviceVectorCores, false);
+    Expect(p, l.args == args, what + "args " + Hex(l.args) + ", expected " + Hex(args));
+    const recording_acl::GetFunction *fn = nullptr;
+    for (const auto &f : r.functions) {
+      if (f.function == l.function) fn = &f;
+    }
+    if (fn == nullptr) {
+      p->push_back(what + "launched a function no aclrtBinaryGetFunction gave");
+      continue;
+    }
+    Expect(p, fn->entry == n.kernel_name, what + "function " + fn->entry + ", expected " + n.kernel_name);
+    for (const auto &load : r.loads) {
+      if (load.binary == fn->binary) {
+        Expect(p, load.bytes == bytes(n.dtype, n.variant),
+               what + "loaded other bytes than the " + n.variant + " " + n.dtype + " npubin the model carries");
+      }
+    }
+  }
+}
+
+inline void ExecuteAll(ge::BaseCustomOp *op, const Model &m, const std::string &board, const BytesOf &bytes,
+                       Problems *p, int *launched) {
+  ExecuteAll([op](const Node &) { return op; }, m, board, bytes, p, launched);
+}
+
+inline std::string Summary(const Model &m, const std::map<std::string, std::vector<uint8_t>> &names, int launched) {
+  std::set<std::string> variants, dtypes;
+  for (const Node &n : m.nodes) {
+    variants.insert(n.variant);
+    dtypes.insert(n.dtype);
+  }
+  std::string v, d;
+  for (const auto &s : variants) v += (v.empty() ? "" : ",") + s;
+  for (const auto &s : dtypes) d += (d.empty() ? "" : ",") + s;
+  return m.name + ": " + std::to_string(m.nodes.size()) + " AddCustom nodes, " + std::to_string(variants.size()) +
+         " variants (" + v + "), dtypes " + d + ", " + std::to_string(names.size()) + " kernel names, " +
+         std::to_string(launched) + " launches checked";
+}
+
+inline void Report(Problems &p) {
+  for (size_t i = 0; i < p.size() && i < 20; ++i) testing::RecordFailure(__FILE__, __LINE__, p[i]);
+  if (p.size() > 20) testing::RecordFailure(__FILE__, __LINE__, std::to_string(p.size() - 20) + " more problems");
+}
+
+}  // namespace whole_models
+
+#endif  // TF_GE_CUSTOM_GE_IN_LOOP_WHOLE_MODELS_H_

@@ -1,0 +1,217 @@
+// The npubin's own symbol (elf_symbols.h): real ELF objects made by this machine's C compiler
+// and strip (the right name, a wrong one, a local or undefined one, stripped, a shared object
+// whose only table is .dynsym), not ELF, cut short; hand-written objects of the other classes
+// and byte order (test_support's ElfObject); every byte of a real object flipped and every
+// cut, never read out of bounds (also under ASan + UBSan); and the reader where the library
+// verifies a binary: a kernel set whose npubin does not define its entry is refused by name.
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "test_support.h"
+#include "testing.h"
+#include "tf_ge_custom_core/elf_symbols.h"
+#include "tf_ge_custom_core/kernel_registry.h"
+#include "tf_ge_custom_core/manifest.h"
+
+using namespace tf_ge_custom::core;
+using test_support::TempDir;
+
+namespace {
+
+const std::string kEntry = "tf_ge_custom_add_custom_flat_float32";
+
+std::vector<uint8_t> ReadAll(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// `cc -x c` of source into dir/name (flags: "-c" for an object, "-shared -fPIC" for a library);
+// empty when the compiler fails (the case then fails on its own checks).
+std::vector<uint8_t> Compile(const TempDir &dir, const std::string &name, const std::string &source,
+                             const std::string &flags = "-c") {
+  dir.Write(name + ".c", source);
+  const std::string out = dir.path() + "/" + name;
+  const std::string cmd = std::string("'") + TF_GE_CUSTOM_TEST_CC + "' -x c " + flags + " -O1 -o '" + out + "' '" +
+                          dir.path() + "/" + name + ".c' 2>&1";
+  if (std::system(cmd.c_str()) != 0) {
+    std::fprintf(stderr, "compiling %s failed: %s\n", name.c_str(), cmd.c_str());
+    return {};
+  }
+  return ReadAll(out);
+}
+
+std::vector<uint8_t> Strip(const TempDir &dir, const std::string &name) {
+  const std::string path = dir.path() + "/" + name;
+  const std::string cmd = std::string("'") + TF_GE_CUSTOM_TEST_STRIP + "' --strip-all '" + path + "' 2>&1";
+  if (std::system(cmd.c_str()) != 0) return {};
+  return ReadAll(path);
+}
+
+ElfLookup Find(const std::vector<uint8_t> &bytes, const std::string &entry = kEntry) {
+  return FindFunction(bytes.data(), bytes.size(), EntrySymbolNames(entry, true));
+}
+
+const char *VerdictName(ElfVerdict v) {
+  switch (v) {
+    case ElfVerdict::kFound: return "found";
+    case ElfVerdict::kNotElf: return "not_elf";
+    case ElfVerdict::kTruncated: return "truncated";
+    case ElfVerdict::kNoSymbolTable: return "no_symbol_table";
+    case ElfVerdict::kMissing: return "missing";
+  }
+  return "?";
+}
+
+std::string V(const ElfLookup &l) { return VerdictName(l.verdict); }
+
+}  // namespace
+
+TEST(ElfSymbols, ACompiledFunctionOfTheEntryNameIsFound) {
+  TempDir dir;
+  const auto object = Compile(dir, "right.o", "int " + kEntry + "(int x) { return x + 1; }\n");
+  REQUIRE_TRUE(!object.empty());
+  const ElfLookup l = Find(object);
+  CHECK_EQ(V(l), std::string("found"));
+  CHECK_EQ(l.found, kEntry);
+}
+
+TEST(ElfSymbols, TheMixAivSuffixIsTheRuntimesOtherNameOfTheEntry) {
+  TempDir dir;
+  const auto object = Compile(dir, "mix.o", "int " + kEntry + "_mix_aiv(int x) { return x; }\n");
+  CHECK_EQ(Find(object).found, kEntry + "_mix_aiv");
+  // A cube (aic) kernel is found under _mix_aic, not _mix_aiv.
+  const std::vector<std::string> cube = EntrySymbolNames(kEntry, false);
+  CHECK_EQ(cube[1], kEntry + "_mix_aic");
+  CHECK_EQ(V(FindFunction(object.data(), object.size(), cube)), std::string("missing"));
+}
+
+TEST(ElfSymbols, AnotherNameIsMissingAndTheMessageNamesWhatIsThere) {
+  TempDir dir;
+  // The old shared name, a longer name with the entry as its prefix, a local function of the
+  // entry's name, a global variable of it, and a call of an undefined function of it.
+  const auto object = Compile(dir, "wrong.o",
+                              "int add_kernel(int x) { return x; }\n"
+                              "int " + kEntry + "_v2(int x) { return x; }\n");
+  const ElfLookup l = Find(object);
+  CHECK_EQ(V(l), std::string("missing"));
+  CHECK_EQ(l.function_count, uint64_t{2});
+  const std::string said = DescribeMiss(l, EntrySymbolNames(kEntry, true));
+  CHECK_TRUE(said.find("defines no global function " + kEntry + " or " + kEntry + "_mix_aiv") != std::string::npos);
+  CHECK_TRUE(said.find("add_kernel") != std::string::npos);
+  const auto local = Compile(dir, "local.o",
+                             "static int " + kEntry + "(int x) { return x * 3; }\n"
+                             "int (*keep)(int) = " + kEntry + ";\n");
+  CHECK_EQ(V(Find(local)), std::string("missing"));
+  const auto variable = Compile(dir, "variable.o", "int " + kEntry + " = 5;\n");
+  CHECK_EQ(V(Find(variable)), std::string("missing"));
+  const auto undefined = Compile(dir, "undefined.o",
+                                 "int " + kEntry + "(int);\nint caller(int x) { return " + kEntry + "(x); }\n");
+  CHECK_EQ(V(Find(undefined)), std::string("missing"));
+}
+
+TEST(ElfSymbols, AStrippedObjectHasNoSymbolTableButAStrippedLibraryKeepsItsDynamicOne) {
+  TempDir dir;
+  REQUIRE_TRUE(!Compile(dir, "stripped.o", "int " + kEntry + "(int x) { return x; }\n").empty());
+  const auto stripped = Strip(dir, "stripped.o");
+  REQUIRE_TRUE(!stripped.empty());
+  const ElfLookup l = Find(stripped);
+  CHECK_EQ(V(l), std::string("no_symbol_table"));
+  CHECK_TRUE(DescribeMiss(l, {kEntry}).find("stripped") != std::string::npos);
+  REQUIRE_TRUE(!Compile(dir, "lib.so", "int " + kEntry + "(int x) { return x; }\n", "-shared -fPIC").empty());
+  const auto library = Strip(dir, "lib.so");
+  CHECK_EQ(Find(library).found, kEntry);  // .dynsym, which strip keeps
+}
+
+TEST(ElfSymbols, NotElfAndEveryCutOfARealObjectAreRefusedWithoutReadingPastTheEnd) {
+  const std::string text = "fake npubin, not an ELF file";
+  CHECK_EQ(V(Find(std::vector<uint8_t>(text.begin(), text.end()))), std::string("not_elf"));
+  CHECK_EQ(V(Find({})), std::string("not_elf"));
+  std::vector<uint8_t> bad_class = {0x7f, 'E', 'L', 'F', 3, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  CHECK_EQ(V(Find(bad_class)), std::string("not_elf"));
+  TempDir dir;
+  const auto object = Compile(dir, "cut.o", "int " + kEntry + "(int x) { return x; }\n");
+  REQUIRE_TRUE(object.size() > 64);
+  size_t found = 0, refused = 0;
+  for (size_t n = 0; n < object.size(); ++n) {
+    // Each cut is its own allocation, so ASan sees any read past its end.
+    std::vector<uint8_t> cut(object.begin(), object.begin() + static_cast<long>(n));
+    const ElfLookup l = Find(cut);
+    if (l.verdict == ElfVerdict::kFound) ++found; else ++refused;
+    if (n >= 16 && l.verdict == ElfVerdict::kNotElf) CHECK_EQ(V(l), std::string("an ELF verdict"));
+  }
+  // The section table is at the end of a GCC object: every cut loses it.
+  CHECK_EQ(found, size_t{0});
+  CHECK_EQ(refused, object.size());
+  std::vector<uint8_t> half(object.begin(), object.begin() + static_cast<long>(object.size() / 2));
+  CHECK_EQ(V(Find(half)), std::string("truncated"));
+}
+
+TEST(ElfSymbols, EveryByteOfARealObjectFlippedIsReadSafely) {
+  TempDir dir;
+  const auto object = Compile(dir, "flip.o", "int " + kEntry + "(int x) { return x; }\n");
+  REQUIRE_TRUE(!object.empty());
+  size_t still_found = 0;
+  for (size_t i = 0; i < object.size(); ++i) {
+    for (uint8_t mask : {uint8_t{0x01}, uint8_t{0x80}, uint8_t{0xff}}) {
+      std::vector<uint8_t> flipped = object;
+      flipped[i] ^= mask;
+      if (Find(flipped).verdict == ElfVerdict::kFound) ++still_found;
+    }
+  }
+  // Most bytes (code, padding, other symbols) do not touch the entry's record.
+  CHECK_TRUE(still_found > 0);
+}
+
+TEST(ElfSymbols, HandWrittenObjectsOfBothClassesAndByteOrders) {
+  for (bool elf32 : {false, true}) {
+    for (bool big : {false, true}) {
+      const std::string what = std::string(elf32 ? "ELF32" : "ELF64") + (big ? " big-endian" : " little-endian");
+      const auto good = test_support::ElfObject({{"helper", 0}, {kEntry}}, "code", elf32, big);
+      CHECK_EQ(what + ": " + Find(good).found, what + ": " + kEntry);
+      const auto weak = test_support::ElfObject({{kEntry, 2}}, "code", elf32, big);  // STB_WEAK
+      CHECK_EQ(what + ": " + V(Find(weak)), what + ": missing");
+      const auto object = test_support::ElfObject({{kEntry, 1, true, 1}}, "data", elf32, big);  // STT_OBJECT
+      CHECK_EQ(what + ": " + V(Find(object)), what + ": missing");
+    }
+  }
+  // The package's fake npubins are such objects, each defining its own entry.
+  CHECK_EQ(Find(test_support::FakeBinary("Ascend910B1", "float32")).found, kEntry);
+  CHECK_EQ(V(Find(test_support::FakeBinary("Ascend910B1", "float16"))), std::string("missing"));
+}
+
+TEST(ElfSymbols, ASetWhoseNpubinLacksItsEntryIsRefusedByNameWhereTheLibraryReadsIt) {
+  TempDir root;
+  test_support::KernelSpec k;
+  k.binary = test_support::ElfObject({{"add_kernel"}}, "the old shared name");
+  test_support::WriteOppKernels(root, "Ascend910B1", {k});
+  auto registry = KernelRegistry::FromOppRoot(root.path());
+  auto found = registry->Find("Ascend910B1", "AddCustom", "flat", "float32");
+  REQUIRE_TRUE(!found.ok());
+  CHECK_EQ(found.status().code(), Code::kNoEntrySymbol);
+  const std::string &said = found.status().message();
+  CHECK_TRUE(said.find("add_custom_flat_float32.npubin") != std::string::npos);
+  CHECK_TRUE(said.find("defines no global function " + kEntry) != std::string::npos);
+  CHECK_TRUE(said.find("add_kernel") != std::string::npos);
+  // Damage, not absence: Compile does not compile over it.
+  CHECK_FALSE(IsAbsent(found.status().code()));
+  // The shared reader refuses it the same way (LoadManifest with its binaries).
+  auto loaded = LoadManifest(root.path() + "/kernels/Ascend910B1/manifest.json", true);
+  CHECK_EQ(loaded.status().code(), Code::kNoEntrySymbol);
+}
+
+TEST(ElfSymbols, AnEntryNameLongerThan49CharactersIsRefused) {
+  // The op table's names are at most 45 characters; a manifest naming a longer entry is not
+  // one this library launches (triton-ascend cuts names to 49 characters).
+  CHECK_EQ(kMaxEntryName, int64_t{49});
+  const std::string manifest = test_support::ManifestJson("Ascend910B1", {test_support::KernelSpec()});
+  const std::string longer = test_support::Replace(manifest, "\"entry\": \"" + kEntry + "\"",
+                                                   "\"entry\": \"" + kEntry + "_and_then_some_more\"");
+  auto parsed = ParseManifest(longer, ManifestCheck());
+  REQUIRE_TRUE(!parsed.ok());
+  CHECK_EQ(parsed.status().code(), Code::kBadManifest);
+  CHECK_TRUE(parsed.status().message().find("55 characters, more than the 49") != std::string::npos);
+}

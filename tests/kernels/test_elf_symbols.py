@@ -1,0 +1,117 @@
+"""The builder's reader of an npubin's symbol (tf_ge_custom.kernels.elf_symbols) on real ELF
+objects made by this machine's C compiler and strip, against readelf's own reading of the
+same files; the hand-written objects of the test data (tests/fixtures/elf_object.py) of both
+classes and byte orders; and every cut of a real object. The GE library's reader is held to
+the same cases in ge_ops/tests/test_elf_symbols.cc."""
+import importlib.util
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from tf_ge_custom.errors import KernelBuildError
+from tf_ge_custom.kernels import elf_symbols
+
+pytestmark = pytest.mark.kind("oracle")
+
+ENTRY = "tf_ge_custom_add_custom_flat_float32"
+NAMES = elf_symbols.entry_names(ENTRY, "aiv")
+CC = shutil.which("cc") or shutil.which("gcc")
+STRIP = shutil.which("strip")
+READELF = shutil.which("readelf")
+_spec = importlib.util.spec_from_file_location(
+    "_elf_object", os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
+                                "fixtures", "elf_object.py"))
+elf_object = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(elf_object)
+
+
+def _compile(tmp_path, name, source, flags=("-c",)):
+    assert CC and STRIP and READELF, "these tests need this machine's C compiler and binutils"
+    c = tmp_path / (name + ".c")
+    c.write_text(source)
+    out = tmp_path / name
+    subprocess.run([CC, "-x", "c"] + list(flags) + ["-O1", "-o", str(out), str(c)], check=True)
+    return out
+
+
+def _readelf_global_functions(path):
+    """Defined global functions as readelf -sW lists them (the independent reading)."""
+    text = subprocess.run([READELF, "-sW", str(path)], stdout=subprocess.PIPE,
+                          universal_newlines=True, check=True).stdout
+    found = set()
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 8 and parts[3] == "FUNC" and parts[4] == "GLOBAL" and parts[6] != "UND":
+            found.add(parts[7].split("@")[0])
+    return found
+
+
+def test_a_compiled_function_of_the_entry_name_is_found_as_readelf_finds_it(tmp_path):
+    obj = _compile(tmp_path, "right.o", "int %s(int x) { return x + 1; }\n" % ENTRY)
+    assert ENTRY in _readelf_global_functions(obj)
+    assert elf_symbols.find_function(obj.read_bytes(), NAMES).found == ENTRY
+    assert elf_symbols.require_entry(obj.read_bytes(), ENTRY, "aiv", "x") == ENTRY
+
+
+def test_the_mix_suffix_follows_the_mix_mode(tmp_path):
+    obj = _compile(tmp_path, "mix.o", "int %s_mix_aiv(int x) { return x; }\n" % ENTRY).read_bytes()
+    assert elf_symbols.find_function(obj, NAMES).found == ENTRY + "_mix_aiv"
+    assert elf_symbols.entry_names(ENTRY, "aic") == (ENTRY, ENTRY + "_mix_aic")
+    assert elf_symbols.find_function(obj, elf_symbols.entry_names(ENTRY, "aic")).verdict == \
+        elf_symbols.MISSING
+
+
+def test_another_name_a_local_a_variable_or_an_undefined_reference_is_missing(tmp_path):
+    wrong = _compile(tmp_path, "wrong.o", "int add_kernel(int x) { return x; }\n"
+                     "int %s_v2(int x) { return x; }\n" % ENTRY)
+    lookup = elf_symbols.find_function(wrong.read_bytes(), NAMES)
+    assert lookup.verdict == elf_symbols.MISSING
+    assert set(lookup.functions) == _readelf_global_functions(wrong) == {"add_kernel", ENTRY + "_v2"}
+    with pytest.raises(KernelBuildError) as e:
+        elf_symbols.require_entry(wrong.read_bytes(), ENTRY, "aiv", "the npubin X")
+    assert "the npubin X defines no global function %s or %s_mix_aiv" % (ENTRY, ENTRY) in str(e.value)
+    for name, source in (
+            ("local.o", "static int %s(int x) { return 3 * x; }\nint (*keep)(int) = %s;\n"
+             % (ENTRY, ENTRY)),
+            ("variable.o", "int %s = 5;\n" % ENTRY),
+            ("undefined.o", "int %s(int);\nint caller(int x) { return %s(x); }\n" % (ENTRY, ENTRY))):
+        obj = _compile(tmp_path, name, source)
+        assert ENTRY not in _readelf_global_functions(obj), name
+        assert elf_symbols.find_function(obj.read_bytes(), NAMES).verdict == elf_symbols.MISSING, name
+
+
+def test_stripped_objects_and_stripped_libraries(tmp_path):
+    obj = _compile(tmp_path, "stripped.o", "int %s(int x) { return x; }\n" % ENTRY)
+    subprocess.run([STRIP, "--strip-all", str(obj)], check=True)
+    lookup = elf_symbols.find_function(obj.read_bytes(), NAMES)
+    assert lookup.verdict == elf_symbols.NO_SYMBOL_TABLE
+    assert "stripped" in elf_symbols.describe_miss(lookup, NAMES)
+    lib = _compile(tmp_path, "lib.so", "int %s(int x) { return x; }\n" % ENTRY, ("-shared", "-fPIC"))
+    subprocess.run([STRIP, "--strip-all", str(lib)], check=True)
+    assert ENTRY in _readelf_global_functions(lib)  # .dynsym stays
+    assert elf_symbols.find_function(lib.read_bytes(), NAMES).found == ENTRY
+
+
+def test_not_elf_and_every_cut_of_a_real_object(tmp_path):
+    assert elf_symbols.find_function(b"fake npubin, not an ELF file", NAMES).verdict == \
+        elf_symbols.NOT_ELF
+    assert elf_symbols.find_function(b"", NAMES).verdict == elf_symbols.NOT_ELF
+    data = _compile(tmp_path, "cut.o", "int %s(int x) { return x; }\n" % ENTRY).read_bytes()
+    verdicts = [elf_symbols.find_function(data[:n], NAMES).verdict for n in range(len(data))]
+    assert elf_symbols.FOUND not in verdicts  # GCC puts the section table last
+    assert set(verdicts[16:]) == {elf_symbols.TRUNCATED}
+    assert elf_symbols.find_function(data, NAMES).verdict == elf_symbols.FOUND
+
+
+@pytest.mark.parametrize("elf32", [False, True])
+@pytest.mark.parametrize("big_endian", [False, True])
+def test_hand_written_objects_of_both_classes_and_byte_orders(tmp_path, elf32, big_endian):
+    good = elf_object.elf_object([("helper", "local"), ENTRY], b"code", elf32, big_endian)
+    path = tmp_path / "good.o"
+    path.write_bytes(good)
+    assert ENTRY in _readelf_global_functions(path)  # the test data is a real ELF file
+    assert elf_symbols.find_function(good, NAMES).found == ENTRY
+    weak = elf_object.elf_object([(ENTRY, "weak")], b"code", elf32, big_endian)
+    assert elf_symbols.find_function(weak, NAMES).verdict == elf_symbols.MISSING
