@@ -50,6 +50,52 @@ DTYPES = {
 }
 
 
+class AttrType(NamedTuple):
+    """One kind of op attribute as each layer of the stack spells it."""
+
+    name: str  # the record's spelling, also TensorFlow's REGISTER_OP type: "float"
+    ge: str  # REG_OP's ATTR type: "Float"
+    triton: str  # the kernel parameter's Triton type: "fp32"
+    word_bytes: int  # bytes of the host-argument slot the value becomes
+    python: Tuple[type, ...]  # the Python values the package's function accepts
+
+
+ATTR_TYPES = {
+    t.name: t
+    for t in (
+        AttrType("float", "Float", "fp32", 4, (float, int)),
+        AttrType("int", "Int", "i64", 8, (int,)),
+    )
+}
+
+
+class OpAttr(NamedTuple):
+    """A TensorFlow attribute of an op that reaches every layer: ``REGISTER_OP``'s ``.Attr``,
+    ``REG_OP``'s ``ATTR`` (so GE's parser maps it from the TF node), the Python function's
+    keyword, and the kernel as a runtime scalar (the ``attr:<name>`` parameter slot)."""
+
+    name: str  # "alpha": TF attr == GE ATTR == Python keyword == kernel parameter
+    type: str  # a key of ATTR_TYPES
+    default: object  # the value TensorFlow and GE use when a node carries none
+    # Inclusive bounds the Python function, the TF op and the GE library refuse outside;
+    # None: unbounded on that side (any value of the type, NaN and infinities included for
+    # "float": what TensorFlow itself accepts).
+    minimum: object = None
+    maximum: object = None
+
+    def type_record(self):
+        return ATTR_TYPES[self.type]
+
+    def tf_attr_spec(self):
+        """The attr line of REGISTER_OP, e.g. ``alpha: float = 0.2``."""
+        return "%s: %s = %s" % (self.name, self.type, _tf_literal(self.default))
+
+
+def _tf_literal(value):
+    # REGISTER_OP's parser reads a float default in C's notation; repr gives "0.2", "1e-05".
+    return repr(value) if isinstance(value, float) else str(int(value))
+
+
 class KernelVariant(NamedTuple):
     """One compiled form of an op's kernel: the broadcast pattern it computes and how.
 
@@ -73,7 +119,8 @@ class KernelVariant(NamedTuple):
     # The kernel's runtime parameters in order, each as the host-argument slot it becomes:
     # "input:<i>" / "output:<i>" (a pointer to kernel operand i), "num_elements",
     # "dim:<k>" (the extent of frame dimension k), "input_stride:<i>:<k>" (operand i's
-    # element stride along frame dimension k).
+    # element stride along frame dimension k), "attr:<name>" (the value of the op's attribute
+    # <name>, a scalar of its AttrType.triton type).
     params: Tuple[str, ...]
 
     @property
@@ -115,6 +162,12 @@ class OpDefinition(NamedTuple):
     # z = f(x, y) == f(y, x): the GE library may hand the inputs to a broadcasting kernel
     # variant in either order (docs/kernels.md, "Broadcasting").
     commutative: bool = False
+    # The inputs broadcast against each other as tf.math.add's do (the GE library reduces
+    # their shapes and picks a variant by pattern); False: every input and the output have
+    # one shape (a unary op, or an n-ary op without broadcasting), and only "equal" variants.
+    broadcasts: bool = False
+    # The op's attributes, in REGISTER_OP order (OpAttr).
+    attrs: Tuple[OpAttr, ...] = ()
     # Placement hints written into npu_supported_ops.json: keep both false
     # (docs/ascend-stack.md, "How TF Adapter picks ops").
     is_gray: bool = False
@@ -134,6 +187,13 @@ class OpDefinition(NamedTuple):
         """File name of the npubin of ``variant`` for ``dtype``:
         ``<python_name>_<variant>_<dtype>.npubin``."""
         return "%s_%s_%s.npubin" % (self.python_name, variant, dtype)
+
+    def attr(self, name):
+        for a in self.attrs:
+            if a.name == name:
+                return a
+        raise KeyError("%s has no attribute %r; its attributes are %s"
+                       % (self.type_name, name, ", ".join(a.name for a in self.attrs) or "none"))
 
     def tf_type_attr_spec(self):
         """The attr line of REGISTER_OP, e.g. ``T: {float, half, bfloat16, int32}``."""
@@ -186,9 +246,30 @@ ADD_CUSTOM = OpDefinition(
         + tuple(_tiled_variant(p, r, c) for p in ("row", "col", "outer") for r, c in _TILES),
     ),
     commutative=True,
+    broadcasts=True,
+)
+
+# y = x if x > 0 else x * alpha, as tf.nn.leaky_relu computes it (alpha cast to the element
+# type first, then one multiply in it): one input, no broadcasting, a float attribute.
+LEAKY_RELU_CUSTOM = OpDefinition(
+    type_name="LeakyReluCustom",
+    python_name="leaky_relu_custom",
+    inputs=("x",),
+    outputs=("y",),
+    type_attr="T",
+    dtypes=("float32", "float16", "bfloat16"),
+    kernel=KernelSpec(
+        source="leaky_relu_kernel.py",
+        variants=(KernelVariant("flat", "leaky_relu_kernel", "equal", (_BLOCK,),
+                                (("BLOCK_SIZE", _BLOCK),),
+                                ("input:0", "output:0", "num_elements", "attr:alpha")),),
+    ),
+    attrs=(OpAttr("alpha", "float", 0.2),),
 )
 
 # Every op the package ships, in a stable order.
+# LEAKY_RELU_CUSTOM joins when every layer carries it (its record is read by the layers'
+# own tests meanwhile).
 OPS = (ADD_CUSTOM,)
 
 
