@@ -124,8 +124,8 @@ def _run(argv):
 
 
 def main(argv=None):
-    """The command line; returns the exit status. SIGINT, SIGTERM and SIGHUP end the command
-    cleanly (130, 143, 129, one line saying what was interrupted), and a reader that goes away
+    """The command line; returns the exit status. SIGINT, SIGTERM, SIGHUP and SIGQUIT end the
+    command cleanly (130, 143, 129, 131, one line saying what was interrupted), and a reader that goes away
     (``| head -1``) ends it quietly (141): :mod:`tf_ge_custom._lifecycle`."""
     from . import _lifecycle
 

@@ -17,7 +17,6 @@ imported until the command runs (no TensorFlow at all).
 """
 import contextlib
 import os
-import shutil
 import sys
 import tempfile
 
@@ -73,8 +72,12 @@ def add_arguments(parser):
 def _private_temporary_folder():
     """TMPDIR for this process and the compilers it runs (bishengir-compile writes
     ``$TMPDIR/bishengir-*``): a folder of its own, removed on the way out whatever happens,
-    so that an interrupted build leaves no temporary behind, not even the compilers'."""
-    folder = tempfile.mkdtemp(prefix="tf-ge-custom-build-kernels-")
+    so that an interrupted build leaves no temporary behind, not even the compilers'; one a
+    killed build left is swept by the next (:mod:`tf_ge_custom._owned_folders`)."""
+    from tf_ge_custom import _owned_folders as owned_folders
+
+    owned = owned_folders.make(tempfile.gettempdir(), "tf-ge-custom-build-kernels-")
+    folder = owned.path
     saved = os.environ.get("TMPDIR"), tempfile.tempdir
     os.environ["TMPDIR"] = folder
     tempfile.tempdir = None  # asked again: the new TMPDIR
@@ -86,7 +89,7 @@ def _private_temporary_folder():
         else:
             os.environ["TMPDIR"] = saved[0]
         tempfile.tempdir = saved[1]
-        shutil.rmtree(folder, ignore_errors=True)
+        owned.close()
 
 
 def run(args):

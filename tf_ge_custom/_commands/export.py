@@ -7,8 +7,8 @@
         [--dry-run] [--force] [--verbose]
 
 Exit status: 0 done, 1 the model or an option was refused or a tool failed, 2 a tool or
-deliverable is missing (the message says what to install or ``source``), 130 / 143 / 129
-interrupted (SIGINT / SIGTERM / SIGHUP). Nothing heavy is imported until the command runs
+deliverable is missing (the message says what to install or ``source``), 130 / 143 / 129 / 131
+interrupted (SIGINT / SIGTERM / SIGHUP / SIGQUIT). Nothing heavy is imported until the command runs
 (no TensorFlow for ``--help``), and paths and options are checked before TensorFlow is: the
 work is :func:`tf_ge_custom.export.pipeline.export`.
 """

@@ -3,7 +3,7 @@
     tf-ge-custom run-om MODEL.om --input x.npy --input y.npy [--compare-with MODEL] [--output-dir DIR]
 
 Exit status: 0 RUN_OM=PASS (or UNCHECKED: nothing to compare with), 1 RUN_OM=FAIL or a
-refusal, 2 the OM runner or the CANN environment is missing, 130 / 143 / 129 interrupted.
+refusal, 2 the OM runner or the CANN environment is missing, 130 / 143 / 129 / 131 interrupted.
 The work is :func:`tf_ge_custom.export.om_runner.run_om`.
 """
 import sys

@@ -16,14 +16,13 @@ runs on the CPU on the same inputs; the result is the max error per output and a
 import json
 import os
 import re
-import shutil
 import sys
 import tempfile
 from typing import List, NamedTuple, Optional
 
 import numpy as np
 
-from tf_ge_custom import _atomic_files as atomic_files
+from tf_ge_custom import _atomic_files as atomic_files, _owned_folders as owned_folders
 from tf_ge_custom.errors import ExportError, ExternalToolError
 from tf_ge_custom.export import arrays
 from tf_ge_custom.export.cann_tools import toolchain
@@ -142,7 +141,8 @@ def run_om(om, inputs, output_dir=None, compare_with=None, device=0, dynamic_bat
     values = _inputs(inputs or [], record)
     output_dir = os.path.abspath(output_dir or (om[: -len(".om")] if om.endswith(".om") else om) + ".outputs")
     os.makedirs(output_dir, exist_ok=True)
-    work = tempfile.mkdtemp(prefix="tf-ge-custom-run-om-")
+    owned = owned_folders.make(tempfile.gettempdir(), "tf-ge-custom-run-om-")
+    work = owned.path
     try:
         files = []
         for i, (_, value) in enumerate(values):
@@ -168,7 +168,7 @@ def run_om(om, inputs, output_dir=None, compare_with=None, device=0, dynamic_bat
             results.append((name, value))
             written.append(path)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        owned.close()
     out.write("wrote %d outputs to %s\n" % (len(written), output_dir))
     return _compare(results, written, values, record, compare_with, signature, tags, outputs,
                     checkpoint, rtol, atol, out)
