@@ -194,6 +194,20 @@ def bundle_socs(soc_names, dtypes, all_given):
     return names, list(dict.fromkeys(socs.get(s).architecture for s in names))
 
 
+BUNDLE_KIND = "kernel-bundle"  # the marker build-kernels --bundle leaves in a folder it made
+
+
+def _is_bundle(folder):
+    """A bundle folder an earlier build-kernels --bundle wrote before it left a marker."""
+    import json
+
+    try:
+        with open(os.path.join(folder, BUNDLE_FILE)) as f:
+            return json.load(f).get("format") == BUNDLE_FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def _run_bundle(args, soc_names):
     import json
 
@@ -208,9 +222,14 @@ def _run_bundle(args, soc_names):
         raise UsageError("--bundle cannot be combined with %s (a bundle is every SoC of an "
                          "architecture, each capped at launch by the device's own vector cores)"
                          % ", ".join(conflicts))
+    from tf_ge_custom import _given_folders as given_folders
+
     folder = _lifecycle.absolute(args.bundle, "--bundle")
+    if not args.force:  # bundle.json would replace a file of the user's
+        given_folders.refuse(folder, "--bundle", "build-kernels --bundle", BUNDLE_KIND, _is_bundle)
     try:
         names, archs = bundle_socs(soc_names, args.dtype, args.soc == ["all"])
+        given_folders.take(folder, "--bundle", "build-kernels --bundle", BUNDLE_KIND, _is_bundle, check=not args.force)
         result = builder.build_kernels(
             names, "all", folder, ir_only=args.ir_only, force=args.force,
             progress=None if args.quiet else builder.print_progress)

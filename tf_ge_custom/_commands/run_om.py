@@ -25,7 +25,8 @@ def add_arguments(parser):
     parser.add_argument("--tag", action="append", metavar="TAG", help="SavedModel tag of --compare-with")
     parser.add_argument("--outputs", metavar="NODES", help="output nodes of a --compare-with checkpoint/.pb")
     parser.add_argument("--checkpoint", metavar="PREFIX", help="checkpoint prefix of a --compare-with .meta")
-    parser.add_argument("--output-dir", metavar="DIR", help="where the .npy outputs go (default: MODEL.outputs/)")
+    parser.add_argument("--output-dir", metavar="DIR", help="where the .npy outputs go: a new or empty folder, or "
+                                                             "one run-om made (default: MODEL.outputs/)")
     parser.add_argument("--device", type=int, default=0, help="NPU device id (default: 0)")
     parser.add_argument("--dynamic-batch", type=int, help="batch size to run an OM built with dynamic batch sizes")
     parser.add_argument("--rtol", type=float, help="comparison tolerance (default: by dtype)")

@@ -22,7 +22,8 @@ from typing import List, NamedTuple, Optional
 
 import numpy as np
 
-from tf_ge_custom import _atomic_files as atomic_files, _owned_folders as owned_folders
+from tf_ge_custom import _atomic_files as atomic_files, _given_folders as given_folders, \
+    _owned_folders as owned_folders
 from tf_ge_custom.errors import ExportError, ExternalToolError
 from tf_ge_custom.export import arrays
 from tf_ge_custom.export.cann_tools import toolchain
@@ -95,6 +96,14 @@ def output_array(tensor):
     return value.reshape(tensor.dims).astype(arrays.numpy_dtype(tensor.dtype))
 
 
+OUTPUT_FOLDER_KIND = "run-om"  # the marker run-om leaves in an output folder it made
+
+
+def _written_by_run_om(folder):
+    """An output folder an earlier run-om made before it left a marker: it holds run-om.log."""
+    return os.path.isfile(os.path.join(folder, "run-om.log"))
+
+
 def _record_beside(om):
     path = om[: -len(".om")] + ".json" if om.endswith(".om") else om + ".json"
     return GraphRecord.load(path) if os.path.isfile(path) else None
@@ -125,7 +134,8 @@ def run_om(om, inputs, output_dir=None, compare_with=None, device=0, dynamic_bat
     """Run the OM ``om`` on ``inputs`` (``.npy`` paths, in input order or ``name=FILE``).
 
     Writes ``<output_dir>/<output name>.npy`` (default: ``<om without .om>.outputs/``) and the
-    runner's log ``run-om.log`` there; compares with ``compare_with`` (a model path, default
+    runner's log ``run-om.log`` there (a new or empty folder, or one run-om made: any other is
+    refused before anything runs); compares with ``compare_with`` (a model path, default
     the source named in the record beside the OM) run by TensorFlow on the CPU.
     Returns a :class:`RunOmResult`.
     """
@@ -137,10 +147,11 @@ def run_om(om, inputs, output_dir=None, compare_with=None, device=0, dynamic_bat
     if not os.path.isfile(om):
         raise ExportError("OM not found: %s" % om)
     om = os.path.abspath(om)
+    output_dir = os.path.abspath(output_dir or (om[: -len(".om")] if om.endswith(".om") else om) + ".outputs")
+    given_folders.refuse(output_dir, "--output-dir", "run-om", OUTPUT_FOLDER_KIND, _written_by_run_om)
     record = _record_beside(om)
     values = _inputs(inputs or [], record)
-    output_dir = os.path.abspath(output_dir or (om[: -len(".om")] if om.endswith(".om") else om) + ".outputs")
-    os.makedirs(output_dir, exist_ok=True)
+    given_folders.take(output_dir, "--output-dir", "run-om", OUTPUT_FOLDER_KIND, _written_by_run_om)
     owned = owned_folders.make(tempfile.gettempdir(), "tf-ge-custom-run-om-")
     work = owned.path
     try:
