@@ -156,10 +156,13 @@ def _is_broken_pipe(error):
 
 
 class _Output(object):
-    """A text stream whose writes raise :class:`OutputClosed` once the reader went away."""
+    """A text stream whose writes raise :class:`OutputClosed` once the reader went away, and
+    that remembers any other write error (``write_error``: a full disk, ``>/dev/full``), also
+    one that a caller swallowed (argparse ignores OSError while printing ``--help``)."""
 
     def __init__(self, stream):
         self._stream = stream
+        self.write_error = None
 
     def write(self, text):
         try:
@@ -167,6 +170,7 @@ class _Output(object):
         except (OSError, ValueError) as e:
             if isinstance(e, ValueError) or _is_broken_pipe(e):
                 raise OutputClosed()
+            self.write_error = e
             raise
 
     def flush(self):
@@ -175,6 +179,7 @@ class _Output(object):
         except (OSError, ValueError) as e:
             if isinstance(e, ValueError) or _is_broken_pipe(e):
                 raise OutputClosed()
+            self.write_error = e
             raise
 
     def __getattr__(self, name):
@@ -190,6 +195,11 @@ def guarded_output():
         yield
     finally:
         sys.stdout, sys.stderr = saved
+
+
+def output_error():
+    """The error that writing to stdout met (None when none): :class:`_Output` remembers it."""
+    return getattr(sys.stdout, "write_error", None)
 
 
 def discard_output():

@@ -8,7 +8,7 @@ The work is :func:`tf_ge_custom.export.om_runner.run_om`.
 """
 import sys
 
-from .export import _split
+from .export import _split, verbose_details
 
 def add_arguments(parser):
     parser.description = (
@@ -42,11 +42,13 @@ def run(args):
 
     _quiet.quiet_tensorflow(args.verbose)
     try:
-        result = run_om(_lifecycle.absolute(args.model, "MODEL.om"), _split(args.input),
-                        output_dir=args.output_dir, compare_with=args.compare_with, device=args.device,
-                        dynamic_batch=args.dynamic_batch, signature=args.signature,
-                        tags=_split(args.tag) or None, outputs=_split([args.outputs] if args.outputs else []) or None,
-                        checkpoint=args.checkpoint, rtol=args.rtol, atol=args.atol, out=sys.stdout)
+        with verbose_details(args.verbose):
+            result = run_om(_lifecycle.absolute(args.model, "MODEL.om"), _split(args.input),
+                            output_dir=args.output_dir, compare_with=args.compare_with, device=args.device,
+                            dynamic_batch=args.dynamic_batch, signature=args.signature,
+                            tags=_split(args.tag) or None,
+                            outputs=_split([args.outputs] if args.outputs else []) or None,
+                            checkpoint=args.checkpoint, rtol=args.rtol, atol=args.atol, out=sys.stdout)
     except MissingToolchainError:
         raise
     except TfGeCustomError:
