@@ -93,25 +93,27 @@ def keras_saved_model(folder):
     return path
 
 
-def _keras_model():
+def _keras_model(dense=False):
+    """The AddCustom layer on inputs x and y; with ``dense``, a Dense layer after it (weights)."""
     import tf_ge_custom.layers
 
     keras = tf.keras
     x = keras.Input(SHAPE[1:], name="x")
     y = keras.Input(SHAPE[1:], name="y")
-    return keras.Model([x, y], tf_ge_custom.layers.AddCustom()([x, y]))
+    z = tf_ge_custom.layers.AddCustom()([x, y])
+    return keras.Model([x, y], keras.layers.Dense(4)(z) if dense else z)
 
 
-def keras_file(folder):
-    path = os.path.join(folder, "model.keras")
-    _keras_model().save(path)
-    return path
+def _keras_saver(name, dense=False):
+    def save(folder):
+        path = os.path.join(folder, name)
+        _keras_model(dense).save(path)
+        return path
+    return save
 
 
-def h5_file(folder):
-    path = os.path.join(folder, "model.h5")
-    _keras_model().save(path)
-    return path
+keras_file, h5_file = _keras_saver("model.keras"), _keras_saver("model.h5")
+dense_keras, dense_h5 = _keras_saver("dense.keras", dense=True), _keras_saver("dense.h5", dense=True)
 
 
 def variables_saved_model(folder):
@@ -128,27 +130,6 @@ def variables_saved_model(folder):
     shifted = Shifted()
     path = os.path.join(folder, "variables_saved_model")
     tf.saved_model.save(shifted, path, signatures={"serving_default": shifted.__call__})
-    return path
-
-
-def _dense_model():
-    import tf_ge_custom.layers
-
-    keras = tf.keras
-    x = keras.Input(SHAPE[1:], name="x")
-    y = keras.Input(SHAPE[1:], name="y")
-    return keras.Model([x, y], keras.layers.Dense(4)(tf_ge_custom.layers.AddCustom()([x, y])))
-
-
-def dense_keras(folder):
-    path = os.path.join(folder, "dense.keras")
-    _dense_model().save(path)
-    return path
-
-
-def dense_h5(folder):
-    path = os.path.join(folder, "dense.h5")
-    _dense_model().save(path)
     return path
 
 

@@ -14,8 +14,6 @@ import pytest
 
 pytestmark = pytest.mark.kind("doubles")
 
-DOUBLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "export", "doubles")
-
 
 def _users_folder(folder):
     """A folder of a user's own: their bin/activate (what python -m venv overwrote), notes, an
@@ -49,31 +47,22 @@ def tree(folder):
     return found
 
 
-def _runner_env(user, tmp_path):
-    runner = tmp_path / "om_runner_double"
-    runner.write_text('#!/bin/sh\nexec "%s" "%s" "$@"\n' % (sys.executable, os.path.join(DOUBLES, "om_runner_double.py")))
-    runner.chmod(0o755)
-    (tmp_path / "m.om").write_bytes(b"stand-in om")
-    np.save(str(tmp_path / "x.npy"), np.arange(6, dtype=np.float32))
-    return user.env(TF_GE_CUSTOM_OM_RUNNER=str(runner), ASCEND_HOME_PATH=str(tmp_path / "cann"),
-                    TF_GE_CUSTOM_TEST_RECORD=str(tmp_path / "record.json"))
-
-
-def _command(name, folder, tmp_path, user):
+def _command(name, folder, user, om_runner_double):
     if name == "setup-builder":
         return ["setup-builder", "--python", sys.executable, "--venv", str(folder)], user.env(), "--venv"
     if name == "run-om":
-        return (["run-om", str(tmp_path / "m.om"), "--input", str(tmp_path / "x.npy"), "--input",
-                 str(tmp_path / "x.npy"), "--output-dir", str(folder)], _runner_env(user, tmp_path), "--output-dir")
+        args, env = om_runner_double
+        return args + ["--output-dir", str(folder)], env, "--output-dir"
     assert name == "build-kernels --bundle"
     return ["build-kernels", "--bundle", str(folder), "--ir-only", "--quiet"], user.env(), "--bundle"
 
 
 @pytest.mark.parametrize("name", ["setup-builder", "run-om", "build-kernels --bundle"])
-def test_a_users_folder_is_refused_before_anything_and_left_as_it_was(tf_ge_custom_cmd, user, tmp_path, name):
+def test_a_users_folder_is_refused_before_anything_and_left_as_it_was(tf_ge_custom_cmd, user, om_runner_double,
+                                                                     tmp_path, name):
     folder = _users_folder(tmp_path / "mine")
     before = tree(folder)
-    args, env, option = _command(name, folder, tmp_path, user)
+    args, env, option = _command(name, folder, user, om_runner_double)
     ran = tf_ge_custom_cmd(*args, cwd=tmp_path, env=env, timeout=300)
     assert ran.status == 2, ran  # before: setup-builder exited 1 after overwriting bin/activate
     errors = [l for l in ran.err.splitlines() if ": error: " in l]
@@ -83,13 +72,13 @@ def test_a_users_folder_is_refused_before_anything_and_left_as_it_was(tf_ge_cust
     assert not os.path.exists(str(tmp_path / "record.json"))  # the OM runner never ran
 
 
-def test_run_om_takes_a_new_folder_then_the_one_it_made_and_an_empty_one(tf_ge_custom_cmd, user, tmp_path):
-    env = _runner_env(user, tmp_path)
+def test_run_om_takes_a_new_folder_then_the_one_it_made_and_an_empty_one(tf_ge_custom_cmd, om_runner_double,
+                                                                          tmp_path):
+    args, env = om_runner_double
     for folder in (tmp_path / "new" / "out", tmp_path / "new" / "out", tmp_path / "empty"):
         if folder.name == "empty":
             folder.mkdir()
-        ran = tf_ge_custom_cmd("run-om", str(tmp_path / "m.om"), "--input", str(tmp_path / "x.npy"), "--input",
-                               str(tmp_path / "x.npy"), "--output-dir", str(folder), cwd=tmp_path, env=env)
+        ran = tf_ge_custom_cmd(*(args + ["--output-dir", str(folder)]), cwd=tmp_path, env=env)
         assert ran.status == 0 and ran.out.splitlines()[-1].startswith("RUN_OM=UNCHECKED"), ran
         assert sorted(os.listdir(str(folder))) == [".tf-ge-custom-run-om", "run-om.log", "z.npy"]
         np.testing.assert_array_equal(np.load(str(folder / "z.npy")), 2 * np.arange(6, dtype=np.float32))
