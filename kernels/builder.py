@@ -42,7 +42,8 @@ import tempfile
 import time
 from typing import NamedTuple, Optional, Tuple
 
-from tf_ge_custom import _atomic_files as atomic_files, kernel_contract, kernel_manifest, op_def
+from tf_ge_custom import _atomic_files as atomic_files, _owned_folders as owned_folders, kernel_contract, \
+    kernel_manifest, op_def
 from tf_ge_custom.errors import KernelBuildError, ManifestError, ToolchainError
 from tf_ge_custom.kernel_manifest import ArgLayout, ArgSlot, KernelEntry
 
@@ -267,9 +268,11 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
     try:
         if will_write:
             os.makedirs(out_dir, exist_ok=True)
-        # staged inside out_dir (same file system) so each SoC folder moves in with one rename
-        staging_root = tempfile.mkdtemp(prefix=".tf-ge-custom-kernels-",
-                                        dir=out_dir if will_write else None)
+        # staged inside out_dir (same file system) so each SoC folder moves in with one rename;
+        # claimed, so that one a killed build left there is swept by the next
+        staging = owned_folders.make(out_dir if will_write else tempfile.gettempdir(),
+                                     ".tf-ge-custom-kernels-")
+        staging_root = staging.path
     except OSError as e:
         raise KernelBuildError("cannot write the output folder %s: %s" % (out_dir, e))
     try:
@@ -323,7 +326,7 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
                                        % (soc, out_dir, e))
         return BuildResult(written, ir_only, {soc: staged[soc][2] for soc in written})
     finally:
-        shutil.rmtree(staging_root, ignore_errors=True)
+        staging.close()
 
 
 def _build_one(kernel, op, variant, dtype, soc, soc_dir, compiler, max_programs, want_binary,

@@ -178,6 +178,26 @@ def _run_shown(argv):
         raise BuilderSetupError(str(e))
 
 
+FOLDER_KIND = "builder"  # the marker setup-builder leaves in a venv it made (_given_folders)
+
+
+def made_by_setup_builder(venv):
+    """Whether ``venv`` is a builder venv an earlier setup-builder made before it left a marker:
+    a venv holding the builder's copy of the package."""
+    import glob
+
+    return os.path.isfile(os.path.join(venv, "pyvenv.cfg")) and bool(
+        glob.glob(os.path.join(venv, "lib", "python3*", "site-packages", "tf_ge_custom", MARKER)))
+
+
+def refuse_foreign_folder(venv):
+    """UsageError, before anything is done, when ``venv`` is a folder of the user's: not empty,
+    and not made by setup-builder (``python -m venv`` would overwrite its ``bin/activate``)."""
+    from . import _given_folders
+
+    _given_folders.refuse(venv, "--venv", "setup-builder", FOLDER_KIND, made_by_setup_builder)
+
+
 def site_packages(python):
     return _processes.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           timeout=60, separate_stderr=True).output.strip()
@@ -185,7 +205,8 @@ def site_packages(python):
 
 def setup(venv, python, system_site_packages=False, install=True, out=None, extra_site=None):
     """Make (or remake) the builder venv; returns the describe result of its Python. Raises
-    :class:`tf_ge_custom.errors.BuilderSetupError` for any step that fails."""
+    :class:`tf_ge_custom.errors.BuilderSetupError` for any step that fails, and UsageError,
+    before anything is written, when ``venv`` is a non-empty folder setup-builder did not make."""
     from .errors import BuilderSetupError
 
     out = out or sys.stdout
@@ -195,7 +216,10 @@ def setup(venv, python, system_site_packages=False, install=True, out=None, extr
     if version < MIN_PYTHON:
         raise BuilderSetupError("%s is Python %d.%d; triton-ascend needs Python >= %d.%d: pass "
                                 "--python with a newer one" % ((python,) + version + MIN_PYTHON))
+    from . import _given_folders
+
     command = [python, "-m", "venv"] + (["--system-site-packages"] if system_site_packages else []) + [venv]
+    _given_folders.take(venv, "--venv", "setup-builder", FOLDER_KIND, made_by_setup_builder)
     out.write("creating %s with %s (Python %d.%d)\n" % ((venv, python) + version))
     if _run_shown(command) != 0:
         raise BuilderSetupError("`%s` failed" % " ".join(command))

@@ -1,15 +1,16 @@
 """What every command shares about the process it runs in: signals, its output, its working
 directory.
 
-- **Signals.** :func:`install` makes SIGINT, SIGTERM and SIGHUP raise :class:`Interrupted` (a
-  ``KeyboardInterrupt``) in the main thread, once: the exception unwinds the command, so that
-  every ``finally`` runs (staging and temporary folders are removed) and the process runner
-  stops each program the command started, with its whole process group
-  (:mod:`tf_ge_custom._processes`). A second signal while that happens is noted, not raised,
-  so the clean-up finishes. The command then exits with 128 + the signal's number (130, 143,
-  129) and one line saying what was interrupted (:func:`doing` names it). Python children
-  also end when this process dies without a chance to clean up (SIGKILL): they call
-  :func:`die_with_parent` first.
+- **Signals.** :func:`install` makes SIGINT, SIGTERM, SIGHUP and SIGQUIT raise
+  :class:`Interrupted` (a ``KeyboardInterrupt``) in the main thread, once: the exception
+  unwinds the command, so that every ``finally`` runs (staging and temporary folders are
+  removed) and the process runner stops each program the command started, with everything
+  it started (:mod:`tf_ge_custom._processes`). A second signal while that happens is noted,
+  not raised, so the clean-up finishes. The command then exits with 128 + the signal's number
+  (130, 143, 129, 131) and one line saying what was interrupted (:func:`doing` names it).
+  When this process dies without a chance to clean up (SIGKILL), the programs it started
+  die with it (the process runner's keeper), and what it left in an output folder is swept
+  by the next command writing there (:mod:`tf_ge_custom._owned_folders`).
 - **Output.** A closed stdout or stderr (``doctor >&-``) becomes /dev/null before the command
   runs (:func:`ensure_standard_streams`); a reader that goes away (``| head -1``) ends the
   command quietly, as it ends ``git`` or ``cat``: writes raise :class:`OutputClosed`, which
@@ -29,7 +30,8 @@ import threading
 from .errors import WorkingDirectoryError
 
 # The signals that end a command, and its exit status for each (128 + the number, as shells do).
-SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP")) if s)
+# SIGQUIT (Ctrl-\) too: by default it would end the process on the spot, leaving its staging.
+SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")) if s)
 PARENT_ENV = "TF_GE_CUSTOM_PARENT_PID"  # set by the process runner (_processes.PARENT_ENV)
 _PR_SET_PDEATHSIG = 1
 
@@ -69,7 +71,7 @@ def _on_signal(signum, frame):
 
 
 def install():
-    """SIGINT, SIGTERM and SIGHUP raise :class:`Interrupted` from now on (main thread only:
+    """SIGINT, SIGTERM, SIGHUP and SIGQUIT raise :class:`Interrupted` from now on (main thread only:
     elsewhere Python cannot take signals, and nothing is changed)."""
     if threading.current_thread() is not threading.main_thread():
         return
@@ -154,10 +156,13 @@ def _is_broken_pipe(error):
 
 
 class _Output(object):
-    """A text stream whose writes raise :class:`OutputClosed` once the reader went away."""
+    """A text stream whose writes raise :class:`OutputClosed` once the reader went away, and
+    that remembers any other write error (``write_error``: a full disk, ``>/dev/full``), also
+    one that a caller swallowed (argparse ignores OSError while printing ``--help``)."""
 
     def __init__(self, stream):
         self._stream = stream
+        self.write_error = None
 
     def write(self, text):
         try:
@@ -165,6 +170,7 @@ class _Output(object):
         except (OSError, ValueError) as e:
             if isinstance(e, ValueError) or _is_broken_pipe(e):
                 raise OutputClosed()
+            self.write_error = e
             raise
 
     def flush(self):
@@ -173,6 +179,7 @@ class _Output(object):
         except (OSError, ValueError) as e:
             if isinstance(e, ValueError) or _is_broken_pipe(e):
                 raise OutputClosed()
+            self.write_error = e
             raise
 
     def __getattr__(self, name):
@@ -188,6 +195,11 @@ def guarded_output():
         yield
     finally:
         sys.stdout, sys.stderr = saved
+
+
+def output_error():
+    """The error that writing to stdout met (None when none): :class:`_Output` remembers it."""
+    return getattr(sys.stdout, "write_error", None)
 
 
 def discard_output():

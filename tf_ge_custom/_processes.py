@@ -9,13 +9,18 @@ start programs through :func:`run`, which
 - reads the output as it comes, captured (stdout with stderr merged, or the two apart) or
   handed line by line to a callback, with a callback for silence (a heartbeat);
 - stops at a timeout;
-- runs the program with no stdin, in its own process group (unless ``new_group=False``), and
-  stops the whole group (SIGTERM, then SIGKILL) when it times out or the caller is
-  interrupted (a signal, or an exception in a callback): nothing it started keeps running
-  after ``run`` returns; with ``end_group``, what the program left running in its group is
-  killed as soon as the program itself exits; a Python child that calls
-  :func:`tf_ge_custom._lifecycle.die_with_parent` also ends when this process is killed
-  outright (``TF_GE_CUSTOM_PARENT_PID`` tells it which process that is);
+- runs the program with no stdin, in its own process group and session (unless
+  ``new_group=False``), through the keeper (:mod:`tf_ge_custom._keeper`, on Linux): a small
+  process that stops the program and everything it started (SIGTERM, then SIGKILL) when it
+  times out or the caller is interrupted (a signal, or an exception in a callback), finds
+  what the program started in sessions of their own, and does the same when this process
+  dies without a chance to clean up (``kill -9``): the kernel tells the keeper
+  (``PR_SET_PDEATHSIG``), and the program itself dies with the keeper. Nothing it started
+  keeps running after ``run`` returns; with ``end_group``, what the program left running is
+  killed as soon as the program itself exits. Without the keeper (not Linux), the program's
+  group is stopped the same way, and a Python child that calls
+  :func:`tf_ge_custom._lifecycle.die_with_parent` ends when this process is killed outright
+  (``TF_GE_CUSTOM_PARENT_PID`` tells it which process that is);
 - reports a program that cannot start, times out or (with ``check``) fails as one
   :class:`~tf_ge_custom.errors.CommandError` that carries the argument list, the exit status
   and the last lines of the output.
@@ -28,6 +33,7 @@ import queue
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 from typing import NamedTuple, Tuple
@@ -163,25 +169,20 @@ def run(argv, timeout=None, env=None, cwd=None, check=True, separate_stderr=Fals
     A program that cannot be started raises :class:`CommandError` (reason ``"not started"``).
     ``new_group=False`` leaves the program in this process's group, so that a Ctrl-C at the
     terminal reaches it directly: for programs run from worker threads, which never see
-    KeyboardInterrupt (the build's compilers). ``end_group``: once the program exits, kill
-    what it left running in its group (which would otherwise keep the output open, and run
-    on). ``grace``: seconds between SIGTERM and SIGKILL when the group is stopped.
+    KeyboardInterrupt (the build's compilers); it is started directly, without the keeper.
+    ``end_group``: once the program exits, kill what it left running (which would otherwise
+    keep the output open, and run on; without it, ``run`` waits for them). ``grace``: seconds
+    between SIGTERM and SIGKILL when the group is stopped.
     """
     argv = _checked_argv(argv)
     start = clock()
-    if new_group:  # a Python child of ours ends with this process (_lifecycle.die_with_parent)
-        env = dict(os.environ if env is None else env, **{PARENT_ENV: str(os.getpid())})
-    try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE if separate_stderr else subprocess.STDOUT,
-                                env=env, cwd=cwd, start_new_session=new_group)
-    except (OSError, ValueError) as e:
-        raise CommandError("cannot run %s: %s" % (command_line(argv), e), argv, reason=NOT_STARTED)
+    proc = _start(argv, env, cwd, subprocess.PIPE, subprocess.PIPE if separate_stderr else subprocess.STDOUT,
+                  new_group, end_group, grace)
     events = queue.Queue()
     streams = [("out", proc.stdout)] + ([("err", proc.stderr)] if separate_stderr else [])
     readers = [threading.Thread(target=_read_lines, args=(s, key, events), daemon=True)
                for key, s in streams]
-    if end_group and new_group:
+    if end_group and new_group and not proc.kept:
         threading.Thread(target=_wait_for_exit, args=(proc, events), daemon=True).start()
     for reader in readers:
         reader.start()
@@ -205,8 +206,8 @@ def run(argv, timeout=None, env=None, cwd=None, check=True, separate_stderr=Fals
                 if on_silence is not None:
                     on_silence(clock() - start)
                 continue
-            if key == "exit":  # end_group: the program is gone, its group goes with it
-                _signal(proc, signal.SIGKILL, True)
+            if key == "exit":  # end_group without the keeper: the program is gone, its group goes with it
+                _signal(proc.popen, signal.SIGKILL, True)
             elif line is None:
                 open_streams -= 1
             elif key == "err":
@@ -220,12 +221,12 @@ def run(argv, timeout=None, env=None, cwd=None, check=True, separate_stderr=Fals
         except subprocess.TimeoutExpired:
             raise _TimedOut()
     except _TimedOut:
-        stop(proc, grace, group=new_group)
+        proc.stop(grace)
         tail = "\n".join((list(err) or list(out))[-TAIL_LINES:])
         raise CommandError("%s did not finish within %g s and was stopped%s" % (
             command_line(argv), timeout, _tail_block(tail)), argv, None, tail, TIMED_OUT)
     except BaseException:
-        stop(proc, grace, group=new_group)
+        proc.stop(grace)
         raise
     finally:
         for reader in readers:
@@ -244,19 +245,141 @@ def run(argv, timeout=None, env=None, cwd=None, check=True, separate_stderr=Fals
 def run_attached(argv, env=None, cwd=None, grace=TERMINATE_GRACE_SECONDS):
     """Run ``argv`` with this process's stdout and stderr (a terminal sees its output as it
     comes, nothing is captured) in its own process group, stopped with it when this process
-    is interrupted; returns the exit status. A program that cannot be started raises
-    :class:`CommandError` (reason ``"not started"``)."""
+    is interrupted, and ending with it when this process is killed; returns the exit status. A
+    program that cannot be started raises :class:`CommandError` (reason ``"not started"``)."""
     argv = _checked_argv(argv)
-    try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env, cwd=cwd,
-                                start_new_session=True)
-    except (OSError, ValueError) as e:
-        raise CommandError("cannot run %s: %s" % (command_line(argv), e), argv, reason=NOT_STARTED)
+    proc = _start(argv, env, cwd, None, None, True, False, grace)
     try:
         return proc.wait()
     except BaseException:
-        stop(proc, grace)
+        proc.stop(grace)
         raise
+
+
+# --- starting a program: through the keeper, or directly ----------------------------------
+
+_KEEPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_keeper.py")
+
+
+def _keeper_python():
+    """The interpreter that runs the keeper (:mod:`tf_ge_custom._keeper`), or None where there
+    is none: not Linux (no death signal, no subreaper), or a ``sys.executable`` that is not a
+    Python of ours to start (an embedding program's)."""
+    exe = sys.executable
+    if (not sys.platform.startswith("linux") or not exe or not os.path.isabs(exe)
+            or not os.path.basename(exe).startswith("python") or not os.path.isfile(_KEEPER)):
+        return None
+    return exe
+
+
+def _not_started(argv, error):
+    return CommandError("cannot run %s: %s" % (command_line(argv), error), argv, reason=NOT_STARTED)
+
+
+def _start(argv, env, cwd, stdout, stderr, new_group, end_group, grace):
+    """The program ``argv`` started, as a :class:`_Started`: through the keeper in a group
+    (and session) of its own when ``new_group`` (the keeper stops everything it started,
+    also when this process is killed outright), else directly in this process's group."""
+    env = dict(os.environ if env is None else env)
+    python = _keeper_python() if new_group else None
+    if new_group:  # a Python child of ours ends with this process (_lifecycle.die_with_parent)
+        env[PARENT_ENV] = str(os.getpid())
+    if python is None:
+        try:
+            return _Started(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+                                             env=env, cwd=cwd, start_new_session=new_group), None, new_group)
+        except (OSError, ValueError) as e:
+            raise _not_started(argv, e)
+    status_read, status_write = os.pipe()
+    keeper = [python, "-I", "-S", _KEEPER, str(status_write), repr(float(grace)), "1" if end_group else "0",
+              str(os.getpid()), "--"] + list(argv)
+    try:
+        try:
+            popen = subprocess.Popen(keeper, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=env,
+                                     cwd=cwd, start_new_session=True, pass_fds=(status_write,))
+        finally:
+            os.close(status_write)
+    except (OSError, ValueError) as e:
+        os.close(status_read)
+        raise _not_started(argv, e)
+    started = _Started(popen, status_read, True)
+    try:
+        first = started.status_line()
+    except BaseException:
+        started.stop(grace)
+        raise
+    if first.startswith("failed "):
+        code = int(first.split()[1] or 0)
+        started.wait()
+        raise _not_started(argv, OSError(code, os.strerror(code), argv[0]))
+    if not first.startswith("started "):  # the keeper ended before the program started
+        started.wait()
+        raise _not_started(argv, "its keeper process ended first (%s)" % exit_phrase(popen.returncode))
+    return started
+
+
+class _Started(object):
+    """A program that runs: ``wait``, ``stop``, its ``stdout`` / ``stderr``; ``kept`` when the
+    keeper started it (then ``popen`` is the keeper, and the program's exit status comes on the
+    keeper's status pipe)."""
+
+    def __init__(self, popen, status_fd, group):
+        self.popen = popen
+        self.kept = status_fd is not None
+        self._status_fd = status_fd
+        self._buffer = b""
+        self._group = group
+        self._returncode = None
+        self.stdout, self.stderr = popen.stdout, popen.stderr
+
+    def status_line(self):
+        """The keeper's next line ("" at its end)."""
+        while b"\n" not in self._buffer:
+            chunk = os.read(self._status_fd, 4096)
+            if not chunk:
+                break
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode("ascii", "replace")
+
+    def _close_status(self):
+        if self._status_fd is not None:
+            os.close(self._status_fd)
+            self._status_fd = None
+
+    def wait(self, timeout=None):
+        """The program's exit status (negative: killed by that signal), once the keeper (and so
+        everything the program started) is gone too."""
+        returncode = self.popen.wait(timeout=timeout)
+        if not self.kept:
+            return returncode
+        if self._status_fd is not None:
+            line = self.status_line()
+            while line and not line.startswith("exit "):
+                line = self.status_line()
+            self._close_status()
+            self._returncode = int(line.split()[1]) if line.startswith("exit ") else returncode
+        return self._returncode
+
+    def stop(self, grace=TERMINATE_GRACE_SECONDS):
+        """Stop the program and everything it started: SIGTERM, SIGKILL after ``grace`` s."""
+        if not self.kept:
+            stop(self.popen, grace, group=self._group)
+            return
+        if self.popen.poll() is None:
+            try:
+                os.kill(self.popen.pid, signal.SIGTERM)  # the keeper ends the rest
+            except OSError:
+                pass
+            try:
+                self.popen.wait(timeout=grace + 2 * TERMINATE_GRACE_SECONDS)
+            except subprocess.TimeoutExpired:  # the keeper is stuck: the program dies with it
+                self.popen.kill()
+                self.popen.wait()
+        try:
+            self.wait()
+        except (OSError, ValueError):
+            self._close_status()
 
 
 def _text(lines):

@@ -110,8 +110,15 @@ def _run(argv):
         sys.stderr.write(error_lines(prog, e))
         return e.exit_status
     except OSError as e:  # the file system refused what no check could foresee (disk full...)
-        sys.stdout.flush()
+        try:
+            sys.stdout.flush()
+        except OSError:
+            pass
         sys.stderr.write("%s: error: %s\n" % (prog, _os_error_text(e)))
+        return 1
+    except MemoryError:  # a memory limit (ulimit -v) or a model too large for this machine
+        sys.stderr.write("%s: error: out of memory (MemoryError): a memory limit such as ulimit -v, or a model "
+                         "too large for this machine\n" % prog)
         return 1
     except Exception as e:
         if _lifecycle.working_directory() is not None:
@@ -124,8 +131,8 @@ def _run(argv):
 
 
 def main(argv=None):
-    """The command line; returns the exit status. SIGINT, SIGTERM and SIGHUP end the command
-    cleanly (130, 143, 129, one line saying what was interrupted), and a reader that goes away
+    """The command line; returns the exit status. SIGINT, SIGTERM, SIGHUP and SIGQUIT end the
+    command cleanly (130, 143, 129, 131, one line saying what was interrupted), and a reader that goes away
     (``| head -1``) ends it quietly (141): :mod:`tf_ge_custom._lifecycle`."""
     from . import _lifecycle
 
@@ -136,9 +143,18 @@ def main(argv=None):
         with _lifecycle.guarded_output():
             try:
                 return _run(argv)
-            except SystemExit:  # argparse's --help and usage errors: their output, checked here
-                sys.stdout.flush()
-                raise
+            except SystemExit as e:  # argparse's --help and usage errors: their output, checked here
+                try:
+                    sys.stdout.flush()
+                except OSError:
+                    pass  # remembered as the output's error
+                failed = _lifecycle.output_error()
+                if failed is None:
+                    raise
+                # argparse swallowed it: say it, as `cat --help >/dev/full` does, and fail
+                sys.stderr.write("%s: error: cannot write to standard output: %s\n" % (
+                    PROG, _os_error_text(failed)))
+                return 1 if not e.code else e.code
     except _lifecycle.OutputClosed:
         _lifecycle.discard_output()
         return 128 + signal.SIGPIPE

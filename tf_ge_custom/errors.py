@@ -54,6 +54,15 @@ class OpLibraryError(TfGeCustomError, ImportError):
     """The TensorFlow op library is missing, unloadable, or built for another TensorFlow."""
 
 
+class TensorFlowImportError(TfGeCustomError, ImportError):
+    """TensorFlow itself cannot be imported here (not installed, broken, or refused memory by a
+    limit such as ``ulimit -v``). ``details`` is the whole traceback, which ``--verbose`` shows."""
+
+    def __init__(self, message, details="", **kwargs):
+        self.details = details
+        super(TensorFlowImportError, self).__init__(message, **kwargs)
+
+
 class DTypeError(TfGeCustomError, TypeError):
     """An argument's dtype is not one the op accepts, or the two arguments disagree."""
 

@@ -5,12 +5,21 @@ tests meant to catch it fail.
 
 For each mutation: the tree (tracked and untracked, not ignored files) is copied to a scratch
 folder and the change applied to the copy, never to the tree; the named tests run there with
-pytest in a fresh process, first on a clean copy (they must pass: a failure there is not the
-mutation's doing) and then on the mutated one (they must fail, and among the failures must be
-the test named as the catcher). A change to the package (tf_ge_custom/...) reaches the tests
-through an overlay: a copy of the installed package with the mutated file in it, first on
-PYTHONPATH, since the tests import the installed package. Exit status 0 when every mutation
-was caught, 1 when one survived, could not be applied, or its tests failed without it.
+pytest in a fresh process, first on a clean copy (the control run: they must pass, else a
+failure is not the mutation's doing) and then on the mutated one (they must fail, and among the
+failures must be the test named as the catcher).
+
+A change to the package (tf_ge_custom/...) must reach every process the tests start, also the
+console script that tests/user runs in a fresh process with PYTHONPATH removed: so it is
+installed in a copy of the venv. The copy is a new venv (``python -m venv --without-pip``) whose
+site-packages hold a copy of the installed package and a .pth line adding this venv's
+site-packages after it (TensorFlow, pytest, ... are found there), and whose bin/ holds the
+console script pointing at the copy's Python. The control run uses the copy with the package
+as installed; the mutated run the same copy with the mutated file in place. The tests run with
+the copy's Python, so ``sys.executable`` and the console script beside it are the copy's.
+
+Exit status 0 when every mutation was caught, 1 when one survived, could not be applied, or its
+tests failed without it.
 """
 import argparse
 import ast
@@ -85,6 +94,18 @@ MUTATIONS = (
               "test_every_documented_command_has_a_test_collected_with_its_marker"],
              "tests/user/test_documented_commands.py::"
              "test_every_documented_command_has_a_test_collected_with_its_marker"),
+    Mutation("signal-exit-status-always-130",
+             "every signal's exit status reported as SIGINT's (130), not 128 + the signal's number",
+             "tf_ge_custom/_lifecycle.py",
+             "        return 128 + self.signum\n", "        return 130\n",
+             ["tests/user/test_lifecycle.py::test_sighup_while_atc_runs_stops_it_and_what_it_started_and_removes_staging"],
+             "tests/user/test_lifecycle.py::test_sighup_while_atc_runs_stops_it_and_what_it_started_and_removes_staging"),
+    Mutation("trust-ignores-group-write",
+             "the trust rule refuses a path others may write but takes one its group may write",
+             "tf_ge_custom/_trust.py",
+             "if mode & GROUP_OTHER_WRITE and ", "if mode & stat.S_IWOTH and ",
+             ["tests/user/test_trust_logs.py::test_list_kernels_refuses_a_kernel_cache_its_group_may_write"],
+             "tests/user/test_trust_logs.py::test_list_kernels_refuses_a_kernel_cache_its_group_may_write"),
 )
 APPLY = {m.name: (_replace(m.old, m.new) if m.old is not None else None) for m in MUTATIONS}
 APPLY["keras-example-test-deleted"] = _delete_function("test_keras_example_trains_saves_and_reloads")
@@ -119,17 +140,52 @@ def _installed_package():
     return pathlib.Path(proc.stdout.strip())
 
 
-def _run_tests(checkout, tests, overlay=None):
+def _run_tests(checkout, tests, python=None):
     env = {k: v for k, v in os.environ.items()
            if k not in ("TF_GE_CUSTOM_STRICT_SKIPS", "TF_GE_CUSTOM_SKIP_LOG", "PYTEST_ADDOPTS", "PYTHONPATH")}
-    if overlay is not None:
-        env["PYTHONPATH"] = str(overlay)
     started = time.time()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider"] + tests,
+    proc = subprocess.run([python or sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider"] + tests,
                           cwd=str(checkout), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True, timeout=900)
     failed = re.findall(r"^FAILED (\S+)", proc.stdout, re.M)
     return proc.returncode, failed, proc.stdout, time.time() - started
+
+
+def _site_packages(python):
+    return pathlib.Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                       stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout.strip())
+
+
+CONSOLE_SCRIPTS = ("tf-ge-custom",)
+
+
+def venv_copy(where, installed):
+    """A copy of this venv at ``where`` holding a copy of the installed package (see the module's
+    docstring); returns its Python."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    python = where / "bin" / "python"
+    site = _site_packages(python)
+    here = _site_packages(sys.executable)
+    # processed after the copy's own site-packages: the package copy there comes first
+    (site / "zz-tf-ge-custom-mutations-base.pth").write_text("import site; site.addsitedir(%r)\n" % str(here))
+    shutil.copytree(str(installed), str(site / "tf_ge_custom"), symlinks=True)
+    for name in CONSOLE_SCRIPTS:
+        source = pathlib.Path(sys.executable).parent / name
+        lines = source.read_text().splitlines(True)
+        if not lines or not lines[0].startswith("#!"):
+            raise SystemExit("error: %s is not a console script (no #! line)" % source)
+        target = where / "bin" / name
+        target.write_text("#!%s\n" % python + "".join(lines[1:]))
+        target.chmod(0o755)
+    return python, site / "tf_ge_custom"
+
+
+def _install_mutated(package, relative, mutated):
+    """Put the mutated file into the venv copy's package (its compiled bytecode removed)."""
+    shutil.copy2(str(mutated), str(package / relative))
+    cache = (package / relative).parent / "__pycache__"
+    for compiled in cache.glob(relative.stem + ".*.pyc") if cache.is_dir() else ():
+        compiled.unlink()
 
 
 def check(mutation, clean, scratch, installed):
@@ -143,25 +199,28 @@ def check(mutation, clean, scratch, installed):
         target.write_text(APPLY[mutation.name](text, mutation.path))
     except ValueError as e:
         return False, ["NOT APPLIED %s: %s" % (mutation.name, e)]
-    overlay = None
+    python = package = relative = None
     if mutation.path.startswith("tf_ge_custom/"):
         relative = pathlib.Path(mutation.path).relative_to("tf_ge_custom")
         installed_file = installed / relative
         if not installed_file.is_file() or installed_file.read_text() != text:
             return False, ["NOT APPLIED %s: the installed %s is not the tree's %s (run make install)"
                            % (mutation.name, installed_file, mutation.path)]
-        overlay = where / "overlay"
-        shutil.copytree(str(installed), str(overlay / "tf_ge_custom"), symlinks=True)
-        shutil.copy2(str(target), str(overlay / "tf_ge_custom" / relative))
-    status, failed, out, seconds = _run_tests(clean, mutation.tests)
+        python, package = venv_copy(where / "venv", installed)
+    status, failed, out, seconds = _run_tests(clean, mutation.tests, python)
     if status != 0:
-        return False, ["BASELINE FAILS %s: %s fail without the mutation (exit %d, %.0f s):" % (
-            mutation.name, " ".join(mutation.tests), status, seconds), out[-4000:]]
+        return False, ["CONTROL RUN FAILS %s: %s fail without the mutation%s (exit %d, %.0f s):" % (
+            mutation.name, " ".join(mutation.tests), " in the venv copy" if python else "", status, seconds),
+            out[-4000:]]
     lines = ["%s: %s" % (mutation.name, mutation.why),
-             "  clean copy: %s pass (%.0f s)" % (" ".join(mutation.tests), seconds)]
-    status, failed, out, seconds = _run_tests(checkout, mutation.tests, overlay)
+             "  control run%s: %s pass (%.0f s)" % (" (venv copy, package as installed)" if python else "",
+                                                    " ".join(mutation.tests), seconds)]
+    if package is not None:
+        _install_mutated(package, relative, target)
+    status, failed, out, seconds = _run_tests(checkout, mutation.tests, python)
     caught = status not in (0, 5) and any(f.startswith(mutation.catcher) for f in failed)
-    lines.append("  mutated copy: exit %d in %.0f s; %d failed" % (status, seconds, len(failed)))
+    lines.append("  mutated copy%s: exit %d in %.0f s; %d failed" % (
+        " (mutated package installed in the venv copy)" if python else "", status, seconds, len(failed)))
     if caught:
         lines.append("  CAUGHT by %s" % next(f for f in failed if f.startswith(mutation.catcher)))
         lines += ["    " + l for l in re.findall(r"^E +(.*\S)", out, re.M)[:3]]
@@ -188,7 +247,7 @@ def main(argv=None):
     if installed.resolve() == (ROOT / "tf_ge_custom").resolve():
         raise SystemExit("error: %s imports tf_ge_custom from the source tree; install it (make install)"
                          % sys.executable)
-    caught = 0
+    caught, started = 0, time.time()
     with tempfile.TemporaryDirectory(prefix="tf-ge-custom-mutations-") as scratch:
         scratch = pathlib.Path(scratch)
         clean = scratch / "clean" / "checkout"
@@ -197,7 +256,7 @@ def main(argv=None):
             ok, lines = check(mutation, clean, scratch, installed)
             caught += ok
             print("\n".join(lines), flush=True)
-    print("mutation check: %d of %d mutations caught" % (caught, len(chosen)))
+    print("mutation check: %d of %d mutations caught (%.0f s)" % (caught, len(chosen), time.time() - started))
     return 0 if caught == len(chosen) else 1
 
 

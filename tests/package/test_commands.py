@@ -163,3 +163,38 @@ def test_a_program_left_in_the_callers_group_is_still_stopped_on_timeout():
     # by default it leads a group of its own
     done = _processes.run(script("import os; print(os.getpid() == os.getpgrp())"))
     assert done.output == "True\n"
+
+
+# A program that starts a grandchild in a session of its own (outside every process group the
+# runner knows), prints both pids, then waits for ever (or exits at once with "exit").
+LEAVES_A_SESSION = """
+import os, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import os, time; os.setsid(); time.sleep(600)"])
+print("pids", child.pid, os.getpid(), flush=True)
+if sys.argv[1:] != ["exit"]:
+    time.sleep(600)
+"""
+
+
+def test_an_interruption_also_stops_what_the_program_started_in_a_session_of_its_own():
+    pids = []
+
+    def on_line(line):
+        pids.extend(int(p) for p in line.split()[1:])
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _processes.run(script(LEAVES_A_SESSION), on_line=on_line)
+    assert len(pids) == 2 and not any(alive(pid) for pid in pids)
+
+
+def test_end_group_kills_what_the_program_left_in_a_session_of_its_own():
+    done = _processes.run(script(LEAVES_A_SESSION) + ["exit"], end_group=True, timeout=60)
+    grandchild = int(done.output.split()[1])
+    assert done.returncode == 0 and not alive(grandchild)
+
+
+def test_the_programs_own_exit_status_is_reported_not_its_keepers():
+    with pytest.raises(CommandError) as info:
+        _processes.run(script("import os, signal; os.kill(os.getpid(), signal.SIGTERM)"))
+    assert info.value.returncode == -signal.SIGTERM and "killed by SIGTERM" in str(info.value)

@@ -207,3 +207,20 @@ class _User(object):
 @pytest.fixture(scope="session")
 def user():
     return _User
+
+
+@pytest.fixture
+def om_runner_double(tmp_path):
+    """(``run-om`` arguments, environment): the OM runner is the TEST DOUBLE
+    tests/export/doubles/om_runner_double.py (it adds its float32 inputs), the OM a stand-in
+    ``m.om``, both inputs ``x.npy`` (0..5); the double records its run in ``record.json``."""
+    wrapper = tmp_path / "om_runner_double"
+    wrapper.write_text('#!/bin/sh\nexec "%s" "%s" "$@"\n' % (
+        sys.executable, os.path.join(os.path.dirname(HERE), "export", "doubles", "om_runner_double.py")))
+    wrapper.chmod(0o755)
+    (tmp_path / "m.om").write_bytes(b"stand-in om")
+    np.save(str(tmp_path / "x.npy"), np.arange(6, dtype=np.float32))
+    env = user_env(TF_GE_CUSTOM_OM_RUNNER=str(wrapper), ASCEND_HOME_PATH=str(tmp_path / "cann"),
+                   TF_GE_CUSTOM_TEST_RECORD=str(tmp_path / "record.json"))
+    return ["run-om", str(tmp_path / "m.om"), "--input", str(tmp_path / "x.npy"), "--input",
+            str(tmp_path / "x.npy")], env

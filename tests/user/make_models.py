@@ -10,6 +10,8 @@ a variable term where the format has variables (so that freezing has work to do)
   frozen.pb      a frozen GraphDef holding AddCustom
   model.keras, model.h5   a Keras functional model with the AddCustom layer
   tf1_saved_model/, keras_saved_model/   (asked for by name) simple_save's, Keras 2's model.save
+  variables_saved_model/, dense.keras, dense.h5   (asked for by name) with weights to damage:
+                 a tf.Module holding a variable, a Keras model with a Dense layer
   x.npy, y.npy   inputs
 
 Writes FOLDER/made.json: {kind: path} of what this TensorFlow could make.
@@ -91,32 +93,52 @@ def keras_saved_model(folder):
     return path
 
 
-def _keras_model():
+def _keras_model(dense=False):
+    """The AddCustom layer on inputs x and y; with ``dense``, a Dense layer after it (weights)."""
     import tf_ge_custom.layers
 
     keras = tf.keras
     x = keras.Input(SHAPE[1:], name="x")
     y = keras.Input(SHAPE[1:], name="y")
-    return keras.Model([x, y], tf_ge_custom.layers.AddCustom()([x, y]))
+    z = tf_ge_custom.layers.AddCustom()([x, y])
+    return keras.Model([x, y], keras.layers.Dense(4)(z) if dense else z)
 
 
-def keras_file(folder):
-    path = os.path.join(folder, "model.keras")
-    _keras_model().save(path)
-    return path
+def _keras_saver(name, dense=False):
+    def save(folder):
+        path = os.path.join(folder, name)
+        _keras_model(dense).save(path)
+        return path
+    return save
 
 
-def h5_file(folder):
-    path = os.path.join(folder, "model.h5")
-    _keras_model().save(path)
+keras_file, h5_file = _keras_saver("model.keras"), _keras_saver("model.h5")
+dense_keras, dense_h5 = _keras_saver("dense.keras", dense=True), _keras_saver("dense.h5", dense=True)
+
+
+def variables_saved_model(folder):
+    class Shifted(tf.Module):
+        def __init__(self):
+            super(Shifted, self).__init__()
+            self.shift = tf.Variable(np.arange(SHAPE[0] * SHAPE[1], dtype=np.float32).reshape(SHAPE))
+
+        @tf.function(input_signature=[tf.TensorSpec(SHAPE, tf.float32, name="x"),
+                                      tf.TensorSpec(SHAPE, tf.float32, name="y")])
+        def __call__(self, x, y):
+            return {"z": tf_ge_custom.add_custom(x, y) + self.shift}
+
+    shifted = Shifted()
+    path = os.path.join(folder, "variables_saved_model")
+    tf.saved_model.save(shifted, path, signatures={"serving_default": shifted.__call__})
     return path
 
 
 MAKERS = {"saved_model": saved_model, "checkpoint": checkpoint, "frozen_pb": frozen_pb,
           "keras": keras_file, "h5": h5_file, "tf1_saved_model": tf1_saved_model,
-          "keras_saved_model": keras_saved_model}
+          "keras_saved_model": keras_saved_model, "variables_saved_model": variables_saved_model,
+          "dense_keras": dense_keras, "dense_h5": dense_h5}
 DEFAULT = ("saved_model", "checkpoint", "frozen_pb", "keras", "h5")
-TF2_ONLY = ("saved_model", "keras")  # tf.Module SavedModels, .keras files
+TF2_ONLY = ("saved_model", "keras", "variables_saved_model", "dense_keras")  # tf.Module SavedModels, .keras files
 
 
 def main(folder, kinds):
@@ -129,7 +151,7 @@ def main(folder, kinds):
     for kind in kinds or DEFAULT:
         if kind in TF2_ONLY and version < (2, 0):
             continue
-        if kind == "keras" and version < (2, 12):
+        if kind in ("keras", "dense_keras") and version < (2, 12):
             continue  # the .keras format came with Keras 2.12
         if kind == "keras_saved_model" and not (2, 0) <= version < (2, 16):
             continue  # Keras 3 (TensorFlow 2.16+) saves no SavedModel with model.save

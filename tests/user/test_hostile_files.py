@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.kind("plumbing")  # our messages; the run-om cases drive the OM runner's TEST DOUBLE
 
 LONG_NUMBER = "1" * 5000  # Python 3.11 refuses ints of more than 4300 digits with ValueError
 
@@ -200,3 +201,219 @@ def test_doctor_says_the_xla_library_is_fine(tf_ge_custom_cmd, tmp_path):
     ran = tf_ge_custom_cmd("doctor", "--json", cwd=tmp_path)
     checks = {c["name"]: c for c in json.loads(ran.out)["checks"]}
     assert checks["XLA kernels"]["status"] == "OK", checks["XLA kernels"]
+
+
+# --- every input a user hands over: one error line naming the file, never a traceback ----------
+
+def _one_error(ran, prog, *words):
+    """``ran`` failed with exactly one ``PROG: error:`` line, holding each of ``words``."""
+    errors = [l for l in ran.err.splitlines() if l.startswith("%s: error: " % prog)]
+    assert ran.status == 1 and len(errors) == 1, ran
+    for word in words:
+        assert word in errors[0], (word, ran)
+    return errors[0]
+
+
+@pytest.mark.kind("doubles")
+@pytest.mark.parametrize("field, value, words", [
+    ("index", "<absent>", 'has no "index"'), ("name", "<absent>", 'has no "name"'),
+    ("dtype", "<absent>", 'has no "dtype"'), ("dims", "<absent>", 'has no "dims"'),
+    ("size", "<absent>", 'has no "size"'), ("file", "<absent>", 'has no "file"'),
+    ("index", "0", 'has "index": "0", not a whole number'), ("index", -1, 'has "index": -1, not'),
+    ("index", True, 'has "index": true, not'), ("name", 3, 'has "name": 3, not a string'),
+    ("dtype", 7, 'has "dtype": 7, not a dtype name'), ("dims", "6", 'has "dims": "6", not a list'),
+    ("dims", [2, "3"], 'has "dims": [2, "3"], not a list of whole numbers'),
+    ("dims", [-1, 6], 'has "dims": [-1, 6], not'), ("size", 1.5, 'has "size": 1.5, not'),
+    ("file", None, 'has "file": null, not the path of a file'),
+    ("dims", [2, 4], "has 24 bytes, but dims [2, 4] of float32 need 32"),
+    ("dtype", "float99", "reported dtype 'float99', which numpy does not know"),
+    ("file", "/nonexistent/output_0.bin", "cannot read the runner's file /nonexistent/output_0.bin"),
+])
+def test_run_om_names_each_malformed_field_of_the_runners_output(tf_ge_custom_cmd, om_runner_double, tmp_path,
+                                                                 field, value, words):
+    """A runner line with a field missing or of the wrong type (the OM runner TEST DOUBLE prints
+    it): one error line naming the runner's log and the field; before, a KeyError traceback."""
+    args, env = om_runner_double
+    env["TF_GE_CUSTOM_TEST_OUTPUT_FIELDS"] = json.dumps({field: value})
+    ran = tf_ge_custom_cmd(*args, cwd=tmp_path, env=env)
+    log = tmp_path / "m.outputs" / "run-om.log"
+    where = ("%s, line " % log) if words.startswith(("has \"", "has no")) else "output 0 (z): "  # a line, or a file
+    _one_error(ran, "tf-ge-custom run-om", where, words)
+    assert ran.out.splitlines()[-1] == "RUN_OM=FAIL", ran
+
+
+@pytest.fixture(scope="module")
+def weighty(tmp_path_factory, user):
+    """Models with weights to damage (make_models.py, in a fresh process)."""
+    folder = tmp_path_factory.mktemp("weighty")
+    here = os.path.dirname(os.path.abspath(__file__))
+    made = user.run([sys.executable, os.path.join(here, "make_models.py"), str(folder), "variables_saved_model",
+                     "tf1_saved_model", "checkpoint", "dense_keras", "dense_h5"], folder)
+    assert made.status == 0, made
+    return json.loads((folder / "made.json").read_text())
+
+
+def _truncate(path, keep):
+    with open(path, "r+b") as f:
+        f.truncate(keep(os.path.getsize(path)))
+
+
+def _damage(kind, model):
+    """Damage the copy ``model`` as ``kind`` says; (the export's argv tail, the file named)."""
+    import glob
+    import zipfile
+
+    if kind.startswith("saved model"):
+        data = glob.glob(os.path.join(model, "variables", "variables.data-*"))[0]
+        index = os.path.join(model, "variables", "variables.index")
+        if kind.endswith("truncated data"):
+            _truncate(data, lambda n: n // 2)
+            return [], os.path.basename(data)
+        if kind.endswith("garbage index"):
+            open(index, "wb").write(b"\x7f" * os.path.getsize(index))
+            return [], os.path.basename(index)
+        os.remove(data)
+        return [], data
+    if kind.startswith("checkpoint"):
+        prefix = model[: -len(".meta")]
+        if kind.endswith("truncated data"):
+            data = glob.glob(prefix + ".data-*")[0]
+            _truncate(data, lambda n: n // 2)
+            return ["--outputs", "z"], os.path.basename(data)
+        if kind.endswith("garbage index"):
+            open(prefix + ".index", "wb").write(b"\x7f" * 64)
+            return ["--outputs", "z"], os.path.basename(prefix + ".index")
+        _truncate(model, lambda n: n // 3)
+        return ["--outputs", "z"], model
+    if kind == "h5 truncated":
+        _truncate(model, lambda n: n // 2)
+        return [], model
+    if kind == "h5 damaged tree":
+        data = open(model, "rb").read()
+        at = data.find(b"TREE")
+        with open(model, "r+b") as f:
+            f.seek(at)
+            f.write(b"\0" * 64)
+        return [], model
+    if kind == "keras truncated":
+        _truncate(model, lambda n: n // 2)
+        return [], model
+    assert kind == "keras truncated member"
+    with zipfile.ZipFile(model) as archive:
+        members = {n: archive.read(n) for n in archive.namelist()}
+    member = [n for n in members if n.endswith(".h5")][0]
+    members[member] = members[member][: len(members[member]) // 2]
+    with zipfile.ZipFile(model, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return [], member
+
+
+@pytest.mark.parametrize("kind, source, words", [
+    ("saved model truncated data", "variables_saved_model", "shorter than its index says"),
+    ("saved model garbage index", "variables_saved_model", "not a checkpoint index"),
+    ("saved model missing data", "variables_saved_model", "a file is missing"),
+    ("saved model truncated data", "tf1_saved_model", "shorter than its index says"),
+    ("checkpoint truncated data", "checkpoint", "shorter than its index says"),
+    ("checkpoint garbage index", "checkpoint", "not a checkpoint index"),
+    ("checkpoint truncated meta graph", "checkpoint", "not a MetaGraphDef"),
+    ("h5 truncated", "dense_h5", "truncated file"),
+    ("h5 damaged tree", "dense_h5", "B-tree"),
+    ("keras truncated", "dense_keras", "not a .keras archive"),
+    ("keras truncated member", "dense_keras", "its member"),
+])
+def test_a_damaged_model_file_is_one_error_line_naming_it(tf_ge_custom_cmd, weighty, tmp_path, kind, source, words):
+    import shutil
+
+    if source not in weighty:
+        pytest.fail("make_models.py made no %s with this TensorFlow: %s" % (source, sorted(weighty)))
+    original = weighty[source]
+    folder = tmp_path / "copy"
+    if source == "checkpoint":
+        shutil.copytree(os.path.dirname(original), str(folder))
+        model = str(folder / os.path.basename(original))
+    elif os.path.isdir(original):
+        shutil.copytree(original, str(folder))
+        model = str(folder)
+    else:
+        folder.mkdir()
+        model = str(folder / os.path.basename(original))
+        shutil.copy(original, model)
+    extra, named = _damage(kind, model)
+    ran = tf_ge_custom_cmd("export", model, "--output", str(tmp_path / "out" / "m"), *extra, cwd=tmp_path)
+    _one_error(ran, "tf-ge-custom export", model, named, words)  # before: IndexError, OpError tracebacks
+    assert not os.path.exists(str(tmp_path / "out" / "m.pb"))
+
+
+@pytest.mark.parametrize("command", ["export", "run-om"])
+def test_an_npy_whose_header_claims_more_than_the_file_holds_is_refused_before_allocating(
+        tf_ge_custom_cmd, models, om_runner_double, tmp_path, command):
+    """A 24-byte .npy whose header claims 10^12 float32 (4 TB): before, numpy tried to allocate
+    them (_ArrayMemoryError: Unable to allocate 3.64 TiB)."""
+    import struct
+
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000,), }"
+    header += " " * (118 - len(header)) + "\n"
+    huge = tmp_path / "huge.npy"
+    huge.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+    truncated = tmp_path / "truncated.npy"
+    truncated.write_bytes((tmp_path / "x.npy").read_bytes()[:-4])
+    for bad, words in ((huge, "says shape [1000000000000] of float32, 4000000000000 bytes of data, but the file "
+                              "holds 0"), (truncated, "24 bytes of data, but the file holds 20")):
+        if command == "export":
+            ran = tf_ge_custom_cmd("export", models["frozen_pb"], "--output", str(tmp_path / "m"), "--inputs",
+                                   "%s,%s" % (bad, models["y"]), cwd=tmp_path, timeout=300)
+        else:
+            args, env = om_runner_double
+            ran = tf_ge_custom_cmd(*(args[:2] + ["--input", str(bad), "--input", str(bad)]), cwd=tmp_path, env=env)
+        _one_error(ran, "tf-ge-custom " + command, "input file %s" % bad, words)
+
+
+BROKEN_TENSORFLOW = "raise ImportError('libtensorflow_cc.so.2: failed to map segment from shared object (double)')\n"
+
+
+@pytest.mark.parametrize("how", ["a tensorflow TEST DOUBLE that fails to import", "ulimit -v 800000"])
+def test_a_tensorflow_that_cannot_be_imported_is_one_line_and_verbose_shows_the_rest(
+        tf_ge_custom_cmd, user, models, tmp_path, how):
+    import subprocess
+
+    env = user.env()
+    prefix = ""
+    if how.startswith("a tensorflow"):
+        fake = tmp_path / "fake" / "tensorflow"
+        fake.mkdir(parents=True)
+        (fake / "__init__.py").write_text(BROKEN_TENSORFLOW)
+        env["PYTHONPATH"] = str(tmp_path / "fake")
+    else:
+        prefix = "ulimit -v 800000; "
+    line = prefix + "exec '%s' export '%s' --output '%s'" % (user.script, models["saved_model"], tmp_path / "m")
+    runs = [subprocess.run(["bash", "-c", line + extra], cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=300) for extra in ("", " --verbose")]
+    plain, verbose = runs
+    assert "Traceback" not in plain.stdout + plain.stderr, plain.stderr
+    errors = [l for l in plain.stderr.splitlines() if l.startswith("tf-ge-custom export: error: ")]
+    assert plain.returncode == 1 and len(errors) == 1, plain.stderr
+    assert "TensorFlow cannot be imported" in errors[0] and "ImportError: " in errors[0], errors
+    assert "failed to map segment" in errors[0], errors  # the reason, in the one line
+    assert "--verbose" in plain.stderr
+    assert verbose.returncode == 1 and "Traceback (most recent call last)" in verbose.stderr, verbose.stderr
+    assert verbose.stderr.rstrip().splitlines()[-2].startswith("tf-ge-custom export: error: TensorFlow cannot"), \
+        verbose.stderr
+    assert not os.listdir(str(tmp_path)) or sorted(os.listdir(str(tmp_path))) == ["fake"]
+
+
+@pytest.mark.parametrize("args", [["--help"], ["export", "--help"], ["run-om", "--help"], ["--version"],
+                                  ["list-kernels"], ["selftest", "--list"]])
+def test_help_or_results_written_to_a_full_device_fail_with_the_systems_message(user, tmp_path, args):
+    """As ``cat --help >/dev/full`` does: exit status 1, "No space left on device" (the
+    system's words, os.strerror(ENOSPC)); before, --help and --version exited 0 in silence."""
+    import errno
+    import subprocess
+
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([user.script] + args, cwd=str(tmp_path), env=user.env(), stdout=full,
+                              stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tf-ge-custom") and ": error: " in lines[0], proc.stderr
+    assert lines[0].endswith(os.strerror(errno.ENOSPC)), proc.stderr

@@ -26,7 +26,8 @@ pytestmark = pytest.mark.kind("doubles")
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(os.path.dirname(sys.executable), "tf-ge-custom")
 EXPORT_DOUBLES = os.path.join(os.path.dirname(HERE), "export", "doubles")
-EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129, signal.SIGQUIT: 131}
+HANGING_DOUBLE = os.path.join(EXPORT_DOUBLES, "hanging_tool_double.py")
 WAIT = 300  # seconds a waited-for point may take on a loaded machine
 
 BLOCKING_TENSORFLOW = '''\
@@ -197,8 +198,11 @@ def test_a_killed_selftest_takes_its_stage_with_it(tmp_path):
 
 
 @pytest.mark.slow
-def test_sigterm_during_verification_stops_the_child_and_removes_staging_and_temporary_folders(
-        tmp_path, models):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGQUIT])
+def test_a_signal_during_verification_stops_the_child_and_removes_staging_and_temporary_folders(
+        tmp_path, models, sig):
+    """SIGQUIT (Ctrl-\\) too: left to Python's default it ended the process on the spot, and
+    the staging folder stayed in the output folder for good."""
     hold = tmp_path / "hold"
     hold.mkdir()
     (hold / "sitecustomize.py").write_text(HOLD_VERIFY_CHILD)
@@ -208,8 +212,8 @@ def test_sigterm_during_verification_stops_the_child_and_removes_staging_and_tem
     child = int(wait_for_file(mark))
     assert glob.glob(str(tmp_path / "out" / ".tf-ge-custom-staging-*"))
     assert glob.glob(str(tmp_path / "tmp" / "tf-ge-custom-verify-*"))
-    command.proc.send_signal(signal.SIGTERM)
-    assert_interrupted(command, signal.SIGTERM, "verifying the frozen graph in a fresh process")
+    command.proc.send_signal(sig)
+    assert_interrupted(command, sig, "verifying the frozen graph in a fresh process")
     assert not alive(child), "the verification child outlived the export"
     assert os.listdir(str(tmp_path / "out")) == []  # no staging folder, no partial product
     assert os.listdir(str(tmp_path / "tmp")) == []
@@ -286,6 +290,104 @@ def test_ctrl_c_while_tensorflow_loads_is_one_line_and_130(tmp_path, models):
     assert int(wait_for_file(mark)) == command.proc.pid  # the command itself is importing it
     command.proc.send_signal(signal.SIGINT)
     assert_interrupted(command, signal.SIGINT, "loading and freezing the model")
+
+
+# --- killed outright (SIGKILL): nothing runs on, and the next run sweeps what was left ------------
+
+# A sitecustomize TEST DOUBLE: makes the export's verification child (only it) the hanging double.
+VERIFY_CHILD_HANGS = '''\
+import os, sys
+if "tf_ge_custom.export.checking._verify_child" in getattr(sys, "orig_argv", []):
+    sys.argv = [os.environ["HANGING_DOUBLE"]]
+    exec(compile(open(sys.argv[0]).read(), sys.argv[0], "exec"), {"__name__": "__main__"})
+'''
+
+
+@pytest.fixture(scope="module")
+def plain_pb(tmp_path_factory):
+    """A frozen graph without AddCustom (no GE library needed to hand it to atc or the AIR tool)."""
+    folder = tmp_path_factory.mktemp("plain")
+    pb = folder / "plain.pb"
+    made = subprocess.run([sys.executable, "-c", MAKE_PLAIN_PB, str(pb)], env=env_for(folder),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    assert made.returncode == 0, made.stdout
+    return str(pb)
+
+
+def _hanging_double(tmp_path):
+    wrapper = tmp_path / "hanging-double"
+    wrapper.write_text('#!/bin/sh\nexec "%s" "%s" "$@"\n' % (sys.executable, HANGING_DOUBLE))
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+def _killed_case(name, tmp_path, plain_pb):
+    """(command line, environment, leftovers: globs of what the killed run may leave) of one
+    case; the hanging double is the program the command is running when it is killed."""
+    double, out, tmp = _hanging_double(tmp_path), tmp_path / "out", tmp_path / "tmp"
+    staging = [str(out / ".tf-ge-custom-staging-*")]
+    if name == "atc":
+        return (["export", plain_pb, "--to", "om", "--soc", "Ascend910B1", "--via", "pb", "--no-verify",
+                 "--output", str(out / "m")], {"TF_GE_CUSTOM_ATC": double}, staging)
+    if name == "the AIR tool":
+        return (["export", plain_pb, "--to", "air", "--no-verify", "--output", str(out / "m")],
+                {"TF_GE_CUSTOM_AIR_TOOL": double, "ASCEND_HOME_PATH": str(tmp_path / "cann")}, staging)
+    if name == "the verification child":
+        hold = tmp_path / "hold"
+        hold.mkdir()
+        (hold / "sitecustomize.py").write_text(VERIFY_CHILD_HANGS)
+        return (["export", plain_pb, "--output", str(out / "m")],
+                {"PYTHONPATH": str(hold), "HANGING_DOUBLE": HANGING_DOUBLE},
+                staging + [str(tmp / "tf-ge-custom-verify-*")])
+    if name == "the OM runner":
+        import numpy as np
+
+        (tmp_path / "m.om").write_bytes(b"stand-in om")
+        np.save(str(tmp_path / "x.npy"), np.ones((2, 3), np.float32))
+        return (["run-om", str(tmp_path / "m.om"), "--input", str(tmp_path / "x.npy"), "--input",
+                 str(tmp_path / "x.npy")],
+                {"TF_GE_CUSTOM_OM_RUNNER": double, "ASCEND_HOME_PATH": str(tmp_path / "cann")},
+                [str(tmp / "tf-ge-custom-run-om-*")])
+    if name == "bishengir-compile":
+        return (["build-kernels", "--ir-only", "--soc", "Ascend910B1", "--dtype", "float32", "--out", str(out)],
+                {"TF_GE_CUSTOM_BISHENGIR_COMPILE": double},
+                [str(out / ".tf-ge-custom-kernels-*"), str(tmp / "tf-ge-custom-build-kernels-*")])
+    assert name == "the builder's Python"
+    return (["setup-builder", "--python", double, "--venv", str(tmp_path / "builder")], {}, [])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["atc", "the AIR tool", "the verification child", "the OM runner",
+                                  "bishengir-compile", "the builder's Python"])
+def test_a_command_killed_outright_takes_every_program_it_started_with_it(tmp_path, plain_pb, name):
+    """``kill -9`` of the command while it runs a TEST DOUBLE of the program (its pid and those of
+    its child and of a grandchild in a session of its own recorded): none of them, and no other
+    process the command started, runs on; the next run of the command sweeps what the killed
+    one left (its staging and temporary folders), each with a line saying so."""
+    args, extra, leftovers = _killed_case(name, tmp_path, plain_pb)
+    record = tmp_path / "hang.json"
+    env = env_for(tmp_path, TF_GE_CUSTOM_TEST_HANG_RECORD=str(record), **extra)
+    command = Command(args, tmp_path, env)
+    pids = json.loads(wait_for_file(record))
+    started = command.descendants()
+    assert {pids["pid"], pids["child"], pids["session_child"]} <= started, (pids, started)
+    command.proc.kill()
+    assert command.end() == -signal.SIGKILL
+    running = sorted(p for p in started if alive(p))
+    assert not running, "%s: still running after kill -9 of the command: %s (the double: %s)" % (
+        name, running, pids)
+    left = [path for pattern in leftovers for path in glob.glob(pattern)]
+    assert len(left) == len(leftovers), (leftovers, left)  # what only a sweep can remove
+    extra.pop("PYTHONPATH", None)  # the next run's verification child runs
+    again = subprocess.run([SCRIPT] + args, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           stdin=subprocess.DEVNULL, universal_newlines=True, timeout=WAIT,
+                           env=env_for(tmp_path, TF_GE_CUSTOM_TEST_MODE="fail", **extra))
+    assert "Traceback" not in again.stdout + again.stderr, again.stderr
+    for path in left:
+        assert ("note: removed %s, left behind by a tf-ge-custom command that was killed" % path) in again.stderr, \
+            again.stderr
+        assert not os.path.exists(path)
+    assert not [path for pattern in leftovers for path in glob.glob(pattern)], again.stderr
 
 
 # --- output ----------------------------------------------------------------------------------

@@ -70,3 +70,20 @@ def test_a_link_planted_at_the_atc_log_is_replaced_not_written_through(tf_ge_cus
     assert log.read_text().startswith("$ %s " % atc)  # the command line heads the log we wrote
     assert (tmp_path / "record.json").is_file()  # atc did run
     assert (out / "m.om").is_file()
+
+
+def test_list_kernels_refuses_a_kernel_cache_its_group_may_write(tf_ge_custom_cmd, user, tmp_path):
+    """The trust rule (docs/kernels.md): a folder writable by its group is another user's to fill
+    with kernels, so the cache there is refused, naming why; the same folder without the group's
+    write bit is taken."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    env = user.env(TF_GE_CUSTOM_CACHE_DIR=str(cache))
+    os.chmod(str(cache), 0o770)
+    refused = tf_ge_custom_cmd("list-kernels", "--cache", cwd=tmp_path, env=env)
+    assert refused.status == 1 and "kernel cache: %s (from TF_GE_CUSTOM_CACHE_DIR) REFUSED" % cache in refused.out
+    assert "%s is writable by its group (mode 0770)" % cache in refused.err, refused
+    os.chmod(str(cache), 0o750)
+    taken = tf_ge_custom_cmd("list-kernels", "--cache", cwd=tmp_path, env=env)
+    assert taken.status == 0 and "REFUSED" not in taken.text, taken
+    assert "%s: no kernels compiled yet" % cache in taken.out, taken

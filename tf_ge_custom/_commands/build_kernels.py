@@ -17,7 +17,6 @@ imported until the command runs (no TensorFlow at all).
 """
 import contextlib
 import os
-import shutil
 import sys
 import tempfile
 
@@ -73,8 +72,12 @@ def add_arguments(parser):
 def _private_temporary_folder():
     """TMPDIR for this process and the compilers it runs (bishengir-compile writes
     ``$TMPDIR/bishengir-*``): a folder of its own, removed on the way out whatever happens,
-    so that an interrupted build leaves no temporary behind, not even the compilers'."""
-    folder = tempfile.mkdtemp(prefix="tf-ge-custom-build-kernels-")
+    so that an interrupted build leaves no temporary behind, not even the compilers'; one a
+    killed build left is swept by the next (:mod:`tf_ge_custom._owned_folders`)."""
+    from tf_ge_custom import _owned_folders as owned_folders
+
+    owned = owned_folders.make(tempfile.gettempdir(), "tf-ge-custom-build-kernels-")
+    folder = owned.path
     saved = os.environ.get("TMPDIR"), tempfile.tempdir
     os.environ["TMPDIR"] = folder
     tempfile.tempdir = None  # asked again: the new TMPDIR
@@ -86,7 +89,7 @@ def _private_temporary_folder():
         else:
             os.environ["TMPDIR"] = saved[0]
         tempfile.tempdir = saved[1]
-        shutil.rmtree(folder, ignore_errors=True)
+        owned.close()
 
 
 def run(args):
@@ -191,6 +194,20 @@ def bundle_socs(soc_names, dtypes, all_given):
     return names, list(dict.fromkeys(socs.get(s).architecture for s in names))
 
 
+BUNDLE_KIND = "kernel-bundle"  # the marker build-kernels --bundle leaves in a folder it made
+
+
+def _is_bundle(folder):
+    """A bundle folder an earlier build-kernels --bundle wrote before it left a marker."""
+    import json
+
+    try:
+        with open(os.path.join(folder, BUNDLE_FILE)) as f:
+            return json.load(f).get("format") == BUNDLE_FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def _run_bundle(args, soc_names):
     import json
 
@@ -205,9 +222,14 @@ def _run_bundle(args, soc_names):
         raise UsageError("--bundle cannot be combined with %s (a bundle is every SoC of an "
                          "architecture, each capped at launch by the device's own vector cores)"
                          % ", ".join(conflicts))
+    from tf_ge_custom import _given_folders as given_folders
+
     folder = _lifecycle.absolute(args.bundle, "--bundle")
+    if not args.force:  # bundle.json would replace a file of the user's
+        given_folders.refuse(folder, "--bundle", "build-kernels --bundle", BUNDLE_KIND, _is_bundle)
     try:
         names, archs = bundle_socs(soc_names, args.dtype, args.soc == ["all"])
+        given_folders.take(folder, "--bundle", "build-kernels --bundle", BUNDLE_KIND, _is_bundle, check=not args.force)
         result = builder.build_kernels(
             names, "all", folder, ir_only=args.ir_only, force=args.force,
             progress=None if args.quiet else builder.print_progress)

@@ -7,12 +7,14 @@
         [--dry-run] [--force] [--verbose]
 
 Exit status: 0 done, 1 the model or an option was refused or a tool failed, 2 a tool or
-deliverable is missing (the message says what to install or ``source``), 130 / 143 / 129
-interrupted (SIGINT / SIGTERM / SIGHUP). Nothing heavy is imported until the command runs
+deliverable is missing (the message says what to install or ``source``), 130 / 143 / 129 / 131
+interrupted (SIGINT / SIGTERM / SIGHUP / SIGQUIT). Nothing heavy is imported until the command runs
 (no TensorFlow for ``--help``), and paths and options are checked before TensorFlow is: the
 work is :func:`tf_ge_custom.export.pipeline.export`.
 """
+import contextlib
 import sys
+
 
 def _split(values):
     out = []
@@ -81,12 +83,25 @@ def run(args):
 
     _quiet.quiet_tensorflow(args.verbose)
     model = _lifecycle.absolute(args.model, "MODEL")
-    export(model, to=args.to, output=_lifecycle.absolute(args.output, "--output"), soc=args.soc,
-           via=args.via, input_shape=args.input_shape, signature=args.signature,
-           tags=_split(args.tag) or None, outputs=_split(args.outputs) or None,
-           checkpoint=args.checkpoint and _lifecycle.absolute(args.checkpoint, "--checkpoint"),
-           inputs=_split(args.inputs) or None, dynamic_batch_size=args.dynamic_batch_size,
-           dynamic_dims=args.dynamic_dims, atc_options=args.atc_option, verify=not args.no_verify,
-           dry_run=args.dry_run, force=args.force, rtol=args.rtol, atol=args.atol,
-           out=sys.stdout, imports=args.imports)
+    with verbose_details(args.verbose):
+        export(model, to=args.to, output=_lifecycle.absolute(args.output, "--output"), soc=args.soc,
+               via=args.via, input_shape=args.input_shape, signature=args.signature,
+               tags=_split(args.tag) or None, outputs=_split(args.outputs) or None,
+               checkpoint=args.checkpoint and _lifecycle.absolute(args.checkpoint, "--checkpoint"),
+               inputs=_split(args.inputs) or None, dynamic_batch_size=args.dynamic_batch_size,
+               dynamic_dims=args.dynamic_dims, atc_options=args.atc_option, verify=not args.no_verify,
+               dry_run=args.dry_run, force=args.force, rtol=args.rtol, atol=args.atol,
+               out=sys.stdout, imports=args.imports)
     return 0
+
+
+@contextlib.contextmanager
+def verbose_details(verbose):
+    """With ``--verbose``, an error that carries more than its one line (a TensorFlow that cannot
+    be imported: the whole traceback, in ``details``) prints that first."""
+    try:
+        yield
+    except Exception as e:
+        if verbose and getattr(e, "details", ""):
+            sys.stderr.write(e.details)
+        raise

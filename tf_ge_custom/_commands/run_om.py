@@ -3,12 +3,12 @@
     tf-ge-custom run-om MODEL.om --input x.npy --input y.npy [--compare-with MODEL] [--output-dir DIR]
 
 Exit status: 0 RUN_OM=PASS (or UNCHECKED: nothing to compare with), 1 RUN_OM=FAIL or a
-refusal, 2 the OM runner or the CANN environment is missing, 130 / 143 / 129 interrupted.
+refusal, 2 the OM runner or the CANN environment is missing, 130 / 143 / 129 / 131 interrupted.
 The work is :func:`tf_ge_custom.export.om_runner.run_om`.
 """
 import sys
 
-from .export import _split
+from .export import _split, verbose_details
 
 def add_arguments(parser):
     parser.description = (
@@ -25,7 +25,8 @@ def add_arguments(parser):
     parser.add_argument("--tag", action="append", metavar="TAG", help="SavedModel tag of --compare-with")
     parser.add_argument("--outputs", metavar="NODES", help="output nodes of a --compare-with checkpoint/.pb")
     parser.add_argument("--checkpoint", metavar="PREFIX", help="checkpoint prefix of a --compare-with .meta")
-    parser.add_argument("--output-dir", metavar="DIR", help="where the .npy outputs go (default: MODEL.outputs/)")
+    parser.add_argument("--output-dir", metavar="DIR", help="where the .npy outputs go: a new or empty folder, or "
+                                                             "one run-om made (default: MODEL.outputs/)")
     parser.add_argument("--device", type=int, default=0, help="NPU device id (default: 0)")
     parser.add_argument("--dynamic-batch", type=int, help="batch size to run an OM built with dynamic batch sizes")
     parser.add_argument("--rtol", type=float, help="comparison tolerance (default: by dtype)")
@@ -41,11 +42,13 @@ def run(args):
 
     _quiet.quiet_tensorflow(args.verbose)
     try:
-        result = run_om(_lifecycle.absolute(args.model, "MODEL.om"), _split(args.input),
-                        output_dir=args.output_dir, compare_with=args.compare_with, device=args.device,
-                        dynamic_batch=args.dynamic_batch, signature=args.signature,
-                        tags=_split(args.tag) or None, outputs=_split([args.outputs] if args.outputs else []) or None,
-                        checkpoint=args.checkpoint, rtol=args.rtol, atol=args.atol, out=sys.stdout)
+        with verbose_details(args.verbose):
+            result = run_om(_lifecycle.absolute(args.model, "MODEL.om"), _split(args.input),
+                            output_dir=args.output_dir, compare_with=args.compare_with, device=args.device,
+                            dynamic_batch=args.dynamic_batch, signature=args.signature,
+                            tags=_split(args.tag) or None,
+                            outputs=_split([args.outputs] if args.outputs else []) or None,
+                            checkpoint=args.checkpoint, rtol=args.rtol, atol=args.atol, out=sys.stdout)
     except MissingToolchainError:
         raise
     except TfGeCustomError:

@@ -12,8 +12,9 @@ def add_arguments(parser):
                           "doctor find it.")
     parser.add_argument("--python", help="the Python >= 3.9 to make it from (default: the newest "
                                          "python3.X >= 3.9 on PATH)")
-    parser.add_argument("--venv", help="where (default: $%s, else $XDG_DATA_HOME/tf-ge-custom/"
-                                       "builder, else ~/.local/share/tf-ge-custom/builder)" % builder_venv.VENV_ENV)
+    parser.add_argument("--venv", help="where: a new or empty folder, or one setup-builder made (default: $%s, "
+                                       "else $XDG_DATA_HOME/tf-ge-custom/builder, else "
+                                       "~/.local/share/tf-ge-custom/builder)" % builder_venv.VENV_ENV)
     parser.add_argument("--system-site-packages", action="store_true",
                         help="let the venv see that Python's own packages (e.g. a triton-ascend "
                              "installed there)")
@@ -33,6 +34,7 @@ def run(args):
     if not venv:
         raise UsageError("no folder for the venv", fix="pass --venv DIR or set %s" % VENV_ENV)
     venv = _lifecycle.absolute(venv, "--venv")
+    builder_venv.refuse_foreign_folder(venv)  # the user's own folder: refused before anything
     python = args.python or find_python()
     if not python:
         raise UsageError("no Python >= 3.9 on PATH (python3.9 ... python3.13)",

@@ -54,6 +54,79 @@ def sample_inputs(inputs, seed=0, unknown_dim=UNKNOWN_DIM_SIZE):
     return values
 
 
+_NPY_MAGIC = b"\x93NUMPY"
+_NPY_HEADER_MAX = 1 << 16  # numpy writes a few hundred bytes; it reads 10000 by default
+
+
+def npy_problem(path):
+    """Why the .npy file ``path`` cannot be what its header says ("" when it can): read from the
+    header and the file's size alone, before an array is allocated (a 24-byte file whose header
+    claims 10^12 elements would otherwise ask for terabytes)."""
+    import ast
+
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(8)
+            if len(magic) < 8 or magic[:6] != _NPY_MAGIC:
+                return "%s is not a .npy file (it does not start with numpy's magic bytes)" % path
+            major = magic[6]
+            if major not in (1, 2, 3):
+                return "%s is a .npy file of format version %d.%d, which this numpy cannot read" % (
+                    path, major, magic[7])
+            width = 2 if major == 1 else 4
+            length = int.from_bytes(f.read(width), "little")
+            if length > _NPY_HEADER_MAX:
+                return "%s: its .npy header claims %d bytes (damaged?)" % (path, length)
+            text = f.read(length)
+            offset = f.tell()
+            size = os.fstat(f.fileno()).st_size
+    except OSError as e:
+        return "%s cannot be read: %s" % (path, e.strerror or e)
+    try:
+        header = ast.literal_eval(text.decode("utf-8" if major == 3 else "latin1"))
+        dtype = np.lib.format.descr_to_dtype(header["descr"])
+        shape = tuple(header["shape"])
+        if not all(isinstance(d, int) and d >= 0 for d in shape) or not isinstance(header["fortran_order"], bool):
+            raise ValueError(shape)
+    except (ValueError, SyntaxError, TypeError, KeyError, MemoryError, RecursionError):
+        return "%s: its .npy header is damaged (%d bytes that do not describe an array)" % (path, len(text))
+    if dtype.hasobject:
+        return "%s holds Python objects (pickled), which are never loaded; save a numeric array" % path
+    elements = 1
+    for d in shape:
+        elements *= d
+    want = elements * dtype.itemsize
+    if size - offset != want:
+        return ("%s: its .npy header says shape %s of %s, %d bytes of data, but the file holds %d (truncated "
+                "or damaged)" % (path, list(shape), dtype, want, size - offset))
+    return ""
+
+
+def read_npy(path):
+    """The array in the .npy file ``path``, checked against its own header first
+    (:func:`npy_problem`); ExportError naming the file and what is wrong."""
+    problem = files_problem(path)
+    if problem:
+        raise ExportError("cannot read input file: %s" % problem)
+    problem = npy_problem(path)
+    if problem:
+        raise ExportError("input file " + problem)
+    try:
+        return np.load(path, allow_pickle=False)
+    except (IOError, OSError, ValueError, EOFError) as e:
+        raise ExportError("cannot read input file %s: %s" % (path, str(e)[:300]))
+
+
+def files_problem(path):
+    """Why ``path`` is not a regular file to read ("" when it is): a FIFO would block np.load,
+    a folder confuse it."""
+    try:
+        files.regular_file_size(path)
+    except files.FileProblem as e:
+        return str(e)
+    return ""
+
+
 def _fits(shape, recorded):
     return recorded is None or (len(shape) == len(recorded) and all(
         r is None or r == s for s, r in zip(shape, recorded)))
@@ -73,13 +146,7 @@ def load_inputs(inputs, specs):
         if name not in by_name:
             raise ExportError("input file %s is for %s, which is not an input; the inputs are: %s"
                               % (path, name, ", ".join(by_name)))
-        try:
-            files.regular_file_size(path)  # a FIFO would block np.load; a folder confuse it
-            value = np.load(path, allow_pickle=False)
-        except files.FileProblem as e:
-            raise ExportError("cannot read input file: %s" % e)
-        except (IOError, OSError, ValueError, EOFError) as e:
-            raise ExportError("cannot read input file %s: %s" % (path, str(e)[:300]))
+        value = read_npy(path)
         info = by_name[name]
         if value.dtype != numpy_dtype(info.dtype):
             raise ExportError("input file %s holds %s, but input %s is %s" % (path, value.dtype, name, info.dtype))

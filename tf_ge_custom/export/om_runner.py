@@ -16,14 +16,14 @@ runs on the CPU on the same inputs; the result is the max error per output and a
 import json
 import os
 import re
-import shutil
 import sys
 import tempfile
 from typing import List, NamedTuple, Optional
 
 import numpy as np
 
-from tf_ge_custom import _atomic_files as atomic_files
+from tf_ge_custom import _atomic_files as atomic_files, _given_folders as given_folders, \
+    _owned_folders as owned_folders
 from tf_ge_custom.errors import ExportError, ExternalToolError
 from tf_ge_custom.export import arrays
 from tf_ge_custom.export.cann_tools import toolchain
@@ -58,42 +58,94 @@ def om_runner_command(runner, om, input_files, output_dir, device=0, dynamic_bat
     return cmd
 
 
-def parse_runner_output(lines):
-    """``(inputs, outputs)`` (:class:`RunnerTensor` lists) from the runner's JSON lines."""
+def _count(value):
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+# The fields of the runner's "input" and "output" lines (ge_ops/export/om_runner.cc): what each
+# must be, as a check and as words for the message that refuses it.
+_FIELDS = (
+    ("index", _count, "a whole number >= 0"),
+    ("name", lambda v: isinstance(v, str), "a string"),
+    ("dtype", lambda v: isinstance(v, str) and bool(v), "a dtype name such as \"float32\""),
+    ("dims", lambda v: isinstance(v, list) and all(_count(d) for d in v), "a list of whole numbers >= 0"),
+    ("size", _count, "a whole number of bytes >= 0"),
+)
+_OUTPUT_FIELDS = _FIELDS + (("file", lambda v: isinstance(v, str) and bool(v), "the path of a file"),)
+
+
+def _tensor(event, kind, where):
+    for name, ok, wanted in _OUTPUT_FIELDS if kind == "output" else _FIELDS:
+        if name not in event:
+            raise ExternalToolError("%s: the runner's %s line has no \"%s\" (%s)" % (where, kind, name, wanted))
+        if not ok(event[name]):
+            raise ExternalToolError("%s: the runner's %s line has \"%s\": %s, not %s" % (
+                where, kind, name, json.dumps(event[name])[:80], wanted))
+    return RunnerTensor(event["index"], event["name"], event["dtype"], tuple(event["dims"]), event["size"],
+                        event.get("file", ""))
+
+
+def parse_runner_output(lines, source="the OM runner's output"):
+    """``(inputs, outputs)`` (:class:`RunnerTensor` lists) from the runner's JSON lines; a line
+    with a field missing or of the wrong type raises :class:`ExternalToolError` naming
+    ``source`` (its log), the line and the field."""
     inputs, outputs, done = [], [], False
-    for line in lines:
+    for number, line in enumerate(lines, 1):
         line = line.strip()
         if not line.startswith("{"):
             continue
         try:
             event = json.loads(line)
         except ValueError:
+            continue  # not one of the runner's lines (ACL's own log can hold braces)
+        if not isinstance(event, dict):
             continue
         kind = event.get("event")
         if kind in ("input", "output"):
-            tensor = RunnerTensor(int(event["index"]), event["name"], event["dtype"],
-                                  tuple(int(d) for d in event["dims"]), int(event["size"]),
-                                  event.get("file", ""))
+            tensor = _tensor(event, kind, "%s, line %d" % (source, number))
             (inputs if kind == "input" else outputs).append(tensor)
         elif kind == "done":
             done = True
     if not done:
-        raise ExternalToolError("the OM runner exited with status 0 without reporting its outputs")
+        raise ExternalToolError("the OM runner exited with status 0 without reporting its outputs (%s has no "
+                                "\"done\" line)" % source)
     return inputs, outputs
 
 
 def output_array(tensor):
-    """The array in ``tensor.file`` with the runner's dtype and dims."""
+    """The array in ``tensor.file`` with the runner's dtype and dims (its size checked against
+    them before it is read)."""
+    what = "output %d (%s)" % (tensor.index, tensor.name)
     if tensor.dtype == "unsupported":
-        raise ExternalToolError("output %d (%s) has a dtype the runner cannot name" % (tensor.index, tensor.name))
+        raise ExternalToolError("%s has a dtype the runner cannot name" % what)
+    try:
+        dtype = arrays.numpy_dtype(tensor.dtype).newbyteorder("<")
+    except ExportError:
+        raise ExternalToolError("%s: the runner reported dtype %r, which numpy does not know"
+                                % (what, tensor.dtype[:40]))
+    elements = 1
+    for d in tensor.dims:
+        elements *= d
+    try:
+        size = os.stat(tensor.file).st_size
+    except OSError as e:
+        raise ExternalToolError("%s: cannot read the runner's file %s: %s" % (what, tensor.file, e.strerror or e))
+    if size != elements * dtype.itemsize or tensor.size != size:
+        raise ExternalToolError("%s: the runner's file %s has %d bytes, but dims %s of %s need %d (and the runner "
+                                "said %d)" % (what, tensor.file, size, list(tensor.dims), tensor.dtype,
+                                              elements * dtype.itemsize, tensor.size))
     with open(tensor.file, "rb") as f:
         data = f.read()
-    dtype = arrays.numpy_dtype(tensor.dtype).newbyteorder("<")
     value = np.frombuffer(data, dtype=dtype)
-    if value.size != int(np.prod(tensor.dims, dtype=np.int64)):
-        raise ExternalToolError("output %d (%s): %d elements for dims %s"
-                                % (tensor.index, tensor.name, value.size, list(tensor.dims)))
     return value.reshape(tensor.dims).astype(arrays.numpy_dtype(tensor.dtype))
+
+
+OUTPUT_FOLDER_KIND = "run-om"  # the marker run-om leaves in an output folder it made
+
+
+def _written_by_run_om(folder):
+    """An output folder an earlier run-om made before it left a marker: it holds run-om.log."""
+    return os.path.isfile(os.path.join(folder, "run-om.log"))
 
 
 def _record_beside(om):
@@ -109,10 +161,7 @@ def _inputs(specs, record):
     for i, spec in enumerate(specs):
         name, sep, path = spec.partition("=")
         name, path = (name, path) if sep else ("input_%d" % i, spec)
-        try:
-            values.append((name, np.load(path, allow_pickle=False)))
-        except (IOError, OSError, ValueError) as e:
-            raise ExportError("cannot read input file %s: %s" % (path, e))
+        values.append((name, arrays.read_npy(path)))
     return values
 
 
@@ -126,7 +175,8 @@ def run_om(om, inputs, output_dir=None, compare_with=None, device=0, dynamic_bat
     """Run the OM ``om`` on ``inputs`` (``.npy`` paths, in input order or ``name=FILE``).
 
     Writes ``<output_dir>/<output name>.npy`` (default: ``<om without .om>.outputs/``) and the
-    runner's log ``run-om.log`` there; compares with ``compare_with`` (a model path, default
+    runner's log ``run-om.log`` there (a new or empty folder, or one run-om made: any other is
+    refused before anything runs); compares with ``compare_with`` (a model path, default
     the source named in the record beside the OM) run by TensorFlow on the CPU.
     Returns a :class:`RunOmResult`.
     """
@@ -138,11 +188,13 @@ def run_om(om, inputs, output_dir=None, compare_with=None, device=0, dynamic_bat
     if not os.path.isfile(om):
         raise ExportError("OM not found: %s" % om)
     om = os.path.abspath(om)
+    output_dir = os.path.abspath(output_dir or (om[: -len(".om")] if om.endswith(".om") else om) + ".outputs")
+    given_folders.refuse(output_dir, "--output-dir", "run-om", OUTPUT_FOLDER_KIND, _written_by_run_om)
     record = _record_beside(om)
     values = _inputs(inputs or [], record)
-    output_dir = os.path.abspath(output_dir or (om[: -len(".om")] if om.endswith(".om") else om) + ".outputs")
-    os.makedirs(output_dir, exist_ok=True)
-    work = tempfile.mkdtemp(prefix="tf-ge-custom-run-om-")
+    given_folders.take(output_dir, "--output-dir", "run-om", OUTPUT_FOLDER_KIND, _written_by_run_om)
+    owned = owned_folders.make(tempfile.gettempdir(), "tf-ge-custom-run-om-")
+    work = owned.path
     try:
         files = []
         for i, (_, value) in enumerate(values):
@@ -155,8 +207,8 @@ def run_om(om, inputs, output_dir=None, compare_with=None, device=0, dynamic_bat
         out.write("running %s with ASCEND_CUSTOM_OPP_PATH cleared (the OM must carry the kernel)\n" % om)
         run_tool(om_runner_command(runner, om, files, raw, device, dynamic_batch), log, "om-runner",
                  env=toolchain.runner_environment(env))
-        with open(log) as f:
-            _, tensors = parse_runner_output(f)
+        with open(log, errors="replace") as f:
+            _, tensors = parse_runner_output(f, log)
         names = [t.key or t.name for t in record.outputs] if record is not None and \
             len(record.outputs) == len(tensors) else [t.name or "output_%d" % t.index for t in tensors]
         results, written = [], []
@@ -168,7 +220,7 @@ def run_om(om, inputs, output_dir=None, compare_with=None, device=0, dynamic_bat
             results.append((name, value))
             written.append(path)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        owned.close()
     out.write("wrote %d outputs to %s\n" % (len(written), output_dir))
     return _compare(results, written, values, record, compare_with, signature, tags, outputs,
                     checkpoint, rtol, atol, out)
@@ -187,8 +239,10 @@ def _compare(results, written, values, record, compare_with, signature, tags, ou
     if compare_with is None:
         out.write("RUN_OM=UNCHECKED (nothing to compare with: pass --compare-with MODEL)\n")
         return RunOmResult(results, written, [], "UNCHECKED", None)
+    from tf_ge_custom import _tensorflow
     from tf_ge_custom.export.freezing import freeze
 
+    _tensorflow.require()
     with freeze(compare_with, **options) as frozen:
         feeds = dict(values)
         if record is None and len(values) == len(frozen.record.inputs):  # positional inputs

@@ -97,10 +97,14 @@ def _input_files_problem(specs):
 
     for spec in specs or ():
         _, sep, path = spec.partition("=")
+        path = path if sep else spec
         try:
-            files.regular_file_size(path if sep else spec)
+            files.regular_file_size(path)
         except files.FileProblem as e:
             return "cannot read input file: %s" % e
+        problem = arrays.npy_problem(path)  # a header that disagrees with the file's size
+        if problem:
+            return "input file " + problem
     return ""
 
 
@@ -234,6 +238,9 @@ def export(model, to="pb", output=None, soc=None, via=None, input_shape=None, si
     from tf_ge_custom import _lifecycle
 
     with _lifecycle.doing("loading and freezing the model"):
+        from tf_ge_custom import _tensorflow
+
+        _tensorflow.require()  # a TensorFlow that cannot be imported: one line, before anything else
         import_modules(imports)
         from tf_ge_custom.export.freezing import freeze
         from tf_ge_custom.export.checking.graph_checks import report

@@ -3,20 +3,19 @@
 Every product (``.pb``, ``.json``, ``.air``, ``.om``) is written into a hidden staging folder
 next to its destination (same file system) and moved into place with one rename once it is
 complete and checked (``atomic_files.publish``). The staging folder is removed on the way out, whether the step
-succeeded, failed or was interrupted, so a failure or Ctrl-C leaves no partial file behind.
+succeeded, failed or was interrupted, so a failure or Ctrl-C leaves no partial file behind;
+after a ``kill -9`` the next export into that folder removes it.
 """
 import os
-import shutil
-import tempfile
 
-from tf_ge_custom import _atomic_files as atomic_files
+from tf_ge_custom import _atomic_files as atomic_files, _owned_folders as owned_folders
 from tf_ge_custom.errors import ExportError
 
 
 # What an export to each target writes beside PREFIX (pipeline.py).
 PRODUCTS = {"pb": (".pb", ".json"), "air": (".pb", ".json", ".air", ".air.log"),
             "om": (".pb", ".json", ".om", ".atc.log", ".air", ".air.log")}
-_STAGING_NAME = ".tf-ge-custom-staging-XXXXXXXX"
+STAGING_PREFIX = ".tf-ge-custom-staging-"
 
 
 def _nearest_existing(folder):
@@ -100,13 +99,18 @@ def output_prefix(prefix, to="pb", force=False, create=True):
 
 
 class Staging(object):
-    """A staging folder in ``folder``; ``path(name)`` inside it, ``publish(name, dest)`` out."""
+    """A staging folder in ``folder``; ``path(name)`` inside it, ``publish(name, dest)`` out.
+
+    The folder is claimed by this process (:mod:`tf_ge_custom._owned_folders`): one that an
+    export killed outright left in ``folder`` is removed, with a line saying so, when the next
+    staging folder is made there."""
 
     def __init__(self, folder):
         try:
-            self.dir = tempfile.mkdtemp(prefix=".tf-ge-custom-staging-", dir=folder)
+            self._owned = owned_folders.make(folder, STAGING_PREFIX)
         except OSError as e:
             raise ExportError("cannot write in the output folder %s: %s" % (folder, e.strerror or e))
+        self.dir = self._owned.path
         self.published = []
 
     def path(self, name):
@@ -122,7 +126,7 @@ class Staging(object):
         return destination
 
     def close(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
+        self._owned.close()
 
     def __enter__(self):
         return self

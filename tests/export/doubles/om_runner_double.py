@@ -5,7 +5,9 @@ output (their element-wise sum, or that plus 1 in mode "wrong" via TF_GE_CUSTOM_
 and prints the runner's JSON lines; it records its argv, whether ASCEND_CUSTOM_OPP_PATH was
 set, the bytes of each input file it was given and of the output it wrote (hex, to
 $TF_GE_CUSTOM_TEST_RECORD), so that tests can check what run-om staged and what it made of
-the runner's output.
+the runner's output. $TF_GE_CUSTOM_TEST_OUTPUT_FIELDS (a JSON object) changes the fields of
+its "output" line, to test what run-om makes of a malformed one: each value replaces the field's,
+"<absent>" removes it.
 """
 import json
 import os
@@ -37,8 +39,14 @@ def main(argv):
     with open(os.environ["TF_GE_CUSTOM_TEST_RECORD"], "w") as f:
         json.dump(record, f)
     dims = [int(d) for d in os.environ.get("TF_GE_CUSTOM_TEST_DIMS", str(total.size)).split(",")]
-    print(json.dumps({"event": "output", "index": 0, "name": "z", "dtype": "float32", "dims": dims,
-                      "size": int(total.nbytes), "file": path}))
+    line = {"event": "output", "index": 0, "name": "z", "dtype": "float32", "dims": dims,
+            "size": int(total.nbytes), "file": path}
+    for field, value in json.loads(os.environ.get("TF_GE_CUSTOM_TEST_OUTPUT_FIELDS", "{}")).items():
+        if value == "<absent>":
+            line.pop(field, None)
+        else:
+            line[field] = value
+    print(json.dumps(line))
     print(json.dumps({"event": "done"}))
     return 0
 

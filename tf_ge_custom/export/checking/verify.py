@@ -7,12 +7,11 @@ inputs (:mod:`._verify_child`). A graph that needs anything else of the source (
 layer, a library loaded by hand) fails there, as it would in deployment.
 """
 import os
-import shutil
 import sys
 import tempfile
 from typing import List, NamedTuple
 
-from tf_ge_custom import _processes
+from tf_ge_custom import _owned_folders as owned_folders, _processes
 from tf_ge_custom.errors import CommandError, VerificationError
 from tf_ge_custom.export import arrays
 from tf_ge_custom.export.checking.compare import Comparison, compare
@@ -33,7 +32,8 @@ class Verification(NamedTuple):
 
 def run_frozen_graph(pb_path, record, feeds, python=None, timeout=900):
     """The outputs of the ``.pb`` in a fresh Python process, in ``record.outputs`` order."""
-    work = tempfile.mkdtemp(prefix="tf-ge-custom-verify-")
+    owned = owned_folders.make(tempfile.gettempdir(), "tf-ge-custom-verify-")
+    work = owned.path
     try:
         in_dir, out_dir = os.path.join(work, "in"), os.path.join(work, "out")
         arrays.save_arrays(in_dir, [(t.name, feeds[t.name]) for t in record.inputs])
@@ -51,7 +51,7 @@ def run_frozen_graph(pb_path, record, feeds, python=None, timeout=900):
                                     % (proc.returncode, proc.tail(15)))
         return [value for _, value in arrays.load_arrays(out_dir)]
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        owned.close()
 
 
 def verify(frozen, pb_path, feeds=None, rtol=None, atol=None, python=None):

@@ -24,6 +24,9 @@ def freeze(model, signature=None, tags=None, outputs=None, checkpoint=None, inpu
     source = sources.classify(model, checkpoint)
     _refuse_unused(source.kind, signature=signature, tags=tags, outputs=outputs, inputs=inputs,
                    checkpoint=checkpoint)
+    from tf_ge_custom import _tensorflow
+
+    _tensorflow.require()
     # Before any graph is read: a process started as the command line has no AddCustom yet.
     from tf_ge_custom._library import ensure_loaded
     ensure_loaded()

@@ -11,7 +11,7 @@ import difflib
 import tensorflow as tf
 
 from tf_ge_custom.errors import ExportError
-from tf_ge_custom.export.freezing import inference_graph
+from tf_ge_custom.export.freezing import damaged_files, inference_graph
 from tf_ge_custom.export.checking.graph_checks import checked
 from tf_ge_custom.export.frozen_graph import FrozenGraph
 
@@ -45,14 +45,17 @@ def freeze_checkpoint(meta_path, checkpoint, outputs, inputs=None):
             try:
                 saver = tf.compat.v1.train.import_meta_graph(meta_path, clear_devices=True)
             except Exception as e:  # a damaged file or an op this TensorFlow lacks
-                raise ExportError("cannot import the meta graph %s: %s: %s" % (meta_path, type(e).__name__, e))
+                damaged = isinstance(e, UnicodeDecodeError) or type(e).__name__ == "DecodeError"
+                raise ExportError("cannot import the meta graph %s: %s%s: %s" % (
+                    meta_path, "it is not a MetaGraphDef (truncated or damaged?): " if damaged else "",
+                    type(e).__name__, damaged_files.reason(e)))
             fetches = [_find_tensor(graph, n, "output", "--outputs") for n in outputs]
             if saver is not None:
                 try:
                     saver.restore(session, checkpoint)
-                except (tf.errors.OpError, ValueError) as e:
-                    raise ExportError("cannot restore checkpoint %s into %s: %s"
-                                      % (checkpoint, meta_path, str(e).splitlines()[0]))
+                except Exception as e:  # a damaged or missing checkpoint file: name it
+                    raise ExportError("cannot restore the checkpoint into %s: checkpoint %s"
+                                      % (meta_path, damaged_files.variables_message(checkpoint, e)))
         output_nodes = sorted(set(t.op.name for t in fetches))
         graph_def = graph.as_graph_def()
         needed = inference_graph.needed_by(graph_def, output_nodes)

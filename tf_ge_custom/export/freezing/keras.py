@@ -37,7 +37,13 @@ def load_model(path):
         unknown = unknown_class(str(e))
         if unknown:
             raise ExportError(unknown_class_message(path, *unknown))
-        raise ExportError("cannot load the Keras model %s: %s: %s" % (path, type(e).__name__, e))
+        from tf_ge_custom.export.freezing import damaged_files
+
+        damaged = damaged_files.keras_member_problem(path)  # which member, not "File not found"
+        if damaged:
+            raise ExportError("cannot load the Keras model: %s" % damaged)
+        raise ExportError("cannot load the Keras model %s: %s: %s" % (path, type(e).__name__,
+                                                                    damaged_files.reason(e)))
 
 
 def unknown_class(message):

@@ -13,7 +13,7 @@ import tensorflow as tf
 from tensorflow.python.saved_model import loader_impl
 
 from tf_ge_custom.errors import ExportError
-from tf_ge_custom.export.freezing import inference_graph
+from tf_ge_custom.export.freezing import damaged_files, inference_graph
 from tf_ge_custom.export.checking.graph_checks import checked
 from tf_ge_custom.export.freezing.function import freeze_concrete_function
 from tf_ge_custom.export.frozen_graph import FrozenGraph
@@ -65,6 +65,16 @@ def choose_signature(meta_graph, signature, path):
                       % (path, DEFAULT_SIGNATURE, "no other" if not keys else "several: " + ", ".join(keys)))
 
 
+def _load_problem(path, error):
+    """What a failed load of the SavedModel ``path`` says, in one line naming its files."""
+    why = damaged_files.reason(error)
+    variables = os.path.join(path, "variables", "variables")
+    if damaged_files.checkpoint_files(variables) or "variables" in why:
+        return "cannot read the variables of the SavedModel %s: checkpoint %s" % (
+            path, damaged_files.variables_message(variables, error))
+    return "cannot load the SavedModel %s: %s: %s" % (path, type(error).__name__, why)
+
+
 def _is_tf2_saved_model(meta_graph):
     return len(meta_graph.object_graph_def.nodes) > 0 and tf.__version__[:2] != "1."
 
@@ -81,7 +91,10 @@ def freeze_saved_model(path, signature=None, tags=None):
             # layers, the AddCustom layer) when it is imported, so before the load; else
             # TensorFlow 2.6 revives the optimizer as a bare object and fails ("add_slot").
             from tf_ge_custom import layers  # noqa: F401
-        loaded = tf.saved_model.load(path, tags=tags)
+        try:
+            loaded = tf.saved_model.load(path, tags=tags)
+        except Exception as e:  # a damaged or missing variables file, mostly: name it
+            raise ExportError(_load_problem(path, e))
         graph_def, inputs, outputs, reference = freeze_concrete_function(
             loaded.signatures[key], "saved_model", source)
         record = checked(graph_def, inputs, outputs, "saved_model", source)
@@ -99,7 +112,10 @@ def _freeze_v1(path, tags, key, source):
     try:
         with graph.as_default():
             # the loader class tf.compat.v1.saved_model.load wraps (which is deprecated)
-            meta = loader_impl.SavedModelLoader(path).load(session, tags)
+            try:
+                meta = loader_impl.SavedModelLoader(path).load(session, tags)
+            except Exception as e:  # a damaged or missing variables file, mostly: name it
+                raise ExportError(_load_problem(path, e))
         signature = meta.signature_def[key]
         inputs = [(info.name.split(":")[0], k) for k, info in sorted(signature.inputs.items())]
         outputs = [(info.name, k) for k, info in sorted(signature.outputs.items())]

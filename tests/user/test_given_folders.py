@@ -1,0 +1,94 @@
+"""A folder the user names for a command to make and fill (``setup-builder --venv DIR``,
+``run-om --output-dir DIR``, ``build-kernels --bundle DIR``) is never one of the user's own:
+a non-empty folder the command did not make is refused before anything is written, and left
+exactly as it was (its tree, every file's bytes, every mode and time); a new, empty, or
+earlier run's folder is taken. Each through the installed console script in a fresh process;
+the OM runner is a TEST DOUBLE (tests/export/doubles/om_runner_double.py) where one is needed.
+"""
+import os
+import stat
+import sys
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.kind("doubles")
+
+
+def _users_folder(folder):
+    """A folder of a user's own: their bin/activate (what python -m venv overwrote), notes, an
+    executable, a read-only file, a subfolder, a link."""
+    (folder / "bin").mkdir(parents=True)
+    (folder / "bin" / "activate").write_text("# my own activate script\nexport MINE=1\n")
+    (folder / "bin" / "tool").write_text("#!/bin/sh\necho mine\n")
+    os.chmod(str(folder / "bin" / "tool"), 0o750)
+    (folder / "notes.txt").write_bytes(b"\x00\x01 my notes \xff")
+    (folder / "readonly.cfg").write_text("keep=1\n")
+    os.chmod(str(folder / "readonly.cfg"), 0o400)
+    (folder / "run-om.log.keep").write_text("not a log of run-om's\n")
+    os.symlink("notes.txt", str(folder / "link"))
+    os.chmod(str(folder / "bin"), 0o711)
+    return folder
+
+
+def tree(folder):
+    """Every entry under ``folder`` (itself included): its kind and mode, its bytes (a file) or
+    target (a link), its modification time."""
+    found = {}
+    for where, dirs, files in os.walk(str(folder)):
+        for name in [""] + dirs + files:
+            path = os.path.join(where, name) if name else where
+            if name == "" and where != str(folder):
+                continue
+            info = os.lstat(path)
+            content = (os.readlink(path) if stat.S_ISLNK(info.st_mode)
+                       else open(path, "rb").read() if stat.S_ISREG(info.st_mode) else None)
+            found[os.path.relpath(path, str(folder))] = (info.st_mode, content, info.st_mtime_ns)
+    return found
+
+
+def _command(name, folder, user, om_runner_double):
+    if name == "setup-builder":
+        return ["setup-builder", "--python", sys.executable, "--venv", str(folder)], user.env(), "--venv"
+    if name == "run-om":
+        args, env = om_runner_double
+        return args + ["--output-dir", str(folder)], env, "--output-dir"
+    assert name == "build-kernels --bundle"
+    return ["build-kernels", "--bundle", str(folder), "--ir-only", "--quiet"], user.env(), "--bundle"
+
+
+@pytest.mark.parametrize("name", ["setup-builder", "run-om", "build-kernels --bundle"])
+def test_a_users_folder_is_refused_before_anything_and_left_as_it_was(tf_ge_custom_cmd, user, om_runner_double,
+                                                                     tmp_path, name):
+    folder = _users_folder(tmp_path / "mine")
+    before = tree(folder)
+    args, env, option = _command(name, folder, user, om_runner_double)
+    ran = tf_ge_custom_cmd(*args, cwd=tmp_path, env=env, timeout=300)
+    assert ran.status == 2, ran  # before: setup-builder exited 1 after overwriting bin/activate
+    errors = [l for l in ran.err.splitlines() if ": error: " in l]
+    assert len(errors) == 1 and ("%s %s is not empty, and %s did not make it" % (option, folder, name)) in errors[0], ran
+    assert "bin, link, notes.txt" in errors[0] and "nothing was changed" in errors[0], ran
+    assert tree(folder) == before
+    assert not os.path.exists(str(tmp_path / "record.json"))  # the OM runner never ran
+
+
+def test_run_om_takes_a_new_folder_then_the_one_it_made_and_an_empty_one(tf_ge_custom_cmd, om_runner_double,
+                                                                          tmp_path):
+    args, env = om_runner_double
+    for folder in (tmp_path / "new" / "out", tmp_path / "new" / "out", tmp_path / "empty"):
+        if folder.name == "empty":
+            folder.mkdir()
+        ran = tf_ge_custom_cmd(*(args + ["--output-dir", str(folder)]), cwd=tmp_path, env=env)
+        assert ran.status == 0 and ran.out.splitlines()[-1].startswith("RUN_OM=UNCHECKED"), ran
+        assert sorted(os.listdir(str(folder))) == [".tf-ge-custom-run-om", "run-om.log", "z.npy"]
+        np.testing.assert_array_equal(np.load(str(folder / "z.npy")), 2 * np.arange(6, dtype=np.float32))
+
+
+def test_setup_builder_refuses_a_file_or_a_dangling_link_in_place_of_the_venv(tf_ge_custom_cmd, user, tmp_path):
+    (tmp_path / "file").write_text("mine")
+    os.symlink(str(tmp_path / "nowhere"), str(tmp_path / "dangling"))
+    for name, words in (("file", "is not a folder"), ("dangling", "is a symbolic link to nothing")):
+        ran = tf_ge_custom_cmd("setup-builder", "--python", sys.executable, "--venv", str(tmp_path / name),
+                               cwd=tmp_path, env=user.env())
+        assert ran.status == 2 and ("--venv %s %s" % (tmp_path / name, words)) in ran.err, ran
+    assert (tmp_path / "file").read_text() == "mine" and not os.path.lexists(str(tmp_path / "nowhere"))
