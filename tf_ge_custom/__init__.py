@@ -19,7 +19,13 @@ import builtins as _builtins
 import os as _os
 import sys as _sys
 
-from . import errors, op_def
+# Imported from a clone's unbuilt source tree (Python started in the clone's root): load the
+# copy installed from those very sources instead (_checkout.py says why, and when not).
+from . import _checkout
+
+_checkout.hand_over(__name__, __file__)
+
+from . import errors, op_def  # noqa: E402
 from ._library import library_path
 from ._version import __version__
 from .opp import opp_root
