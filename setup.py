@@ -77,6 +77,10 @@ setup(
     description="AddCustom: a Triton add kernel as a TensorFlow op on Ascend NPUs (TF Adapter + GE)",
     long_description=long_description,
     long_description_content_type="text/markdown",
+    # SPDX (PEP 639): setuptools >= 77 writes License-Expression, older ones License; the
+    # wheel carries the text (dist-info/licenses/LICENSE, or dist-info/LICENSE before)
+    license="Apache-2.0",
+    license_files=["LICENSE"],
     python_requires=">=3.7",
     packages=[
         "tf_ge_custom",
