@@ -49,7 +49,7 @@ PYTHON37 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.7*/bin/python3.7) p
 # tested against each of them too, on Python 3.7.
 COMPAT  = tf1.15 tf2.6
 
-.PHONY: all demo test test-compat install venv demo-venv bench lock clean triton-interp
+.PHONY: all demo test test-quick test-compat install venv demo-venv bench lock clean distclean triton-interp
 all: test
 
 $(VENV)/.created:
@@ -145,5 +145,17 @@ lock: venv
 	cmp -s requirements/demo.lock.new requirements/demo.lock || mv requirements/demo.lock.new requirements/demo.lock
 	rm -f requirements/demo.lock.new
 
+# What the clone's targets made (docs/install.md, "Uninstalling, and what each cache is"), each
+# path printed with its size as it goes; nothing else is touched. clean: the build's outputs
+# (build/ holds the object cache), the compat environments and the kernel interpreter's
+# triton; distclean: also $(VENV). Per-user caches are tf-ge-custom clean's.
+CLEAN_PATHS = $(foreach c,$(COMPAT),.venv-$(c)) build dist $(wildcard *.egg-info) tf_ge_custom/_lib \
+  tf_ge_custom/opp tf_ge_custom/build_info.json $(TRITON_INTERP)
+REMOVE = for p in $(1); do if [ -e "$$p" ] || [ -L "$$p" ]; then \
+  printf 'removing %s (%s)\n' "$$p" "$$(du -sh -- "$$p" 2>/dev/null | cut -f1)"; rm -rf -- "$$p"; fi; done; \
+  if [ -d .cache ] && [ -z "$$(ls -A .cache)" ]; then echo 'removing .cache (left empty)'; rmdir .cache; fi
 clean:
-	rm -rf .venv-tf1.15 .venv-tf2.6 build dist *.egg-info tf_ge_custom/_lib tf_ge_custom/opp tf_ge_custom/build_info.json
+	@$(call REMOVE,$(CLEAN_PATHS))
+
+distclean:
+	@$(call REMOVE,$(CLEAN_PATHS) $(VENV))
