@@ -41,7 +41,7 @@ def _snippets():
 
 
 def test_the_readme_has_its_tour():
-    """The README's five-minute tour: the one-liner, eager/tf.function, Keras, TF1, TF2."""
+    """The README's tour: the one-liner, eager/tf.function, Keras, TF1, TF2."""
     blocks = _blocks(README)
     assert len(blocks) >= 5
     assert any("session_config" in b for b in blocks) and any("open_device" in b for b in blocks)
