@@ -11,7 +11,7 @@ then hands every argument, unchanged, to the ``saved_model_cli`` of the TensorFl
         --signature_def serving_default --input_exprs 'x=[[1.0,2.0]];y=[10.0,20.0]'
 
 Its output and exit status are ``saved_model_cli``'s; an op library that cannot be loaded is
-one ``error:`` line (exit status 1). docs/deploy.md names the other routes.
+refused as the ``tf-ge-custom`` commands refuse it (``error:`` and ``fix:`` lines, exit status 1). docs/deploy.md names the other routes.
 """
 import sys
 
@@ -19,14 +19,14 @@ PROG = "saved_model_cli"
 
 
 def main(argv=None):
-    from tf_ge_custom import _library
+    from tf_ge_custom import _library, cli
     from tf_ge_custom.errors import OpLibraryError
 
     try:
         _library.ensure_loaded()
-    except OpLibraryError as e:
-        sys.stderr.write("python -m tf_ge_custom.saved_model_cli: error: %s\n" % e)
-        return 1
+    except OpLibraryError as e:  # in the command line's shape: error: and fix: lines
+        sys.stderr.write(cli.error_lines("python -m tf_ge_custom.saved_model_cli", e))
+        return e.exit_status
     from tensorflow.python.tools import saved_model_cli
 
     sys.argv = [PROG] + list(sys.argv[1:] if argv is None else argv)

@@ -286,3 +286,25 @@ def test_a_server_process_runs_add_custom_only_when_it_imported_the_package(tmp_
     found = _with_server(tmp_path, "plain")
     _refused_as_unregistered(found)
     assert found["error"] == "NotFoundError", found
+
+
+def test_the_wrapper_refuses_an_op_library_it_cannot_load_in_one_error_line(tmp_path):
+    """A copy of the installed package whose build record is missing: the wrapper says so
+    as the commands do, before saved_model_cli runs."""
+    import shutil
+
+    import tf_ge_custom
+
+    site = tmp_path / "site"
+    shutil.copytree(os.path.dirname(tf_ge_custom.__file__), str(site / "tf_ge_custom"))
+    (site / "tf_ge_custom" / "build_info.json").unlink()
+    env = _env()
+    env["PYTHONPATH"] = str(site)
+    proc = subprocess.run([sys.executable, "-m", "tf_ge_custom.saved_model_cli", "show", "--dir", "x"],
+                          env=env, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=300)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    lines = [l for l in proc.stderr.splitlines() if l.startswith("python -m tf_ge_custom.saved_model_cli")]
+    assert len(lines) == 1 and lines[0].startswith(
+        "python -m tf_ge_custom.saved_model_cli: error: the tf_ge_custom op library has no record"), proc.stderr
+    assert "Traceback" not in proc.stderr
