@@ -129,6 +129,23 @@ def test_a_changed_source_keeps_the_source_tree_and_says_which_file_and_how_to_r
                          % (sys.executable, clone)), last
 
 
+@pytest.mark.slow
+def test_doctor_in_a_changed_clone_says_it_is_the_source_tree_in_one_line(tmp_path):
+    clone = _copy_sources(tmp_path)
+    with open(str(clone / "tf_ge_custom" / "op_def.py"), "a") as f:
+        f.write("# changed after the build\n")
+    proc = _python(["-m", "tf_ge_custom", "doctor"], clone)
+    assert proc.returncode == 1 and proc.stderr == "", proc.stdout + proc.stderr
+    header, check, fix, counts = proc.stdout.splitlines()
+    assert header.startswith("tf-ge-custom %s doctor (OPP root: %s" % (tf_ge_custom.__version__, clone))
+    assert check.startswith("FAIL  installation  This is the source tree of the clone at %s" % clone)
+    assert "(1 file differs: tf_ge_custom/op_def.py)" in check, check
+    assert check.endswith(": there is no build here to check")
+    assert fix.split() == ["fix:", sys.executable, "-m", "pip", "install", "--no-deps", "--force-reinstall",
+                           "--no-cache-dir", str(clone)], fix
+    assert counts == "0 OK, 0 INFO, 0 WARN, 1 FAIL"
+
+
 def test_without_an_installed_copy_the_source_tree_says_so(tmp_path):
     clone = _copy_sources(tmp_path)
     # -S: no site-packages, so nothing is installed for this interpreter

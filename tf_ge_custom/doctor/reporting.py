@@ -133,6 +133,22 @@ def format_text(results, root):
     return "\n".join(lines) + "\n"
 
 
+def _unbuilt_source_tree():
+    """The one FAIL when this is a clone's source tree, imported in place because no copy
+    installed from the clone's sources as they are could take over (tf_ge_custom/_checkout.py),
+    else None."""
+    import os
+
+    from .. import _checkout
+    from . import remedies
+
+    why = _checkout.why_not_handed_over(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if not why:
+        return None
+    return Check("installation", FAIL, "%s%s: there is no build here to check" % (why[0].upper(), why[1:]),
+                 remedies.REBUILD)
+
+
 def _broken_report(error):
     """The one line when the doctor itself could not start its checks."""
     return Check("doctor", FAIL, "the doctor could not run its checks: %s: %s"
@@ -144,6 +160,11 @@ def diagnose(board=None):
     """(results, OPP root) of every check on this host; ``board`` adds which kernel set a
     graph build for it takes. A doctor reports, never crashes: when the checks cannot even
     start, the result is one FAIL saying why (and the root None)."""
+    unbuilt = _unbuilt_source_tree()
+    if unbuilt is not None:  # nothing of an installation to check: say that, once
+        from .. import opp
+
+        return [unbuilt], opp.opp_root()
     try:
         ctx = Context()
         if board:
