@@ -16,7 +16,8 @@ import time
 import numpy as np
 import pytest
 
-pytestmark = [pytest.mark.kind("oracle"), pytest.mark.slow]
+pytestmark = pytest.mark.kind("oracle")
+SLOW = pytest.mark.slow  # each route runs TensorFlow in fresh processes
 
 NOT_REGISTERED = "Op type not registered 'AddCustom' in binary running on "
 X = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
@@ -114,6 +115,7 @@ def _refused_as_unregistered(found):
 
 # --- frozen .pb (the supported route; the OM is made from it: docs/export.md) ----------------
 
+@SLOW
 @pytest.mark.documents("tf-ge-custom export saved_model_dir --to pb --output frozen/model")
 def test_the_frozen_graph_runs_where_the_package_is_imported_and_only_there(user):
     proc = _bash("tf-ge-custom export saved_model_dir --to pb --output frozen/model", user)
@@ -125,6 +127,7 @@ def test_the_frozen_graph_runs_where_the_package_is_imported_and_only_there(user
 
 # --- tf.saved_model.load ----------------------------------------------------------------------
 
+@SLOW
 def test_tf_saved_model_load_needs_the_import_first(user):
     model = user / "saved_model_dir"
     assert _python(LOAD_SAVED_MODEL % (IMPORT_FIRST, X, Y), model)["z"] == EXPECTED
@@ -146,6 +149,7 @@ def _smcli_result(stdout):
     return np.array([[float(v) for v in row.split()] for row in rows])
 
 
+@SLOW
 @pytest.mark.documents("python -m tf_ge_custom.saved_model_cli " + SMCLI_ARGS)
 def test_the_saved_model_cli_wrapper_runs_the_model_tensorflows_own_refuses_it(user):
     wrapped = _bash("python -m tf_ge_custom.saved_model_cli " + SMCLI_ARGS, user)
@@ -156,6 +160,7 @@ def test_the_saved_model_cli_wrapper_runs_the_model_tensorflows_own_refuses_it(u
     assert NOT_REGISTERED in plain.stderr
 
 
+@SLOW
 def test_the_wrapper_passes_every_argument_on(user):
     shown = _bash("python -m tf_ge_custom.saved_model_cli show --dir saved_model_dir --all", user)
     assert shown.returncode == 0, shown.stderr[-3000:]
@@ -170,6 +175,7 @@ def test_the_wrapper_passes_every_argument_on(user):
 
 # --- TF Serving: not supported (the ModelServer links its ops when it is built) ----------------
 
+@SLOW
 def test_a_tensorflow_runtime_without_the_op_linked_refuses_the_model_as_a_model_server_would(user):
     """What a stock ModelServer meets: a graph whose AddCustom no op registration in it knows.
     The route is a ModelServer built with the op's sources linked in, which this package does
@@ -218,6 +224,7 @@ print(json.dumps(out))
 """
 
 
+@SLOW
 def test_tflite_refuses_it_as_a_builtin_a_flex_op_and_an_unresolved_custom_op(user):
     found = _python(TFLITE, user / "saved_model_dir")
     assert found["builtins"].startswith("ConverterError: "), found
@@ -281,6 +288,7 @@ def _with_server(tmp_path, mode):
         server.wait()
 
 
+@SLOW
 def test_a_server_process_runs_add_custom_only_when_it_imported_the_package(tmp_path):
     assert _with_server(tmp_path, "import")["z"] == EXPECTED
     found = _with_server(tmp_path, "plain")
@@ -288,6 +296,7 @@ def test_a_server_process_runs_add_custom_only_when_it_imported_the_package(tmp_
     assert found["error"] == "NotFoundError", found
 
 
+@SLOW
 def test_the_wrapper_refuses_an_op_library_it_cannot_load_in_one_error_line(tmp_path):
     """A copy of the installed package whose build record is missing: the wrapper says so
     as the commands do, before saved_model_cli runs."""
@@ -308,3 +317,35 @@ def test_the_wrapper_refuses_an_op_library_it_cannot_load_in_one_error_line(tmp_
     assert len(lines) == 1 and lines[0].startswith(
         "python -m tf_ge_custom.saved_model_cli: error: the tf_ge_custom op library has no record"), proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# --- the page itself ---------------------------------------------------------------------------
+
+# docs/deploy.md's table, route by route: the tests above that run it or show its refusal
+ROUTE_TESTS = {
+    "frozen `.pb`, and an OM from it": ["test_the_frozen_graph_runs_where_the_package_is_imported_and_only_there"],
+    "`tf.saved_model.load`": ["test_tf_saved_model_load_needs_the_import_first"],
+    "`saved_model_cli run` / `show`": ["test_the_saved_model_cli_wrapper_runs_the_model_tensorflows_own_refuses_it",
+                                       "test_the_wrapper_passes_every_argument_on",
+                                       "test_the_wrapper_refuses_an_op_library_it_cannot_load_in_one_error_line"],
+    "TF Serving": ["test_a_tensorflow_runtime_without_the_op_linked_refuses_the_model_as_a_model_server_would"],
+    "TFLite": ["test_tflite_refuses_it_as_a_builtin_a_flex_op_and_an_unresolved_custom_op"],
+    "distributed server processes": ["test_a_server_process_runs_add_custom_only_when_it_imported_the_package"],
+}
+
+
+def test_the_page_names_every_route_and_each_has_its_test():
+    page = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                        "docs", "deploy.md")
+    with open(page) as f:
+        text = f.read()
+    table = text.split("| route | works? | what it needs |", 1)[1].split("\n\n", 1)[0]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in table.strip().splitlines()[1:]]
+    assert [r[0] for r in rows] == list(ROUTE_TESTS)
+    verdicts = {r[0]: r[1].split(":")[0].split(",")[0] for r in rows}
+    assert {r for r, v in verdicts.items() if v == "no"} == {"TF Serving", "TFLite"}, verdicts
+    assert set(verdicts.values()) == {"yes", "no"}
+    module = sys.modules[__name__]
+    for route, tests in ROUTE_TESTS.items():
+        for name in tests:
+            assert callable(getattr(module, name, None)), (route, name)
