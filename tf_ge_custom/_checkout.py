@@ -117,13 +117,12 @@ def installed_spec(root, path=None):
 
 
 def _recorded_sources(package_dir):
-    import json
+    from . import _files
 
-    try:
-        with open(os.path.join(package_dir, BUILD_INFO_NAME), "rb") as f:
-            document = json.loads(f.read(1 << 20).decode("utf-8"))
+    try:  # the package's reader: a regular file, capped, standard JSON
+        document = _files.load_json(os.path.join(package_dir, BUILD_INFO_NAME), 1 << 20, 8)
         files = document["source"]["files"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (_files.FileProblem, KeyError, TypeError):
         return None
     if not isinstance(files, dict):
         return None
