@@ -18,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Importing tf_ge_custom here must not import TensorFlow or load the op library.
 builtins.__TF_GE_CUSTOM_SETUP__ = True
 sys.path.insert(0, HERE)
-from tf_ge_custom import _build  # noqa: E402
+from tf_ge_custom import _build, _checkout  # noqa: E402
 from tf_ge_custom._build import (ge_step, kernels_step, object_cache, op_library,  # noqa: E402
                                  opp_step)
 
@@ -50,6 +50,9 @@ class BuildPyWithNative(build_py):
             # compiled objects kept between builds: a reinstall compiles only what changed
             ctx = _build.BuildContext(HERE, package_dir, build_temp, verbose=self.verbose > 1,
                                       cache_dir=object_cache.cache_dir(HERE))
+            # what this build read: a clone's source tree imported in place hands over to
+            # this copy only while the clone still has these sources (tf_ge_custom/_checkout.py)
+            ctx.build_info["source"] = {"files": _checkout.source_files(HERE)}
             ge_step.decide()  # TF_GE_CUSTOM_REQUIRE_GE=1 without a usable toolkit: fail at once
             # the OPP step after the GE step: its JSON lists the ops only if GE can run them
             _build.run_steps(ctx, [op_library, ge_step, opp_step, kernels_step])
@@ -74,6 +77,10 @@ setup(
     description="AddCustom: a Triton add kernel as a TensorFlow op on Ascend NPUs (TF Adapter + GE)",
     long_description=long_description,
     long_description_content_type="text/markdown",
+    # SPDX (PEP 639): setuptools >= 77 writes License-Expression, older ones License; the
+    # wheel carries the text (dist-info/licenses/LICENSE, or dist-info/LICENSE before)
+    license="Apache-2.0",
+    license_files=["LICENSE"],
     python_requires=">=3.7",
     packages=[
         "tf_ge_custom",

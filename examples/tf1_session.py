@@ -17,6 +17,7 @@ Without TF Adapter the same code runs on the CPU kernel (one warning says why). 
 line per dtype, then ``TF1_SESSION=PASS`` (exit 0) or ``TF1_SESSION=FAIL`` (exit 1). Runs on
 TensorFlow 1.15 (TF Adapter's) and 2.x.
 """
+import argparse
 import sys
 import warnings
 
@@ -41,7 +42,8 @@ def inputs(dtype, seed):
     return x.astype(np.float32).astype(numpy_type), bias.astype(np.float32).astype(numpy_type)
 
 
-def main():
+def main(argv=None):
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)  # --help
     with warnings.catch_warnings(record=True) as caught:  # printed below, once
         warnings.simplefilter("always")
         config = npu.session_config(precision_mode_v2="origin")

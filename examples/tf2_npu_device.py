@@ -11,6 +11,7 @@ dtype and batch, a broadcast bias included; each result is compared with ``tf.ma
 on the CPU. Prints the device that produced the results, one line per dtype, then
 ``TF2_DEVICE=PASS`` (exit 0) or ``TF2_DEVICE=FAIL`` (exit 1).
 """
+import argparse
 import sys
 import warnings
 
@@ -28,7 +29,8 @@ from tf_ge_custom import npu
 EPS = {"float32": 2.0 ** -23, "float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "int32": 0.0}
 
 
-def main():
+def main(argv=None):
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)  # --help
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         device = npu.open_device(precision_mode_v2="origin", fallback_to_cpu=True)

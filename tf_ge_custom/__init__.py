@@ -19,7 +19,13 @@ import builtins as _builtins
 import os as _os
 import sys as _sys
 
-from . import errors, op_def
+# Imported from a clone's unbuilt source tree (Python started in the clone's root): load the
+# copy installed from those very sources instead (_checkout.py says why, and when not).
+from . import _checkout
+
+_checkout.hand_over(__name__, __file__)
+
+from . import errors, op_def  # noqa: E402
 from ._library import library_path
 from ._version import __version__
 from .opp import opp_root
@@ -38,13 +44,15 @@ def _started_as_command(argv=None, orig_argv=None):
     """Whether this process is the package's command line (``tf-ge-custom ...``).
 
     The console script runs with ``argv[0]`` naming it; ``python -m tf_ge_custom`` is
-    recognised from ``sys.orig_argv`` (Python 3.10+; before, it imports TensorFlow as any
-    other import does).
+    recognised from ``sys.orig_argv`` (Python 3.10+), and before that (the Pythons of TF
+    Adapter's hosts) from the module runpy is starting.
     """
     argv = _sys.argv if argv is None else argv
     if argv and isinstance(argv[0], str) and _os.path.basename(argv[0]) == COMMAND_NAME:
         return True
     orig_argv = getattr(_sys, "orig_argv", None) if orig_argv is None else orig_argv
+    if argv and argv[0] == "-m" and orig_argv is None:
+        return _module_runpy_starts() == __name__
     if not argv or argv[0] != "-m" or not orig_argv:
         return False
     args = iter(orig_argv[1:])
@@ -58,6 +66,18 @@ def _started_as_command(argv=None, orig_argv=None):
         elif not arg.startswith("-") or arg == "-c":
             return False
     return False
+
+
+def _module_runpy_starts():
+    """The module ``python -m`` names, read off runpy's frame while it imports that module's
+    package (``sys.argv[0]`` is ``"-m"`` only then), or None."""
+    frame = _sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "_run_module_as_main" and frame.f_globals.get("__name__") == "runpy":
+            name = frame.f_locals.get("mod_name")
+            return name if isinstance(name, str) else None
+        frame = frame.f_back
+    return None
 
 
 # setup.py imports the pure build modules through this package: no TensorFlow then, and no

@@ -12,7 +12,7 @@ import os
 import re
 import threading
 
-from . import _files as files
+from . import _checkout, _files as files
 from .errors import OpLibraryError
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -23,9 +23,11 @@ _BUILD_INFO_MAX_BYTES = 1 << 20
 _BUILD_INFO_MAX_DEPTH = 8
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
+# Where pip recorded no source folder (installed from a wheel): the package is on no index,
+# so the rebuild is from the clone or source archive it came from.
 REBUILD_COMMAND = (
-    "pip install --no-deps --force-reinstall --no-cache-dir tf-ge-custom "
-    "(from a source checkout: pip install --no-deps --force-reinstall .)")
+    "in your tf-ge-custom clone (or unpacked source archive), with this environment's "
+    "python: python -m pip install --no-deps --force-reinstall --no-cache-dir .")
 
 _lock = threading.RLock()
 _loaded = None  # the module tf.load_op_library returned
@@ -60,13 +62,14 @@ def _installed_from_source():
 def rebuild_command():
     """The command that rebuilds the op library for this interpreter's TensorFlow.
 
-    Concrete (this interpreter, the source folder it was installed from) when pip recorded
-    one, so that it works as printed; else :data:`REBUILD_COMMAND`.
+    Concrete (this interpreter, the source folder it was installed from, or the clone whose
+    source tree this is) when there is one, so that it works as printed; else
+    :data:`REBUILD_COMMAND`.
     """
     import shlex
     import sys
 
-    source = _installed_from_source()
+    source = _checkout.checkout_of(_PACKAGE_DIR) or _installed_from_source()
     if source is None or not sys.executable:
         return REBUILD_COMMAND
     return "%s -m pip install --no-deps --force-reinstall --no-cache-dir %s" % (
@@ -82,9 +85,16 @@ def _missing_library_error():
             "them readable (chmod -R a+rX %s), or reinstall: %s"
             % (folder, folder, rebuild_command()))
     return OpLibraryError(
-        "the tf_ge_custom op library is missing: expected %s. The package was not "
-        "built (a source tree on sys.path?). Build and install it: %s"
-        % (_LIBRARY, rebuild_command()))
+        "the tf_ge_custom op library is missing: expected %s. %s. Build and install it: %s"
+        % (_LIBRARY, _not_built_because(), rebuild_command()))
+
+
+def _not_built_because():
+    """Why this package folder has no build (one sentence, capitalised)."""
+    why = _checkout.why_not_handed_over(_PACKAGE_DIR)
+    if why:
+        return why[0].upper() + why[1:]
+    return "The package was not built"
 
 
 def library_path():
@@ -113,6 +123,7 @@ def library_path():
 _STR, _INT, _BOOL, _NULL = "a string", "an integer", "a boolean", "null"
 _PATHS = "an array of relative paths"
 _NAMES = "an array of strings"
+_DIGESTS = "an object of strings"
 _SECTIONS = {
     "tensorflow": {"version": (_STR,), "cxx11_abi": (_INT, _BOOL, _NULL), "python": (_STR,),
                    "library": (_STR,), "library_size": (_INT,), "library_sha256": (_STR,),
@@ -124,6 +135,8 @@ _SECTIONS = {
                 "python": (_STR,)},
     "opp": {"root": (_STR,), "arch": (_STR,), "json": (_STR,), "npu_ops": (_NAMES,),
             "npu_ops_missing_because": (_STR, _NULL)},
+    # what the build read (tf_ge_custom/_checkout.py): relative path -> digest prefix
+    "source": {"files": (_DIGESTS,)},
 }
 
 
@@ -145,6 +158,8 @@ def _has_type(value, kind):
         return isinstance(value, list) and all(_relative_path(v) for v in value)
     if kind == _NAMES:
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if kind == _DIGESTS:
+        return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
     return isinstance(value, dict) and all(
         isinstance(v, list) and all(isinstance(d, str) for d in v) for v in value.values())
 
@@ -251,10 +266,13 @@ def check_compatible(running_version, running_abi, info):
     built = info.get("tensorflow") or {}
     built_version = built.get("version")
     if built_version is None:
+        why = _checkout.why_not_handed_over(_PACKAGE_DIR)
         raise OpLibraryError(
             "the tf_ge_custom op library has no record of the TensorFlow it was built "
             "against (%s is missing or damaged); refusing to load it into TensorFlow %s. "
-            "Rebuild: %s" % (_BUILD_INFO, running_version, rebuild_command()))
+            "%sRebuild: %s" % (_BUILD_INFO, running_version,
+                               "It is missing because %s. " % why if why else "",
+                               rebuild_command()))
     if built_version != running_version:
         raise OpLibraryError(
             "the tf_ge_custom op library was built for TensorFlow %s, but TensorFlow %s "

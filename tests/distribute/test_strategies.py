@@ -97,3 +97,22 @@ def test_multi_worker_mirrored_strategy_with_two_worker_processes_matches_tf_mat
         _check(run, one_device, replicas=2, add_custom_ops=2)  # one replica per worker
     for key in ("add_custom_w", "add_custom_b", "add_custom_losses"):
         np.testing.assert_array_equal(runs[0][key], runs[1][key])  # the workers stay in sync
+
+
+def test_the_docs_table_names_the_runs_training_py_makes():
+    """docs/distributed.md's table of what is tested here, against training.py's own modes
+    (a run the page shows that the script no longer makes, or the reverse, fails here)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "docs", "distributed.md")) as f:
+        page = f.read()
+    rows = page.split("| run | strategy | replicas | checked |", 1)[1].split("\n\n", 1)[0].strip().splitlines()[1:]
+    shown = {r.strip("|").split("|")[0].strip(): r.strip("|").split("|")[1] for r in rows}
+    assert shown.keys() == {"mirrored", "multi-worker", "oracle"}, shown
+    with open(TRAINING) as f:
+        script = f.read()
+    modes = {"mirrored": "mirrored", "multi-worker": "worker", "oracle": "single"}
+    strategies = {"mirrored": "MirroredStrategy", "multi-worker": "MultiWorkerMirroredStrategy",
+                  "oracle": "OneDeviceStrategy"}
+    for run, mode in modes.items():
+        assert 'mode == "%s"' % mode in script, mode
+        assert strategies[run] in shown[run] and strategies[run] in script, run

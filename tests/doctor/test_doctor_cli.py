@@ -2,7 +2,8 @@
 
 What this machine is: TensorFlow and the built package work; no Ascend component exists at
 all. So the package's own checks are OK, every stack check folds into one short INFO line
-(CPU mode), nothing WARNs or FAILs, and the exit status is 0. With one piece of a stack
+(CPU mode) but the GE library's, which is a second INFO line with the reason the build
+skipped it, nothing WARNs or FAILs, and the exit status is 0. With one piece of a stack
 present (a partial stack) the same checks WARN one by one.
 """
 import json
@@ -13,7 +14,7 @@ import sys
 import pytest
 
 import tf_ge_custom
-from tf_ge_custom import doctor
+from tf_ge_custom import _library, doctor
 
 OWN = ("TensorFlow", "op library", "XLA kernels", "OPP root", "ASCEND_CUSTOM_OPP_PATH")
 STACK = ("npu_bridge (TF1)", "npu_device (TF2)", "CANN toolkit", "ASCEND_OPP_PATH",
@@ -21,6 +22,11 @@ STACK = ("npu_bridge (TF1)", "npu_device (TF2)", "CANN toolkit", "ASCEND_OPP_PAT
 # Ascend-only checks that are OK on a CPU host: shown as OK lines before, folded now
 STACK_OK_HERE = ("TF1 adapter finds the JSON", "TF2 adapter finds the JSON", "custom OPP search order (GE)",
                  "npubin toolchain", "kernel sets", "kernel builder")
+
+
+# The CPU host's second INFO line: the reason the build recorded for leaving GE out, whole.
+GE_SKIPPED = "skipped by the build (expected on a CPU host): %s" % (
+    _library.build_info()["ge"]["reason"])
 
 
 def clean_env(**extra):
@@ -47,14 +53,15 @@ def test_json_report_on_this_machine_is_cpu_mode(tmp_path):
     assert report["opp_root"] == tf_ge_custom.opp_root()
     for name in OWN:
         assert status[name] == "OK", (name, report)
-    (info,) = [c for c in report["checks"] if c["status"] == "INFO"]
+    info, ge = [c for c in report["checks"] if c["status"] == "INFO"]
     assert "CPU mode" in info["detail"] and info["data"]["cpu_mode"] is True
+    assert ge["name"] == "GE library" and ge["detail"] == GE_SKIPPED, ge
     folded = {c["name"]: c["status"] for c in info["data"]["folded"]}
     for name in STACK:
         assert name not in status and folded[name] == "WARN", (name, report)
     for name in STACK_OK_HERE:
         assert name not in status and folded[name] == "OK", (name, report)
-    assert sorted(status) == sorted(OWN + ("Ascend stack",))
+    assert sorted(status) == sorted(OWN + ("Ascend stack", "GE library"))
     assert set(status.values()) == {"OK", "INFO"} and report["status"] == "OK"
     assert report["counts"] == {s: list(status.values()).count(s)
                                 for s in ("OK", "INFO", "WARN", "FAIL")}
@@ -76,15 +83,18 @@ def _text_report(tmp_path, **env):
 def test_text_report_on_a_cpu_host_is_the_packages_checks_and_one_short_line(tmp_path):
     lines, checks = _text_report(tmp_path)
     assert all(l.split()[0] in ("OK", "INFO", "WARN", "FAIL") for l in checks)
-    assert [l.split()[0] for l in checks].count("INFO") == 1
-    (info,) = [l for l in checks if l.startswith("INFO")]
+    assert [l.split()[0] for l in checks].count("INFO") == 2
+    info, ge = [l for l in checks if l.startswith("INFO")]
     assert "Ascend stack" in info and "CPU mode" in info and len(info) < 200, info
+    # why the GE library is not there, in the plain report too (README, docs/npu.md)
+    assert ge.split(None, 3)[1:3] == ["GE", "library"] and ge.endswith("  " + GE_SKIPPED), ge
+    assert "ASCEND_HOME_PATH is not set" in ge
     names = [l[6:].split("  ")[0].strip() for l in checks]
-    assert sorted(names) == sorted(OWN + ("Ascend stack",)), names
+    assert sorted(names) == sorted(OWN + ("Ascend stack", "GE library")), names
     assert not [l for l in checks if l.startswith(("WARN", "FAIL"))]
     assert not [l for l in lines if l.lstrip().startswith("fix: ")]
     assert "(see '" not in "\n".join(lines) and "see '" not in "\n".join(lines)  # no pointer to a folded line
-    assert lines[-1] == "%d OK, 1 INFO, 0 WARN, 0 FAIL" % sum(l.startswith("OK") for l in checks)
+    assert lines[-1] == "%d OK, 2 INFO, 0 WARN, 0 FAIL" % sum(l.startswith("OK") for l in checks)
     # the shell has no ASCEND_CUSTOM_OPP_PATH: the value shown is the one import tf_ge_custom set
     (opp,) = [l for l in checks if l[6:].startswith("ASCEND_CUSTOM_OPP_PATH")]
     assert opp.startswith("OK") and opp.endswith(

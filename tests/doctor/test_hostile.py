@@ -6,6 +6,7 @@ The fixes are run for real (bash, rm, pip --dry-run) and the check is asked agai
 oracle is the check's own verdict on the environment the fix produced.
 """
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -353,6 +354,23 @@ def test_no_ascend_component_folds_the_stack_warnings_into_one_info_line(root):
         c.check_name for c, _ in _stack_pairs(ctx) if c in doctor.OWN_CHECKS]
     assert len(info.detail) < 160 and "%d Ascend checks" % len(stack) in info.detail
     assert doctor.worst(statuses) == doctor.OK
+
+
+def test_on_a_cpu_host_the_ge_librarys_skip_reason_stays_a_line_of_its_own(root):
+    """Plain text says why the GE library is missing, not only --json's folded list."""
+    reason = "ASCEND_HOME_PATH is not set; to build them, source set_env.sh"
+    ctx = context(root, {VAR: str(root)}, shell=str(root),
+                  build_info={"ge": {"built": False, "reason": reason}})
+    results = doctor.fold_cpu_mode(ctx, _stack_pairs(ctx))
+    assert [r.status for r in results].count(doctor.INFO) == 2
+    (ge,) = [r for r in results if r.name == "GE library"]
+    assert ge.status == doctor.INFO and not ge.fix
+    assert ge.detail == "skipped by the build (expected on a CPU host): " + reason
+    (info,) = [r for r in results if r.name == doctor.CPU_MODE]
+    assert "GE library" not in [f["name"] for f in info.data["folded"]]
+    text = doctor.format_text(results, str(root))
+    assert re.search(r"^INFO +GE library +skipped by the build \(expected on a CPU host\): "
+                     + re.escape(reason) + "$", text, re.M), text
 
 
 @pytest.mark.parametrize("component, words", [

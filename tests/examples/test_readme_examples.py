@@ -1,8 +1,9 @@
 """The README's "Examples" commands, run exactly as they stand there, each on the CPU.
 
 The block is read from README.md (the ```bash block under "## Examples"); each line runs with
-``bash`` from a copy of the repository's examples/ (the commands are relative to the
-repository root), with this environment's python first on PATH. Each must exit 0 and print
+``bash`` from the repository root, as the README says, with this environment's python first
+on PATH, and leaves the root as it found it (a run that keeps files does so in a copy of
+examples/). Each must exit 0 and print
 its PASS line last; what each checked is then held against numbers computed here, and the
 export example must leave nothing behind (no out/, nothing in the temporary folder) unless
 ``--output`` names where to keep its files.
@@ -57,10 +58,18 @@ def _run(command, cwd, **extra_env):
     return proc.stdout, time.time() - started
 
 
+def _run_in_root(command, **extra_env):
+    """``command`` run from the repository root, which it must leave as it found it."""
+    before = sorted(os.listdir(ROOT)), sorted(os.listdir(os.path.join(ROOT, "examples")))
+    result = _run(command, ROOT, **extra_env)
+    assert (sorted(os.listdir(ROOT)), sorted(os.listdir(os.path.join(ROOT, "examples")))) == before
+    return result
+
+
 @pytest.mark.documents("python examples/tf1_session.py")
 @pytest.mark.slow
-def test_tf1_session_example(checkout):
-    out, _ = _run(COMMANDS[0], checkout)
+def test_tf1_session_example():
+    out, _ = _run_in_root(COMMANDS[0])
     assert "AddCustom ran on: the host's CPU kernel (8 AddCustom nodes in the partition graphs)" in out
     for dtype in ("float32", "float16", "bfloat16", "int32"):
         assert re.search(r"^  %s\s+x \+ x and x \+ bias\[2048\]: OK$" % dtype, out, re.M), out
@@ -69,8 +78,8 @@ def test_tf1_session_example(checkout):
 
 @pytest.mark.documents("python examples/tf2_npu_device.py")
 @pytest.mark.slow
-def test_tf2_npu_device_example(checkout):
-    out, _ = _run(COMMANDS[1], checkout)
+def test_tf2_npu_device_example():
+    out, _ = _run_in_root(COMMANDS[1])
     assert "cannot import npu_device" in out  # the fallback says why it runs on the CPU
     assert len(re.findall(r"^  \w+\s+\[[38], 2048\] \+ bias\[2048\]: OK$", out, re.M)) == 8, out
     assert "device: CPU (no npu_device); results on /job:localhost/replica:0/task:0/device:CPU:0" in out
@@ -79,8 +88,8 @@ def test_tf2_npu_device_example(checkout):
 
 @pytest.mark.documents("python examples/keras_train.py")
 @pytest.mark.slow
-def test_keras_example_trains_saves_and_reloads(checkout):
-    out, _ = _run(COMMANDS[2], checkout)
+def test_keras_example_trains_saves_and_reloads():
+    out, _ = _run_in_root(COMMANDS[2])
     losses = [float(v) for v in re.findall(r"^  epoch \d+  loss ([0-9.]+)$", out, re.M)]
     assert len(losses) == 8 and losses[-1] < 0.5 * losses[0], out
     assert "AddCustom layer restored, same predictions" in out
@@ -89,15 +98,13 @@ def test_keras_example_trains_saves_and_reloads(checkout):
 
 @pytest.mark.documents("python examples/export_model.py")
 @pytest.mark.slow
-def test_export_example_checks_the_frozen_graph_and_leaves_nothing_behind(checkout, tmp_path):
+def test_export_example_checks_the_frozen_graph_and_leaves_nothing_behind(tmp_path):
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    before = sorted(os.listdir(str(checkout)))
-    out, _ = _run(COMMANDS[3], checkout, TMPDIR=str(scratch))
+    out, _ = _run_in_root(COMMANDS[3], TMPDIR=str(scratch))  # no out/ in the root
     assert re.search(r"^exported: pb=\S+add_model\.pb, record=\S+add_model\.json$", out, re.M), out
     assert "the frozen graph on a [4, 8] batch: same as numpy's (x + y) * w" in out
     assert out.rstrip().endswith("EXPORT_MODEL=PASS")
-    assert sorted(os.listdir(str(checkout))) == before  # no out/ beside the examples
     assert os.listdir(str(scratch)) == []  # the SavedModel and the export went away
 
 
@@ -130,3 +137,13 @@ def test_every_example_is_in_the_readme_and_ends_with_its_pass_line():
         printed = re.findall(r'print\("(\w+)=%s" % \("PASS" if', source)
         assert len(printed) == 1, example
         assert "``%s=PASS``" % printed[0] in " ".join(source.split()), example
+
+
+@pytest.mark.parametrize("example", [c.split()[1] for c in COMMANDS])
+def test_every_example_answers_help_without_running(example):
+    out, _ = _run_in_root("python %s --help" % example)
+    assert out.startswith("usage: %s [-h]" % os.path.basename(example)), out
+    with open(os.path.join(ROOT, example)) as f:
+        first_line = f.read().split('"""', 2)[1].splitlines()[0]
+    assert " ".join(first_line.split()) in " ".join(out.split())  # its docstring says what it does
+    assert "PASS" not in out and "FAIL" not in out  # nothing ran

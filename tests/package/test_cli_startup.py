@@ -76,6 +76,27 @@ def test_python_dash_m_starts_without_tensorflow_too(recording_tensorflow):
         assert imports == []
 
 
+# Python 3.7-3.9 have no sys.orig_argv: runpy's own start of `python -m MODULE`, with it gone
+RUNPY_WITHOUT_ORIG_ARGV = ("import runpy, sys\n"
+                           "if hasattr(sys, 'orig_argv'): del sys.orig_argv\n"
+                           "sys.argv = ['-m'] + sys.argv[1:]\n"
+                           "runpy._run_module_as_main(%r)\n")
+
+
+@pytest.mark.parametrize("module, imports_tensorflow", [("tf_ge_custom", False),
+                                                        ("tf_ge_custom.opp", True)])
+def test_python_dash_m_without_orig_argv_is_told_apart_by_the_module_runpy_starts(
+        recording_tensorflow, module, imports_tensorflow):
+    proc, imports = recording_tensorflow(sys.executable, "-c", RUNPY_WITHOUT_ORIG_ARGV % module,
+                                         "--version")
+    if imports_tensorflow:  # another module of the package: an ordinary import of it
+        assert len(imports) == 1 and "tf_ge_custom/__init__.py" in imports[0], imports
+        return
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.startswith("tf-ge-custom %s" % tf_ge_custom.__version__)
+    assert imports == [], "imported TensorFlow from:\n" + imports[0]
+
+
 def test_doctor_imports_tensorflow_only_in_its_child_process(recording_tensorflow):
     proc, imports = recording_tensorflow(SCRIPT, "doctor")
     assert proc.returncode == 1  # TensorFlow cannot be imported here: a FAIL, not a crash

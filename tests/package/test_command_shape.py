@@ -153,6 +153,7 @@ PUBLIC_MODULES = {
     "ops", "layers", "npu", "export", "errors",  # the op, its Keras layer, NPU sessions, export, the errors
     "op_def", "opp", "kernel_manifest", "kernel_contract", "kernels",  # for op authors (docs/adding-an-op.md)
     "doctor", "selftest",                   # their result types are read by scripts (--json)
+    "saved_model_cli",                      # python -m tf_ge_custom.saved_model_cli (docs/deploy.md)
 }
 
 

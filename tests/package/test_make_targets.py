@@ -7,8 +7,10 @@ the build, a changed build variable the build.
 The stamps are made here with ``touch`` in the order make would leave them, so that no
 TensorFlow is installed; the real runs are `make demo` from a fresh clone (docs/install.md)."""
 import os
+import shlex
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
@@ -136,3 +138,94 @@ def test_a_changed_build_variable_plans_the_build(checkout):
     assert "--no-build-isolation ." not in plan(checkout, TF_GE_CUSTOM_XLA="0")
     # and back: the variable unset is a change too
     assert "--no-build-isolation ." in plan(checkout)
+
+
+# --- make clean / make distclean: what each removes, printed, and nothing else ---------------
+
+# What the clone's targets make (docs/install.md, "Uninstalling, and what each cache is"): a
+# file of each, the path the target removes it with, and the target that first removes it
+BUILT = (("build/object-cache/ab/cd.o", "build", "clean"), ("build/temp-tf-ge-custom/u.o", "build", "clean"),
+         ("dist/tf_ge_custom-0.1.0.tar.gz", "dist", "clean"),
+         ("tf_ge_custom.egg-info/PKG-INFO", "tf_ge_custom.egg-info", "clean"),
+         ("tf_ge_custom/_lib/libtf_ge_custom_ops.so", "tf_ge_custom/_lib", "clean"),
+         ("tf_ge_custom/opp/vendors/config.ini", "tf_ge_custom/opp", "clean"),
+         ("tf_ge_custom/build_info.json", "tf_ge_custom/build_info.json", "clean"),
+         (".venv-tf1.15/bin/python", ".venv-tf1.15", "clean"), (".venv-tf2.6/pyvenv.cfg", ".venv-tf2.6", "clean"),
+         (".cache/triton-interp/triton/__init__.py", ".cache/triton-interp", "clean"),
+         (".venv/bin/python", ".venv", "distclean"))
+# What is not theirs: a user's own files and environments, beside and among them
+OTHERS = ("notes.txt", ".venv-mine/bin/python", ".cache/pip/x.whl", "tf_ge_custom/my_module_draft.py",
+          "builds/report.txt", "dist.md")
+
+
+def _tree(root):
+    return {os.path.relpath(os.path.join(folder, name), str(root))
+            for folder, dirs, names in os.walk(str(root)) for name in names + dirs}
+
+
+@pytest.mark.documents("make distclean")
+@pytest.mark.parametrize("target", ["clean", "distclean"])
+def test_clean_removes_what_it_prints_and_nothing_else(checkout, target):
+    for relative in [b[0] for b in BUILT] + list(OTHERS):
+        (checkout / relative).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / relative).write_text("x")
+    before = _tree(checkout)
+    proc = subprocess.run(["make", "--no-print-directory", target], cwd=str(checkout),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                          env=_env())
+    assert proc.returncode == 0, proc.stdout
+    printed = [line.split("removing ", 1)[1].rsplit(" (", 1)[0] for line in proc.stdout.splitlines()]
+    assert all(line.startswith("removing ") for line in proc.stdout.splitlines()), proc.stdout
+    expected = {removed for _, removed, first in BUILT if first == "clean" or target == "distclean"}
+    assert sorted(printed) == sorted(expected), proc.stdout
+    gone = set(printed)
+    assert _tree(checkout) == {p for p in before
+                               if not any(p == g or p.startswith(g + "/") for g in gone)}
+    for relative in OTHERS:
+        assert (checkout / relative).is_file(), relative
+    assert (checkout / ".venv" / "bin" / "python").is_file() == (target == "clean")
+
+
+# --- make test-quick: the quick tests of every area ----------------------------------------------
+
+def _quick_modules():
+    proc = subprocess.run(["make", "--no-print-directory", "-s", "-f", "Makefile", "-f", "-", "show"],
+                          cwd=ROOT, input="show:\n\t@echo $(QUICK_TESTS)\n", stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, env=_env())
+    assert proc.returncode == 0, proc.stdout
+    return proc.stdout.split()
+
+
+def _areas():
+    tests = os.path.join(ROOT, "tests")
+    return sorted(d for d in os.listdir(tests) if os.path.isdir(os.path.join(tests, d))
+                  and any(n.startswith("test_") and n.endswith(".py") for n in os.listdir(os.path.join(tests, d))))
+
+
+@pytest.mark.documents("make test-quick")
+def test_make_test_quick_runs_the_quick_tests_of_every_area(checkout):
+    modules = _quick_modules()
+    assert modules == sorted(set(modules)) and all(os.path.isfile(os.path.join(ROOT, m)) for m in modules)
+    covered = {m.split("/")[1] for m in modules if m.count("/") == 2}
+    assert covered == set(_areas()), sorted(set(_areas()) - covered)
+    assert "tests/test_suite_rules.py" in modules  # the suite's own rules
+    # the plan: one pytest of exactly those modules, the slow tests left out, not strict
+    lines = plan(checkout, "test-quick", PYTEST_ARGS="").replace("\\\n", " ").splitlines()
+    (run,) = [l for l in lines if "/bin/pytest " in l]
+    words = shlex.split(run)
+    assert words[:2] == ["TF_GE_CUSTOM_STRICT_SKIPS=", "TF_GE_CUSTOM_TRITON_INTERP=%s" % (
+        checkout / ".cache" / "triton-interp")], run
+    at = words.index(".venv/bin/pytest")
+    assert words[at + 1:at + 3] == ["-m", "not slow"] and words[at + 3:] == modules, run
+
+
+def test_every_quick_module_has_a_quick_test():
+    modules = _quick_modules()
+    env = _env(TF_GE_CUSTOM_STRICT_SKIPS="0")
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m", "not slow"]
+                          + modules, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    collected = {l.split("::")[0] for l in proc.stdout.splitlines() if "::" in l}
+    assert sorted(set(modules) - collected) == [], "modules with only slow tests"

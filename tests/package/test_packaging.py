@@ -16,7 +16,7 @@ import pytest
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # What the build reads: setup.py's steps and the packages it installs.
 SOURCE_DIRS = ("tf_ge_custom/", "kernels/", "tf_ops/", "ge_ops/", "framework/")
-SOURCE_FILES = ("setup.py", "pyproject.toml", "README.md", "MANIFEST.in")
+SOURCE_FILES = ("setup.py", "pyproject.toml", "README.md", "MANIFEST.in", "LICENSE", "CHANGELOG.md")
 # What a build or an editable install leaves in a source tree: never in an sdist.
 GENERATED = ("tf_ge_custom/_lib/libtf_ge_custom_ops.so", "tf_ge_custom/opp/kernels/README.txt",
              "tf_ge_custom/build_info.json", "tf_ge_custom/__pycache__/ops.cpython-311.pyc",
@@ -94,6 +94,30 @@ def test_wheel_is_platform_specific_and_carries_the_op_library(wheel):
     assert "tf_ge_custom/build_info.json" in names
     # GE dlopens every .so under opp/framework/: the TensorFlow-side library must not be there
     assert not [n for n in names if "/opp/framework/" in n and "libtf_ge_custom_ops" in n]
+
+
+def test_the_wheel_carries_the_licence_in_its_metadata_and_its_files(wheel):
+    with open(os.path.join(REPO_ROOT, "LICENSE"), "rb") as f:
+        licence = f.read()
+    assert b"Apache License" in licence and b"Version 2.0, January 2004" in licence
+    zf = zipfile.ZipFile(str(wheel))
+    (metadata,) = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
+    headers = zf.read(metadata).decode("utf-8").split("\n\n", 1)[0].splitlines()
+    # PEP 639 (setuptools >= 77): the SPDX expression; older setuptools: the License field
+    assert "License-Expression: Apache-2.0" in headers or "License: Apache-2.0" in headers, headers
+    assert "License-File: LICENSE" in headers, headers
+    carried = [n for n in zf.namelist() if ".dist-info/" in n and n.rsplit("/", 1)[-1] == "LICENSE"]
+    assert len(carried) == 1 and zf.read(carried[0]) == licence, carried
+
+
+def test_the_sdist_carries_the_licence_and_the_history(sdist):
+    with tarfile.open(str(sdist)) as tf:
+        names = {m.name.split("/", 1)[1]: m for m in tf.getmembers() if "/" in m.name}
+        for name in ("LICENSE", "CHANGELOG.md"):
+            with open(os.path.join(REPO_ROOT, name), "rb") as f:
+                assert tf.extractfile(names[name]).read() == f.read(), name
+        pkg_info = tf.extractfile(names["PKG-INFO"]).read().decode("utf-8")
+    assert "License-Expression: Apache-2.0" in pkg_info or "License: Apache-2.0" in pkg_info
 
 
 def test_wheel_records_the_tensorflow_it_was_built_against(wheel):

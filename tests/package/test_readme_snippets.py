@@ -1,4 +1,7 @@
-"""Every ```python block of the README and of docs/ runs as written (in a fresh interpreter).
+"""Every ```python block of the README and of docs/ runs as written (in a fresh interpreter),
+from the repository root, where the README's readers paste them: the root's source tree
+hands over to the installed package there (tf_ge_custom/_checkout.py), and a block leaves
+nothing behind in the root.
 
 Blocks that need an Ascend host or a CANN toolkit are fenced as ```python-npu / ```python-cann
 and are not run here. docs/npu.md's two examples are run, with what each must print, by
@@ -38,7 +41,7 @@ def _snippets():
 
 
 def test_the_readme_has_its_tour():
-    """The README's five-minute tour: the one-liner, eager/tf.function, Keras, TF1, TF2."""
+    """The README's tour: the one-liner, eager/tf.function, Keras, TF1, TF2."""
     blocks = _blocks(README)
     assert len(blocks) >= 5
     assert any("session_config" in b for b in blocks) and any("open_device" in b for b in blocks)
@@ -54,15 +57,17 @@ def test_every_python_block_in_docs_is_run_somewhere():
 
 @pytest.mark.parametrize("page,index,code", _snippets(),
                          ids=["%s#%d" % (p, i) for p, i, _ in _snippets()])
-def test_snippet_runs(page, index, code, tmp_path):
+def test_snippet_runs_from_the_repository_root(page, index, code):
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_")}
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"
     env.pop("PYTHONPATH", None)
+    before = sorted(os.listdir(ROOT))
     proc = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, universal_newlines=True, env=env,
-                          cwd=str(tmp_path), timeout=300)
+                          cwd=ROOT, timeout=300)
     assert proc.returncode == 0, "%s block %d:\n%s\n%s" % (page, index, code, proc.stderr[-3000:])
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert sorted(os.listdir(ROOT)) == before
 
 
 # --- the tour's export lines, through the installed command ------------------------------------

@@ -34,6 +34,8 @@ COMMANDS = (
             "make the Python >= 3.9 venv the kernel builder runs in on a Python 3.7 host"),
     Command("selftest", "tf_ge_custom._commands.selftest",
             "run every stage this host can run (CPU, NPU, kernels, OM): one PASS / FAIL / SKIP line each"),
+    Command("clean", "tf_ge_custom._commands.clean",
+            "list (--dry-run) and remove this user's kernel cache and builder venv, which pip uninstall leaves"),
 )
 
 NAMES = tuple(c.name for c in COMMANDS)

@@ -9,6 +9,8 @@ from .._build import cann_toolkit
 from .results import Instruction
 
 REBUILD = _library.rebuild_command()
+if REBUILD == _library.REBUILD_COMMAND:  # no source folder known: where to run it is the user's
+    REBUILD = Instruction(REBUILD)
 
 
 SET_ENV = "set_env.sh"
@@ -30,6 +32,8 @@ def source_cann(ctx, then=None):
     script = ctx.set_env_script()
     if script:
         command = "source " + shlex.quote(script)
+        if isinstance(then, Instruction):
+            return Instruction("run %s, then %s" % (command, then))
         return command + " && " + then if then else command
     return Instruction("install the CANN toolkit, then source its set_env.sh (/usr/local/Ascend/"
                        "cann/set_env.sh for an install as root)%s" % (", then run: " + then

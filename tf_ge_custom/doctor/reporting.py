@@ -43,6 +43,14 @@ def fold_cpu_mode(ctx, pairs):
         return [result for _, result in pairs]
     folded = [r for check, r in pairs if not getattr(check, "own", False) and r.status != FAIL
               and not (r.data or {}).get("asked_for")]
+    # Why the build left the GE library out stays a line of its own (INFO: expected here).
+    ge = ctx.build_info.get("ge") or {}
+    skipped = {}
+    if not ge.get("built") and ge.get("reason"):
+        skipped = {id(r): r._replace(status=INFO, detail="skipped by the build (expected on a "
+                                     "CPU host): %s" % ge["reason"], fix="")
+                   for check, r in pairs if check is cann.check_ge_library and r.status != FAIL}
+        folded = [r for r in folded if id(r) not in skipped]
     if not folded:
         return [result for _, result in pairs]
     runs = (" and ".join(op.python_name for op in op_def.OPS)
@@ -63,7 +71,7 @@ def fold_cpu_mode(ctx, pairs):
                 results.append(info)
                 placed = True
             continue
-        results.append(result)
+        results.append(skipped.get(id(result), result))
     return results
 
 
@@ -125,6 +133,22 @@ def format_text(results, root):
     return "\n".join(lines) + "\n"
 
 
+def _unbuilt_source_tree():
+    """The one FAIL when this is a clone's source tree, imported in place because no copy
+    installed from the clone's sources as they are could take over (tf_ge_custom/_checkout.py),
+    else None."""
+    import os
+
+    from .. import _checkout
+    from . import remedies
+
+    why = _checkout.why_not_handed_over(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if not why:
+        return None
+    return Check("installation", FAIL, "%s%s: there is no build here to check" % (why[0].upper(), why[1:]),
+                 remedies.REBUILD)
+
+
 def _broken_report(error):
     """The one line when the doctor itself could not start its checks."""
     return Check("doctor", FAIL, "the doctor could not run its checks: %s: %s"
@@ -136,6 +160,11 @@ def diagnose(board=None):
     """(results, OPP root) of every check on this host; ``board`` adds which kernel set a
     graph build for it takes. A doctor reports, never crashes: when the checks cannot even
     start, the result is one FAIL saying why (and the root None)."""
+    unbuilt = _unbuilt_source_tree()
+    if unbuilt is not None:  # nothing of an installation to check: say that, once
+        from .. import opp
+
+        return [unbuilt], opp.opp_root()
     try:
         ctx = Context()
         if board:

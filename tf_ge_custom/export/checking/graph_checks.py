@@ -115,6 +115,7 @@ def report(record):
         lines.append("  %-28s %-9s %s%s" % (t.name, t.dtype, t.shape_text(), key))
     kept = ", ".join(OPS_NAMES)
     lines.append("%s nodes (%d):" % (kept, len(record.add_custom_nodes)))
+    lines += [] if record.add_custom_nodes else ["  note: none in this model, so it exports as any TensorFlow graph and runs without %s" % kept]
     for name, dtype, shapes in record.add_custom_nodes:
         lines.append("  %-28s %-9s %s" % (name, dtype, " + ".join(
             "<unknown rank>" if s is None else "[%s]" % ", ".join("?" if d is None else str(d) for d in s)
