@@ -17,6 +17,7 @@ tests/conftest.py KINDS) where it says so; the count is printed by every run's s
 """
 import ast
 import pathlib
+import re
 
 import pytest
 
@@ -154,7 +155,14 @@ def test_every_mutation_of_the_mutation_check_still_applies_and_names_a_real_cat
         assert run.APPLY[mutation.name](text, mutation.path) != text, mutation.name
         module, name = mutation.catcher.split("::")
         assert any(t.split("::")[0] == module for t in mutation.tests), mutation.name
-        assert name in _functions(ast.parse((TESTS.parent / module).read_text())), mutation.catcher
+        # A parametrized catcher (test_native[Suite.Case]) names its function and one case of it;
+        # a native case must be a TEST(Suite, Case) of the GE core's sources.
+        function, _, case = name.partition("[")
+        assert function in _functions(ast.parse((TESTS.parent / module).read_text())), mutation.catcher
+        if case and function == "test_native":
+            suite, _, test = case.rstrip("]").partition(".")
+            sources = "".join(p.read_text() for p in (TESTS.parent / "ge_ops" / "tests").rglob("*.cc"))
+            assert re.search(r"TEST(_F)?\(\s*%s\s*,\s*%s\s*\)" % (suite, test), sources), mutation.catcher
 
 
 def test_a_mutation_that_no_longer_applies_is_an_error_naming_the_file():
