@@ -145,3 +145,60 @@ TEST(HostArgs, RefusesValuesThatDoNotFit) {
   v.grid_y = 0x80000000u;
   CHECK_FALSE(PackHostArgs(l, v, &out).ok());
 }
+
+namespace {
+// leaky_relu_kernel(x_ptr, y_ptr, n_elements, alpha) as triton-ascend emits it
+// (tests/kernels/test_leaky_relu_lowering.py checks the HIVM IR): ffts, lock, workspace,
+// x, y, i32 n_elements, f32 alpha (the op's attribute 0), gridX/Y/Z: 60 bytes, padded to 64.
+// Written out by hand: the core's op table holds only the ops of op_def.OPS.
+ArgLayout LeakyReluLayout() {
+  ArgLayout l;
+  l.size = 64;
+  l.has_ffts = true;
+  l.slots = {{"ffts_base_address", SlotRole::kFfts, -1, -1, 0, 8},
+             {"sync_block_lock", SlotRole::kSyncBlockLock, -1, -1, 8, 8},
+             {"workspace", SlotRole::kWorkspace, -1, -1, 16, 8},
+             {"x_ptr", SlotRole::kInput, 0, -1, 24, 8},
+             {"y_ptr", SlotRole::kOutput, 0, -1, 32, 8},
+             {"n_elements", SlotRole::kNumElements, -1, -1, 40, 4},
+             {"alpha", SlotRole::kAttr, 0, -1, 44, 4},
+             {"gridX", SlotRole::kGridX, -1, -1, 48, 4},
+             {"gridY", SlotRole::kGridY, -1, -1, 52, 4},
+             {"gridZ", SlotRole::kGridZ, -1, -1, 56, 4}};
+  return l;
+}
+}  // namespace
+
+TEST(HostArgs, OneInputLayoutCarriesTheAttributeAsAnFp32Word) {
+  HostArgValues v = Values();
+  v.inputs = {0x0000100000000000ull};
+  v.attrs = {0x3E4CCCCDull};  // 0.2f: sign 0, exponent 124, mantissa 0x4CCCCD
+  Bytes out;
+  REQUIRE_OK(PackHostArgs(LeakyReluLayout(), v, &out));
+  const Bytes expected = {
+      0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,  // ffts_base_address
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // sync_block_lock: null
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // workspace: null
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00,  // x
+      0x00, 0x00, 0x80, 0x00, 0x00, 0x10, 0x00, 0x00,  // y
+      0x88, 0x13, 0x00, 0x00,                          // n_elements = 5000
+      0xCD, 0xCC, 0x4C, 0x3E,                          // alpha = 0.2f
+      0x02, 0x00, 0x00, 0x00,                          // gridX
+      0x01, 0x00, 0x00, 0x00,                          // gridY
+      0x01, 0x00, 0x00, 0x00,                          // gridZ
+      0x00, 0x00, 0x00, 0x00,                          // padding
+  };
+  CHECK_EQ(out, expected);
+  // -0.0f keeps its sign bit; a NaN its payload
+  v.attrs = {0x80000000ull};
+  REQUIRE_OK(PackHostArgs(LeakyReluLayout(), v, &out));
+  CHECK_EQ(Bytes(out.begin() + 44, out.begin() + 48), (Bytes{0x00, 0x00, 0x00, 0x80}));
+  v.attrs = {0x7FC00001ull};
+  REQUIRE_OK(PackHostArgs(LeakyReluLayout(), v, &out));
+  CHECK_EQ(Bytes(out.begin() + 44, out.begin() + 48), (Bytes{0x01, 0x00, 0xC0, 0x7F}));
+  // no attribute value, or one wider than its 32-bit slot: refused, never packed as zero
+  v.attrs.clear();
+  CHECK_EQ(PackHostArgs(LeakyReluLayout(), v, &out).code(), Code::kOutOfRange);
+  v.attrs = {0x100000000ull};
+  CHECK_EQ(PackHostArgs(LeakyReluLayout(), v, &out).code(), Code::kOutOfRange);
+}
