@@ -7,7 +7,8 @@ ignored comes along, as for a newcomer) into a temporary folder (or ``--clone DI
 then runs ``make TARGET`` there for each target in turn (``demo,demo`` times a second
 ``make demo`` with nothing changed). For each it records the wall time, the time of each
 step (from one ``==> `` line of the Makefile to the next), the machine's 1-minute load
-average at the start and the end, the exit status, and afterwards the disk that ``.venv``,
+average at the start and the end (and its lowest and highest, read every 5 s while it ran),
+the exit status, and afterwards the disk that ``.venv``,
 ``build/`` and ``.cache/`` take in the clone (``du``'s count: allocated blocks). It prints
 one line per target and writes everything, with the machine (CPUs, memory) and the commit,
 to ``--json``; make's own output goes to ``FILE.log`` beside it. The figures in README.md's
@@ -24,11 +25,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 MEASURED = (".venv", "build", ".cache")
+SAMPLE_SECONDS = 5.0  # how often the load is read while a target runs
 # make's own variables from a calling make would steer the clone's make
 MAKE_VARIABLES = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "PYTHONPATH")
 
@@ -69,12 +72,20 @@ def disk_bytes(path):
     return total + st.st_blocks * 512
 
 
-def run_target(clone, target, log):
+def run_target(clone, target, log, every=SAMPLE_SECONDS):
     """``make TARGET`` in the clone: its steps, times, load and exit status."""
     env = {k: v for k, v in os.environ.items() if k not in MAKE_VARIABLES}
     log.write("$ make %s\n" % target)
     log.flush()
     load_start = _load_average()
+    samples, done = [], threading.Event()
+
+    def sample():  # the load while it runs, not only at its two ends
+        while not done.wait(every):
+            samples.append(_load_average())
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     started = time.monotonic()
     steps = []
     proc = subprocess.Popen(["make", target], cwd=clone, env=env, stdout=subprocess.PIPE,
@@ -89,10 +100,17 @@ def run_target(clone, target, log):
             print("   %s %s" % (target, line.strip()), flush=True)
     status = proc.wait()
     seconds = time.monotonic() - started
+    done.set()
+    sampler.join()
+    load_end = _load_average()
+    during = [x for x in [load_start] + samples + [load_end] if x is not None]
     if steps:
         steps[-1]["seconds"] = round(seconds - steps[-1].pop("at"), 1)
     return {"target": target, "exit_status": status, "seconds": round(seconds, 1), "steps": steps,
-            "load_average_1min": {"start": load_start, "end": _load_average()},
+            "load_average_1min": {"start": load_start, "end": load_end,
+                                  "min": min(during) if during else None,
+                                  "max": max(during) if during else None,
+                                  "every_seconds": every, "samples": len(samples)},
             "disk_bytes": {name: disk_bytes(os.path.join(clone, name)) for name in MEASURED}}
 
 
@@ -102,12 +120,20 @@ def _size(n):
 
 def summary(result):
     """One line: the target, its time and steps, the load, the disk."""
-    steps = ", ".join("%s %.0f s" % (s["step"].split(":")[0], s["seconds"]) for s in result["steps"])
+    kinds = []  # consecutive lines of one step (two set-up lines, say) summed
+    for step in result["steps"]:
+        kind = step["step"].split(":")[0]
+        if kinds and kinds[-1][0] == kind:
+            kinds[-1][1] += step["seconds"]
+        else:
+            kinds.append([kind, step["seconds"]])
+    steps = ", ".join("%s %.0f s" % (kind, seconds) for kind, seconds in kinds)
     load = result["load_average_1min"]
     disk = ", ".join("%s %s" % (name, _size(n)) for name, n in sorted(result["disk_bytes"].items()) if n)
-    return "make %s: %s %.0f s (%s), load %s to %s; %s" % (
-        result["target"], "exit status %d," % result["exit_status"] if result["exit_status"] else "",
-        result["seconds"], steps or "no step", load["start"], load["end"], disk or "nothing on disk")
+    return "make %s: %s%.0f s (%s), load %s at the start, %s at the end (%s to %s while it ran); %s" % (
+        result["target"], "exit status %d, " % result["exit_status"] if result["exit_status"] else "",
+        result["seconds"], steps or "no step", load["start"], load["end"], load["min"], load["max"],
+        disk or "nothing on disk")
 
 
 def main(argv=None):
@@ -117,6 +143,7 @@ def main(argv=None):
     parser.add_argument("--json", help="write the results here (and make's output to FILE.log)")
     parser.add_argument("--clone", help="clone into this new folder and keep it (default: a temporary one)")
     parser.add_argument("--source", default=ROOT, help=argparse.SUPPRESS)  # another repository (tests)
+    parser.add_argument("--every", type=float, default=SAMPLE_SECONDS, help=argparse.SUPPRESS)  # (tests)
     args = parser.parse_args(argv)
     targets = [t.strip() for t in args.targets.split(",") if t.strip()]
     if not targets:
@@ -133,7 +160,7 @@ def main(argv=None):
         results = []
         with open(log_path, "w") as log:
             for target in targets:
-                results.append(run_target(clone, target, log))
+                results.append(run_target(clone, target, log, args.every))
                 print(summary(results[-1]), flush=True)
                 if results[-1]["exit_status"]:
                     break

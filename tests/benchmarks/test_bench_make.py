@@ -68,7 +68,7 @@ def _du(path):
 def test_each_target_is_timed_step_by_step_with_its_load_and_disk(project, tmp_path):
     clone = tmp_path / "clone"
     proc = _bench(["--source", str(project), "--clone", str(clone), "--targets", "demo,demo",
-                   "--json", "make.json"], tmp_path)
+                   "--json", "make.json", "--every", "0.2"], tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     document = json.loads((tmp_path / "make.json").read_text())
     assert document["commit"] == _git("rev-parse", "HEAD", cwd=project)
@@ -85,11 +85,15 @@ def test_each_target_is_timed_step_by_step_with_its_load_and_disk(project, tmp_p
     assert first["disk_bytes"][".cache"] == 0
     for target in (first, again):
         load = target["load_average_1min"]
-        assert load["start"] >= 0 and load["end"] >= 0
+        assert 0 <= load["min"] <= min(load["start"], load["end"]) <= max(load["start"], load["end"]) <= load["max"]
+    assert first["load_average_1min"]["samples"] >= 5  # read every 0.2 s through a run of 1.8 s
     assert not (clone / "uncommitted.txt").exists()  # a fresh clone of what is committed
     # one line per target, and make's own output in the log
     lines = [l for l in proc.stdout.splitlines() if l.startswith("make demo: ")]
-    assert len(lines) == 2 and "(set-up " in lines[0] and ", build " in lines[0] and "load " in lines[0]
+    assert len(lines) == 2 and "s (set-up " in lines[0] and ", build " in lines[0], lines
+    assert "load %s at the start, %s at the end" % (first["load_average_1min"]["start"],
+                                                   first["load_average_1min"]["end"]) in lines[0]
+    assert lines[1].split(" s (")[1].startswith("run "), lines[1]
     assert "result: PASS" in (tmp_path / "make.json.log").read_text()
 
 
@@ -102,7 +106,7 @@ def test_a_failing_target_ends_the_run_with_its_status_and_the_clone_goes(projec
     assert proc.returncode == 1, proc.stdout + proc.stderr
     (target,) = json.loads((tmp_path / "make.json").read_text())["targets"]  # demo did not run
     assert target["target"] == "broken" and target["exit_status"] == 2  # make's status for a failed recipe
-    assert "make broken: exit status 2" in proc.stdout
+    assert "make broken: exit status 2, " in proc.stdout
     assert set(os.listdir(tmp_path)) == before | {"make.json", "make.json.log"}
     assert os.listdir(str(temporary)) == []
 

@@ -13,8 +13,8 @@
 - every duration and decimal size in the prose carries its conditions: the benchmark that
   produced it, or the machine and load it was measured on, or an upstream citation, or the
   words of a setting (the rule is spelled out above its test, and tried on figures it must
-  catch and must let through); the start-up and import figures the docs quote are the
-  committed benchmark output.
+  catch and must let through); the start-up and import figures the docs quote, and the
+  README's rows of bench_make.py, are the committed benchmark output.
 """
 import glob
 import json
@@ -330,3 +330,36 @@ def test_the_start_up_and_import_figures_are_the_committed_benchmark_runs():
     tensorflow, ours = _median(imports["import_tensorflow"]), _median(imports["import_package_after_tensorflow"])
     assert "`import tf_ge_custom` adds %.0f ms (%.1f %%) to TensorFlow's import" % (
         ours * 1e3, 100 * ours / tensorflow) in performance
+
+
+def _duration(seconds):
+    minutes, seconds = divmod(int(round(seconds)), 60)
+    return "%d min %d s" % (minutes, seconds) if minutes else "%d s" % seconds
+
+
+def test_the_readme_rows_of_bench_make_are_its_committed_output():
+    """README.md's rows that name bench_make.py say what benchmarks/results/raw/make.json holds:
+    each make demo's time, its steps (consecutive lines of one step summed), the load at its
+    start and end, and the disk."""
+    targets = _committed_run("make")["targets"]
+    rows = [line for line in _text("README.md").splitlines() if line.startswith("|") and "`bench_make.py`" in line]
+    assert len(rows) == len(targets) == 2, rows
+    for row, target in zip(rows, targets):
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        steps = []
+        for step in target["steps"]:
+            kind = step["step"].split(":")[0]
+            if steps and steps[-1][0] == kind:
+                steps[-1][1] += step["seconds"]
+            else:
+                steps.append([kind, step["seconds"]])
+        shown = [s for s in steps if round(s[1]) > 0] if len(steps) > 1 else []
+        time = _duration(target["seconds"]) + (
+            " (%s)" % ", ".join("%s %.0f s" % (k, v) for k, v in shown) if len(shown) > 1 else "")
+        load = target["load_average_1min"]
+        assert cells[1] == time and cells[2] == "%s to %s" % (load["start"], load["end"]), (cells, target)
+        disk = target["disk_bytes"]
+        if cells[3] != "nothing":
+            assert cells[3] == "`.venv` %.1f GB, `build/` %.0f MB" % (disk[".venv"] / 1e9, disk["build"] / 1e6)
+        else:
+            assert disk == targets[0]["disk_bytes"]  # a second run adds nothing
