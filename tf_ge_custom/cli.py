@@ -11,7 +11,6 @@ Start-up stays cheap: the package is imported without TensorFlow here (see
 command imports TensorFlow in this process except those that need the op (``export``,
 ``run-om``); ``doctor`` and ``selftest`` ask child processes.
 """
-import argparse
 import importlib
 import signal
 import sys
@@ -35,9 +34,9 @@ def version_text():
 
 
 def _parser():
-    from . import _commands, op_def
+    from . import _commands, _usage, op_def
 
-    parser = argparse.ArgumentParser(
+    parser = _usage.CommandParser(
         prog=PROG,
         description="Tools of the tf-ge-custom package (%s for TensorFlow on Ascend)."
         % ", ".join(op.type_name for op in op_def.OPS))
@@ -70,13 +69,17 @@ def _os_error_text(error):
 def run_command(name, argv):
     """Parse ``argv`` for the command ``name`` and run it; returns its exit status, or raises
     what it raised (argparse's own usage errors exit 2 through SystemExit)."""
-    from . import _commands
+    from . import _commands, _usage
 
     command = _commands.get(name)
     module = importlib.import_module(command.module)
-    parser = argparse.ArgumentParser(prog="%s %s" % (PROG, name))
+    parser = _usage.CommandParser(prog="%s %s" % (PROG, name))
     module.add_arguments(parser)
-    return int(module.run(parser.parse_args(argv)) or 0)
+    args = parser.parse_args(argv)
+    check = getattr(module, "check_arguments", None)
+    if check is not None:  # the options by syntax alone, before the command imports anything heavy
+        check(args)
+    return int(module.run(args) or 0)
 
 
 def _run(argv):
@@ -88,7 +91,7 @@ def _run(argv):
     args, rest = parser.parse_known_args(argv)
     if not args.command:
         if rest:
-            parser.error("unrecognized arguments: %s" % " ".join(rest))  # exits with 2
+            parser.refuse_extras(rest)  # one line, exits with 2
         parser.print_help()
         return 2
     prog = "%s %s" % (PROG, args.command)

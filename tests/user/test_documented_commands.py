@@ -23,7 +23,9 @@ PROGRAM = re.compile(r"^(tf-ge-custom|python -m tf_ge_custom|python examples/|py
                      r"export ASCEND_CUSTOM_OPP_PATH=\$\(python -c)")
 
 # Lines in code blocks that are output shown, or a synopsis, not a command to run.
-NOT_COMMANDS = ("tf-ge-custom 0.", "tf-ge-custom selftest [--soc SOC]", '{"format"')
+NOT_COMMANDS = ("tf-ge-custom 0.", "tf-ge-custom selftest [--soc SOC]", '{"format"',
+                # error lines shown (tests/package/test_cli_refusals.py holds them to the code)
+                "tf-ge-custom: error: ", "tf-ge-custom export: error: ")
 
 
 def documented_commands():
