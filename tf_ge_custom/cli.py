@@ -6,6 +6,9 @@ command line, runs the command, and catches the package's errors in one place: a
 prints ``tf-ge-custom COMMAND: error: <message>`` and, when it carries one, ``fix: <what to
 do>``, and the command exits with the error's status (:mod:`tf_ge_custom.errors`).
 
+Usage errors are one line (``tf-ge-custom export: error: unknown option --ouput (did you mean
+--output?); see tf-ge-custom export --help``, exit status 2): :mod:`tf_ge_custom._usage`.
+
 Start-up stays cheap: the package is imported without TensorFlow here (see
 ``tf_ge_custom/__init__.py``) and each command's module is imported only when it runs; no
 command imports TensorFlow in this process except those that need the op (``export``,
