@@ -84,7 +84,9 @@ def check_arguments(args):
     from tf_ge_custom import _lifecycle
     from tf_ge_custom.export import options
 
-    options.check_export(_lifecycle.absolute(args.model, "MODEL"), to=args.to, soc=args.soc, via=args.via,
+    model = _lifecycle.absolute(args.model, "MODEL")
+    _lifecycle.absolute(args.output, "--output")  # a relative path in a vanished folder: named first
+    options.check_export(model, to=args.to, soc=args.soc, via=args.via,
                          input_shape=args.input_shape, signature=args.signature, tags=_split(args.tag) or None,
                          outputs=_split(args.outputs) or None,
                          checkpoint=args.checkpoint and _lifecycle.absolute(args.checkpoint, "--checkpoint"),

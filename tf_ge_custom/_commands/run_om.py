@@ -40,6 +40,7 @@ def check_arguments(args):
     from tf_ge_custom import _lifecycle
     from tf_ge_custom.export import options
 
+    _lifecycle.absolute(args.model, "MODEL.om")  # a relative path in a vanished folder: named first
     options.check_run_om(device=args.device, dynamic_batch=args.dynamic_batch, rtol=args.rtol, atol=args.atol)
     if args.compare_with:
         options.check_model_options(_lifecycle.absolute(args.compare_with, "--compare-with"),
