@@ -30,8 +30,11 @@ class Heartbeat(object):
         self._thread = None
         self._started = self._last = time.monotonic()
 
-    def doing(self, what):
-        """From now on the heartbeat says ``still <what>``."""
+    def doing(self, what, restart=False):
+        """From now on the heartbeat says ``still <what>``; ``restart``: its seconds count from
+        now (a new wait), not from the start of the ``with``."""
+        if restart:
+            self._started = self._last = time.monotonic()
         self._what = what
 
     def heard(self):

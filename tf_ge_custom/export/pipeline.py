@@ -213,7 +213,7 @@ def export(model, to="pb", output=None, soc=None, via=None, input_shape=None, si
             beat.say("loading TensorFlow...")
             beat.doing("loading TensorFlow")
         _tensorflow.require()  # a TensorFlow that cannot be imported: one line, before anything else
-        beat.doing("freezing the model")
+        beat.doing("freezing the model", restart=True)
         import_modules(imports)
         from tf_ge_custom.export.freezing import freeze
         from tf_ge_custom.export.checking.graph_checks import report
