@@ -47,3 +47,31 @@ def test_an_output_that_fails_ends_the_heartbeat_quietly():
         time.sleep(0.3)
     assert len(calls) == 1  # tried once, then stopped; the with block went on
     assert not [t for t in threading.enumerate() if t.name == "tf-ge-custom heartbeat"]
+
+
+def test_build_kernels_fills_the_silences_between_its_progress_lines(tmp_path, capsys, monkeypatch):
+    """A builder double (it waits 0.45 s, reports one (SoC, dtype), waits 0.45 s again, then
+    returns an IR-only result) and a period of 0.1 s: the command's heartbeat lines fill both
+    waits on stderr, the progress line restarts the silence, and --quiet has none."""
+    from tf_ge_custom import cli
+    from tf_ge_custom.kernels import builder
+
+    def builder_double(socs, dtypes, out, ir_only=False, max_programs=None, force=False, progress=None):
+        time.sleep(0.45)
+        if progress:
+            progress(builder.Progress(1, 1, "Ascend910B1", "float32", ("flat",), "TTIR, linalg, HIVM IR",
+                                      None, 0.45))
+        time.sleep(0.45)
+        return builder.BuildResult({"Ascend910B1": str(tmp_path / "manifest.json")}, True, {})
+
+    monkeypatch.setattr(builder, "build_kernels", builder_double)
+    monkeypatch.setattr(_heartbeat, "PERIOD", 0.1)
+    assert cli.main(["build-kernels", "--ir-only", "--soc", "Ascend910B1", "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    progress = [i for i, l in enumerate(err) if l.startswith("[1/1] Ascend910B1")]
+    assert len(progress) == 1, err
+    before, after = err[:progress[0]], err[progress[0] + 1:]
+    assert before and after, err
+    assert all(l.startswith("still building kernels (") for l in before + after), err
+    assert cli.main(["build-kernels", "--ir-only", "--quiet", "--soc", "Ascend910B1", "--out", str(tmp_path)]) == 0
+    assert capsys.readouterr().err == ""
