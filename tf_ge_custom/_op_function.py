@@ -21,6 +21,10 @@ import tensorflow as tf
 from . import _xla
 from .errors import AttrError, DTypeError, InputError, ShapeError
 
+try:  # the concrete class of eager tensors, for the per-call fast path (TF 1.15 and 2.x)
+    from tensorflow.python.framework.ops import EagerTensor as _EagerTensor
+except ImportError:  # pragma: no cover - a TensorFlow without it just skips the fast path
+    _EagerTensor = None
 try:  # SparseTensor, IndexedSlices, RaggedTensor, ExtensionTypes... (TF 1.15 and 2.x)
     from tensorflow.python.framework.composite_tensor import CompositeTensor as _Composite
 except ImportError:  # pragma: no cover
@@ -137,9 +141,23 @@ def make_function(op, raw, meaning, load_error=None):
         if not n.isidentifier() or keyword.iskeyword(n) or n == "name":
             raise ValueError("%s: %r cannot name a Python argument" % (op.type_name, n))
 
+    supported = frozenset(tf.as_dtype(d) for d in op.dtypes)
+    # attributes a plain Python value of the kind passes as it is (no range to check)
+    plain = {a.name: float if a.type == "float" else int for a in op.attrs
+             if a.minimum is None and a.maximum is None}
+
     def call(inputs, attrs, name):
         if raw is None:
             raise load_error
+        # Fast path, eager only: tensors of one supported dtype and plain attribute values
+        # go straight to the op (names are meaningless in eager mode, so no name scope).
+        if type(inputs[0]) is _EagerTensor and all(type(v) is plain.get(k) for k, v in attrs.items()):
+            dtype = inputs[0].dtype
+            if dtype in supported and all(type(v) is _EagerTensor and v.dtype == dtype
+                                          for v in inputs[1:]):
+                if not op.broadcasts and len(inputs) > 1:
+                    check_shapes(op, inputs)
+                return raw(*inputs, **attrs)
         values = {a.name: attr_value(op, a, attrs[a.name]) for a in op.attrs}
         if any(isinstance(v, tf.RaggedTensor) for v in inputs):
             return _ragged(inputs, values, name)
