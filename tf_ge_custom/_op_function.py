@@ -13,6 +13,7 @@ gradient. ``add_custom`` predates this and keeps its own function (``ops.py``).
 """
 import keyword
 import numbers
+import reprlib
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -57,13 +58,13 @@ def attr_value(op, attr, value):
         value = value[()]  # tf.nn.leaky_relu takes a 0-d array's item too
     kind = attr.type_record().name
     if isinstance(value, bool) and kind == "int" or not isinstance(value, _attr_python_types(attr)):
+        tensor = isinstance(value, (tf.Tensor, tf.Variable))
         raise InputError(
-            "%s: attribute %s must be a Python or NumPy %s scalar, got %s %r"
-            % (op.python_name, attr.name, "real" if kind == "float" else "integer",
-               "a" if not isinstance(value, (tf.Tensor, tf.Variable)) else "the tensor",
-               value if not isinstance(value, (tf.Tensor, tf.Variable)) else value.shape)
-            + (" (an attribute is fixed when the graph is built; a tensor cannot be one)"
-               if isinstance(value, (tf.Tensor, tf.Variable)) else ""))
+            "%s: attribute %s must be a Python or NumPy %s scalar, got %s" % (
+                op.python_name, attr.name, "real" if kind == "float" else "integer",
+                "a tensor of shape %s (an attribute is fixed when the graph is built; a tensor "
+                "cannot be one)" % (tuple(value.shape),) if tensor else
+                "a %s (%s)" % (type(value).__name__, reprlib.repr(value))))
     value = float(value) if kind == "float" else int(value)
     low, high = attr.minimum, attr.maximum
     if (low is not None or high is not None) and not (

@@ -204,9 +204,9 @@ def test_the_function_is_made_from_the_record(child):
     ("float64", "DTypeError", "leaky_relu_custom: dtype float64 is not supported; supported "
                               "dtypes: float32, float16, bfloat16 (cast with tf.cast)"),
     ("string_alpha", "InputError", "leaky_relu_custom: attribute alpha must be a Python or "
-                                   "NumPy real scalar, got a '0.1'"),
+                                   "NumPy real scalar, got a str ('0.1')"),
     ("tensor_alpha", "InputError", "leaky_relu_custom: attribute alpha must be a Python or "
-                                   "NumPy real scalar, got the tensor TensorShape([]) (an "
+                                   "NumPy real scalar, got a tensor of shape () (an "
                                    "attribute is fixed when the graph is built; a tensor "
                                    "cannot be one)"),
     ("none", "InputError", "leaky_relu_custom: argument x (a NoneType) cannot be converted"),
