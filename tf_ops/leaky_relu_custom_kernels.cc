@@ -5,12 +5,15 @@
 // this node's alpha (tensorflow_kernel.h, as AddCustom takes AddV2's), so that every bit of
 // the result is tf.nn.leaky_relu's, at its speed. Where a TensorFlow registers no LeakyRelu
 // kernel for the dtype, the functor of leaky_relu_custom_functor.h computes the same
-// expression. The attribute is read, and checked against op_def.py's range for it, by the
+// expression (TF_GE_CUSTOM_OWN_CPU_FUNCTORS=1 in the environment makes it compute every node,
+// so that the tests compare that path too). The attribute is read, and checked against op_def.py's range for it, by the
 // generated LeakyReluCustomAttrs. See docs/tensorflow-op.md.
 #include "tf_ge_custom_op_registrations.h"
 
 #ifdef TF_GE_CUSTOM_REGISTER_OP_LeakyReluCustom
 
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "leaky_relu_custom_functor.h"
@@ -28,7 +31,7 @@ class LeakyReluCustomOp : public ::tensorflow::OpKernel {
  public:
   explicit LeakyReluCustomOp(::tensorflow::OpKernelConstruction* ctx)
       : OpKernel(ctx), attrs_(ctx), alpha_(static_cast<T>(attrs_.alpha)),
-        leaky_relu_(LeakyReluKernel(ctx, name(), attrs_.alpha)) {}
+        leaky_relu_(OwnFunctorOnly() ? nullptr : LeakyReluKernel(ctx, name(), attrs_.alpha)) {}
 
   void Compute(::tensorflow::OpKernelContext* ctx) override {
     if (leaky_relu_ != nullptr) {
@@ -45,6 +48,11 @@ class LeakyReluCustomOp : public ::tensorflow::OpKernel {
   }
 
  private:
+  static bool OwnFunctorOnly() {
+    const char* value = std::getenv("TF_GE_CUSTOM_OWN_CPU_FUNCTORS");
+    return value != nullptr && std::strcmp(value, "1") == 0;
+  }
+
   static std::unique_ptr<::tensorflow::OpKernel> LeakyReluKernel(
       ::tensorflow::OpKernelConstruction* ctx, const std::string& name, float alpha) {
     ::tensorflow::NodeDef def = TensorFlowNode(name, "LeakyRelu", 1);

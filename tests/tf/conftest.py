@@ -100,13 +100,13 @@ def two_op_package(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def two_op_child(two_op_package):
-    """run(code, cwd): ``code`` run after TWO_OP_PRELUDE in a fresh interpreter; returns the
-    JSON of its last ``REPORT `` line."""
+    """run(code, cwd, env=None): ``code`` run after TWO_OP_PRELUDE in a fresh interpreter
+    (``env`` added to its environment); returns the JSON of its last ``REPORT `` line."""
     import json
 
-    def run(code, cwd):
+    def run(code, cwd, env=None):
         done = run_python(TWO_OP_PRELUDE % {"package": two_op_package} + code, cwd=cwd,
-                          timeout=900)
+                          env=env, timeout=900)
         assert done.returncode == 0, done.stderr[-4000:]
         line = [l for l in done.stdout.splitlines() if l.startswith("REPORT ")][-1]
         return json.loads(line[len("REPORT "):])

@@ -218,6 +218,50 @@ def test_bad_arguments_are_refused_in_one_line_naming_what_is_accepted(child, la
     assert report[label][1].startswith(text) and "\n" not in report[label][1]
 
 
+OWN_FUNCTOR_CHILD = r'''
+import numpy as np
+import tensorflow as tf
+from tf_ge_custom import ops
+inputs, alphas = dict(np.load(DATA)), json.loads(ALPHAS)
+out = {}
+for dtype in ("float32", "float16", "bfloat16"):
+    x = tf.bitcast(tf.constant(inputs[dtype]), tf.as_dtype(dtype))
+    for i, alpha in enumerate(alphas):
+        y = ops.leaky_relu_custom(x, alpha=alpha)
+        out["%s/%d" % (dtype, i)] = tf.bitcast(y, tf.uint32 if dtype == "float32" else tf.uint16).numpy()
+np.savez(OUT, **out)
+print("REPORT {}")
+'''
+
+
+def test_the_own_functor_gives_tf_nn_leaky_relus_numbers(two_op_child, tmp_path):
+    """The CPU kernel's own functor (what a TensorFlow without a LeakyRelu kernel for the dtype
+    runs; TF_GE_CUSTOM_OWN_CPU_FUNCTORS=1 makes it compute every node): every bit for
+    float32; for float16 and bfloat16 every number and where the NaNs are, but not a NaN's
+    payload and sign (Eigen's portable half and bfloat16 conversions make every NaN the one
+    quiet NaN, where TensorFlow's vectorised kernel keeps the payload: docs/tensorflow-op.md)."""
+    data, out = str(tmp_path / "inputs.npz"), str(tmp_path / "out.npz")
+    np.savez(data, **_inputs())
+    two_op_child(OWN_FUNCTOR_CHILD.replace("DATA", repr(data)).replace("OUT", repr(out))
+                 .replace("ALPHAS", repr(json.dumps(ALPHAS))), str(tmp_path),
+                 env={"TF_GE_CUSTOM_OWN_CPU_FUNCTORS": "1"})
+    arrays = dict(np.load(out))
+    for dtype in DTYPES:
+        x = _as_tensor(_inputs()[dtype], dtype)
+        for i, alpha in enumerate(ALPHAS):
+            expected = tf.nn.leaky_relu(x, alpha=alpha)
+            ours = arrays["%s/%d" % (dtype, i)]
+            if dtype == "float32":
+                np.testing.assert_array_equal(ours, _bits(expected), err_msg="alpha %r" % alpha)
+                continue
+            nan = np.isnan(tf.cast(expected, tf.float32).numpy())
+            ours_nan = np.isnan(tf.cast(tf.bitcast(tf.constant(ours), tf.as_dtype(dtype)),
+                                        tf.float32).numpy())
+            np.testing.assert_array_equal(ours_nan, nan, err_msg="%s alpha %r" % (dtype, alpha))
+            np.testing.assert_array_equal(ours[~nan], _bits(expected)[~nan],
+                                          err_msg="%s alpha %r" % (dtype, alpha))
+
+
 def test_every_shipped_op_beyond_add_custom_matches_its_oracle():
     """In this process, over the installed build's ops: LeakyReluCustom once it ships."""
     import tf_ge_custom
