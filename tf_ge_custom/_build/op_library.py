@@ -23,7 +23,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from . import BuildError, object_cache, run_command, tensorflow_info, tf_codegen
-from .. import _atomic_files as atomic_files, _files as files
+from .. import _atomic_files as atomic_files, _files as files, op_def
 
 LIBRARY_DIR = "_lib"
 LIBRARY_NAME = "libtf_ge_custom_ops.so"
@@ -243,4 +243,9 @@ def run(ctx):
         "xla_library_missing_because": why_not,
         "xla_library_size": None if why_not else os.path.getsize(xla_out),
         "xla_library_sha256": None if why_not else files.sha256_file(xla_out),
+        # the ops the XLA library has a kernel for (tf_ops/<python name>_xla.cc); under XLA
+        # the others lower to their TensorFlow equivalent (_xla.py)
+        "xla_ops": [] if why_not else [
+            op.type_name for op in op_def.OPS
+            if os.path.join(tf_ops, op.python_name + XLA_SUFFIX) in xla_sources],
     }

@@ -226,9 +226,9 @@ def export(model, to="pb", output=None, soc=None, via=None, input_shape=None, si
         if to != "pb":
             input_shapes = shapes.resolve_input_shapes(record.inputs, input_shape, dynamic)
             out_nodes = [t.name for t in record.outputs]
-            dtypes = sorted(set(d for _, d, _ in record.add_custom_nodes))
+            kernels = record.kernels()  # (op type, dtype) of every kept node
             if record.add_custom_nodes:
-                problems = toolchain.deliverable_problems(opp_root, soc if to == "om" else None, dtypes)
+                problems = toolchain.deliverable_problems(opp_root, soc if to == "om" else None, kernels)
                 if problems and not dry_run:
                     raise MissingToolchainError("; ".join(problems))
                 notes.extend(problems)
