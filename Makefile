@@ -113,7 +113,7 @@ test: venv install triton-interp
 # on purpose, so not strict (skips and the deselected slow tests are reported, not refused):
 # make test runs everything. tests/package/test_make_targets.py holds the list to every area.
 QUICK_TESTS = \
-  $(addprefix tests/benchmarks/,test_bench_sink.py) \
+  $(addprefix tests/benchmarks/,test_bench_make.py test_bench_sink.py) \
   $(addprefix tests/compat/,test_compile_entry_point.py) \
   $(addprefix tests/deploy/,test_routes.py) \
   $(addprefix tests/distribute/,test_strategies.py) \

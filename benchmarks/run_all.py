@@ -10,6 +10,9 @@ per call), ``bench_import.py`` (what ``import tf_ge_custom`` adds) and
     README.md        one table per benchmark, the machine and versions, the goals' verdicts
     throughput.png   GB/s against size: add_custom beside tf.math.add and numpy, eager and tf.function
     raw/NAME.json    each benchmark's own --json output; raw/NAME.log its console output
+    raw/NAME.load.json  the machine's 1-minute load average at the benchmark's start and end
+                     (the report prints it under the benchmark's title: the load its figures
+                     were measured under)
 
 ``--quick`` (``make bench BENCH_QUICK=1``) runs every benchmark briefly (few sizes, few rounds):
 enough to check that each runs and that the files appear and parse, not to quote figures.
@@ -45,19 +48,50 @@ REPORT = "README.md"
 SERIES = (("add_custom", "#d62728"), ("tf.math.add", "#1f77b4"), ("numpy", "#7f7f7f"))
 
 
+LOAD_SUFFIX = ".load.json"
+
+
+def _load_average():
+    """The 1-minute load average, or None where the system has none."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
+def read_load(raw_dir, name):
+    """(start, end) of the load average recorded for a benchmark's run, or None (an older run)."""
+    try:
+        with open(os.path.join(raw_dir, name + LOAD_SUFFIX)) as f:
+            load = json.load(f)["load_average_1min"]
+        return float(load["start"]), float(load["end"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def run_benchmark(name, script, arguments, raw_dir):
     """Run one benchmark; returns (its JSON document or None, exit status, log path)."""
     json_path = os.path.join(raw_dir, name + ".json")
     log_path = os.path.join(raw_dir, name + ".log")
     if os.path.exists(json_path):
         os.remove(json_path)
+    load_path = os.path.join(raw_dir, name + LOAD_SUFFIX)
+    for stale in (json_path, load_path):
+        if os.path.exists(stale):
+            os.remove(stale)
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
     cmd = [sys.executable, os.path.join(HERE, script)] + list(arguments) + ["--json", json_path]
     with open(log_path, "w") as log:
         log.write("$ %s\n" % " ".join(cmd))
         log.flush()
+        start = _load_average()
         # cwd: the benchmarks folder, so the benchmarks import the installed package
         status = subprocess.call(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=HERE)
+        end = _load_average()
+    if start is not None and end is not None:
+        # the machine's load while it ran: the condition its figures were measured under
+        with open(load_path, "w") as f:
+            json.dump({"load_average_1min": {"start": start, "end": end}, "cpus": os.cpu_count()}, f)
     document = None
     if status == 0 and os.path.isfile(json_path):
         with open(json_path) as f:
@@ -211,6 +245,10 @@ def write_report(out, results, quick, max_rounds=None):
         title, render = SECTIONS[name]
         script = dict((b[0], b[1]) for b in BENCHMARKS)[name]
         lines += ["", "## %s (`benchmarks/%s`)" % (title, script), ""]
+        load = read_load(os.path.join(out, "raw"), name)
+        if load is not None:
+            lines += ["Load average (1 minute) %.2f at its start, %.2f at its end, on %s CPUs." % (
+                load[0], load[1], v["cpus"]), ""]
         if doc is None:
             lines.append("**Did not run to the end** (exit status %d): see `raw/%s`." % (status, os.path.basename(log)))
         else:

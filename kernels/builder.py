@@ -23,8 +23,8 @@ records. Output, per SoC::
 
 Each SoC folder is assembled aside (in a temporary sibling inside ``out``) and swapped into
 place only when all of it is valid, so a failed build never leaves a half-written folder;
-without hivmc (and without ``ir_only``) every stage up to HIVM IR still runs, then one
-:class:`ToolchainError` says what is missing and ``out`` is left as it was.
+without hivmc (and without ``ir_only``) the build is refused before its first stage: one
+:class:`ToolchainError` names what is missing and ``--ir-only``, and ``out`` is left as it was.
 
 An existing ``<out>/<SoC>/`` is replaced whole, so the build first makes sure it holds only
 files a build writes (``manifest.json``, ``<op>_<variant>_<dtype>.npubin``,
@@ -250,13 +250,10 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
                          % (kernel_contract.MAX_GRID, max_programs))
     check_out_dir(out_dir, soc_names, ops, force)
     env = dict(os.environ if env is None else env)
+    # the tools, before the first step and before triton is imported: a build that cannot end
+    # in npubins is refused now, not after every IR stage
+    compiler, hivmc = _find_tools(ir_only, env)
     triton_version = toolchain.check_triton_ascend()
-    compiler = toolchain.find_bishengir_compile(env)
-    if compiler is None:
-        raise ToolchainError("bishengir-compile is missing: it lowers linalg to HIVM IR. Install "
-                             "ascendnpu-ir (pip install ascendnpu-ir==1.2.0) or source a CANN "
-                             "toolkit's set_env.sh", missing=("bishengir-compile",))
-    hivmc = toolchain.find_hivmc(env)
     toolchain_record = {
         "triton_ascend": triton_version,
         "bishengir": toolchain.tool_version(compiler, "bishengir-compile"),
@@ -267,20 +264,16 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
     kernels = [{v.name: frontend.load_kernel(op.kernel, v, source) for v in chosen}
                for (op, chosen, _), source in zip(plan, sources)]
 
-    will_write = ir_only or hivmc is not None
     try:
-        if will_write:
-            os.makedirs(out_dir, exist_ok=True)
+        os.makedirs(out_dir, exist_ok=True)
         # staged inside out_dir (same file system) so each SoC folder moves in with one rename;
         # claimed, so that one a killed build left there is swept by the next
-        staging = owned_folders.make(out_dir if will_write else tempfile.gettempdir(),
-                                     ".tf-ge-custom-kernels-")
+        staging = owned_folders.make(out_dir, ".tf-ge-custom-kernels-")
         staging_root = staging.path
     except OSError as e:
         raise KernelBuildError("cannot write the output folder %s: %s" % (out_dir, e))
     try:
         total = len(soc_names) * sum(len(names) for _, _, names in plan)
-        per_soc = sum(len(chosen) * len(names) for _, chosen, names in plan)
         done, staged = 0, {}
         for soc in soc_names:
             soc_dir = os.path.join(staging_root, soc)
@@ -307,18 +300,6 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
                                                          source_sha, entries,
                                                          architecture=socs.get(soc).architecture)
             staged[soc] = (soc_dir, document, tuple(entries))
-        if not ir_only and hivmc is None:
-            raise ToolchainError(
-                "hivmc is missing, so no npubin could be built: TTIR, linalg and HIVM IR were "
-                "built for %d kernel(s) (%s variants x %s x %s), nothing was written to %s. "
-                "hivmc comes with "
-                "the CANN toolkit (8.5.0 pairs with triton-ascend 3.2.0): source its "
-                "set_env.sh, or set BISHENG_INSTALL_PATH to the folder holding hivmc. To write "
-                "the IR and the manifest's argument layout without npubins, pass --ir-only."
-                % (per_soc * len(soc_names),
-                   "/".join(str(n) for n in sorted(set(len(c) for _, c, _ in plan))),
-                   ",".join(soc_names), ",".join(dtype_names), out_dir),
-                missing=("hivmc",))
         check_out_dir(out_dir, soc_names, ops, force)  # again: the folder may have changed
         written = {}
         for soc, (soc_dir, document, _) in staged.items():
@@ -330,6 +311,31 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
         return BuildResult(written, ir_only, {soc: staged[soc][2] for soc in written})
     finally:
         staging.close()
+
+
+def _find_tools(ir_only, env):
+    """(bishengir-compile, hivmc or None) for this build; :class:`ToolchainError` naming every
+    tool it needs and lacks: bishengir-compile always, hivmc unless ``ir_only`` (then the
+    error names ``--ir-only``, the build that needs no CANN)."""
+    compiler = toolchain.find_bishengir_compile(env)
+    hivmc = toolchain.find_hivmc(env)
+    missing = [name for name, found in (("bishengir-compile", compiler),
+                                        ("hivmc", hivmc if not ir_only else True)) if not found]
+    if not missing:
+        return compiler, hivmc
+    where = {
+        "bishengir-compile": "bishengir-compile lowers linalg to HIVM IR: install ascendnpu-ir (pip "
+                             "install ascendnpu-ir==1.2.0) or source a CANN toolkit's set_env.sh",
+        "hivmc": "hivmc turns HIVM IR into npubins and comes with the CANN toolkit (8.5.0 pairs "
+                 "with triton-ascend 3.2.0): source its set_env.sh, or set BISHENG_INSTALL_PATH "
+                 "to the folder holding hivmc",
+    }
+    message = "%s %s missing, so nothing was compiled: %s" % (
+        " and ".join(missing), "is" if len(missing) == 1 else "are", "; ".join(where[m] for m in missing))
+    if "hivmc" in missing:
+        message += ". To write the IR and the manifest's argument layout without npubins (no CANN " \
+                   "needed), pass --ir-only"
+    raise ToolchainError(message, missing=tuple(missing))
 
 
 def _build_one(kernel, op, variant, dtype, soc, soc_dir, compiler, max_programs, want_binary,

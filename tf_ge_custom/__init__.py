@@ -112,8 +112,32 @@ def _import_add_custom():
     return function
 
 
+# the functions of the other ops of op_def.OPS (made in ops.py from their records)
+_OTHER_FUNCTIONS = tuple(op.python_name for op in op_def.OPS if op.python_name != "add_custom")
+__all__ += list(_OTHER_FUNCTIONS)
+
+
+def _import_function(name):
+    """The function ``name`` of an op beyond AddCustom (ops.py), or, without TensorFlow,
+    one that says so as add_custom does."""
+    try:
+        import tensorflow as _tf  # noqa: F401
+    except ImportError as e:
+        def function(*args, **kwargs):
+            raise OpLibraryError(
+                "tf_ge_custom.%s needs TensorFlow, which cannot be imported here (%s). "
+                "Install TensorFlow, then rebuild this package against it." % (name, e))
+        function.__name__ = name
+        return function
+    from . import ops
+
+    return getattr(ops, name)
+
+
 if not _DEFER_TENSORFLOW:
     add_custom = _import_add_custom()
+    for _name in _OTHER_FUNCTIONS:
+        globals()[_name] = _import_function(_name)
     if getattr(add_custom, "__module__", "") != __name__:  # TensorFlow is there
         # .keras / .h5 files holding the layer load after `import tf_ge_custom`; Keras
         # itself is not imported for it (_keras_hook.py)
@@ -126,6 +150,10 @@ def __getattr__(name):  # PEP 562 (Python 3.7+): import optional parts on first 
     if name == "add_custom" and not _SETUP:
         function = _import_add_custom()
         globals()["add_custom"] = function
+        return function
+    if name in _OTHER_FUNCTIONS and not _SETUP:
+        function = _import_function(name)
+        globals()[name] = function
         return function
     if name in ("layers", "npu"):
         import importlib

@@ -34,6 +34,11 @@ _loaded = None  # the module tf.load_op_library returned
 _checked_path = None  # the library, once check_library_file passed it
 
 
+def package_dir():
+    """The folder of the build record, which the libraries' recorded paths are relative to."""
+    return os.path.dirname(_BUILD_INFO)
+
+
 def library_path_unchecked():
     """Where the op library belongs, whether or not it is there."""
     return _LIBRARY
@@ -128,7 +133,8 @@ _SECTIONS = {
     "tensorflow": {"version": (_STR,), "cxx11_abi": (_INT, _BOOL, _NULL), "python": (_STR,),
                    "library": (_STR,), "library_size": (_INT,), "library_sha256": (_STR,),
                    "xla_library": (_STR, _NULL), "xla_library_missing_because": (_STR, _NULL),
-                   "xla_library_size": (_INT, _NULL), "xla_library_sha256": (_STR, _NULL)},
+                   "xla_library_size": (_INT, _NULL), "xla_library_sha256": (_STR, _NULL),
+                   "xla_ops": (_NAMES,)},
     "ge": {"built": (_BOOL,), "reason": (_STR,), "ascend_home": (_STR, _NULL),
            "libraries": (_PATHS,), "headers": (_PATHS,), "export_tools": (_PATHS,)},
     "kernels": {"source": (_STR, _NULL), "socs": ("an object of arrays of strings",),

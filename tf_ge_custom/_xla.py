@@ -40,7 +40,7 @@ def load_kernels():
         _lowering_reason = ("TensorFlow compiled with XLA before tf_ge_custom was imported, "
                             "and registers XLA kernels only once per process")
     else:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), relative)
+        path = os.path.join(_library.package_dir(), relative)
         try:  # checked like the op library: a damaged file is refused, never mapped
             _library.check_library_file(path, _library.build_info(), key="xla_library")
             tf.load_op_library(path)
@@ -62,9 +62,19 @@ def lowering_reason():
     return _lowering_reason
 
 
-def must_lower():
-    """True while tracing a graph that XLA will compile, when AddCustom has no XLA kernel."""
-    if _lowering_reason is None or tf.executing_eagerly():
+def has_xla_kernel(type_name):
+    """Whether the loaded XLA library holds a kernel for the op ``type_name``: the build
+    records each op whose ``tf_ops/<op>_xla.cc`` it compiled (``xla_ops``)."""
+    info = _library.build_info().get("tensorflow") or {}
+    return _lowering_reason is None and type_name in (info.get("xla_ops") or ())
+
+
+def must_lower(type_name=None):
+    """True while tracing a graph that XLA will compile, when AddCustom (or the op
+    ``type_name``) has no XLA kernel."""
+    if tf.executing_eagerly():
+        return False
+    if _lowering_reason is None and (type_name is None or has_xla_kernel(type_name)):
         return False
     from tensorflow.python.ops import control_flow_util
 

@@ -6,12 +6,14 @@ command line, runs the command, and catches the package's errors in one place: a
 prints ``tf-ge-custom COMMAND: error: <message>`` and, when it carries one, ``fix: <what to
 do>``, and the command exits with the error's status (:mod:`tf_ge_custom.errors`).
 
+Usage errors are one line (``tf-ge-custom export: error: unknown option --ouput (did you mean
+--output?); see tf-ge-custom export --help``, exit status 2): :mod:`tf_ge_custom._usage`.
+
 Start-up stays cheap: the package is imported without TensorFlow here (see
 ``tf_ge_custom/__init__.py``) and each command's module is imported only when it runs; no
 command imports TensorFlow in this process except those that need the op (``export``,
 ``run-om``); ``doctor`` and ``selftest`` ask child processes.
 """
-import argparse
 import importlib
 import signal
 import sys
@@ -35,9 +37,9 @@ def version_text():
 
 
 def _parser():
-    from . import _commands, op_def
+    from . import _commands, _usage, op_def
 
-    parser = argparse.ArgumentParser(
+    parser = _usage.CommandParser(
         prog=PROG,
         description="Tools of the tf-ge-custom package (%s for TensorFlow on Ascend)."
         % ", ".join(op.type_name for op in op_def.OPS))
@@ -70,13 +72,17 @@ def _os_error_text(error):
 def run_command(name, argv):
     """Parse ``argv`` for the command ``name`` and run it; returns its exit status, or raises
     what it raised (argparse's own usage errors exit 2 through SystemExit)."""
-    from . import _commands
+    from . import _commands, _usage
 
     command = _commands.get(name)
     module = importlib.import_module(command.module)
-    parser = argparse.ArgumentParser(prog="%s %s" % (PROG, name))
+    parser = _usage.CommandParser(prog="%s %s" % (PROG, name))
     module.add_arguments(parser)
-    return int(module.run(parser.parse_args(argv)) or 0)
+    args = parser.parse_args(argv)
+    check = getattr(module, "check_arguments", None)
+    if check is not None:  # the options by syntax alone, before the command imports anything heavy
+        check(args)
+    return int(module.run(args) or 0)
 
 
 def _run(argv):
@@ -88,7 +94,7 @@ def _run(argv):
     args, rest = parser.parse_known_args(argv)
     if not args.command:
         if rest:
-            parser.error("unrecognized arguments: %s" % " ".join(rest))  # exits with 2
+            parser.refuse_extras(rest)  # one line, exits with 2
         parser.print_help()
         return 2
     prog = "%s %s" % (PROG, args.command)

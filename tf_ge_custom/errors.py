@@ -72,7 +72,12 @@ class ShapeError(TfGeCustomError, ValueError):
 
 
 class InputError(TfGeCustomError, TypeError):
-    """An argument cannot be converted to a tensor at all (``None``, an arbitrary object)."""
+    """An argument cannot be converted to a tensor at all (``None``, an arbitrary object), or
+    an op attribute's value is not of its type (``alpha="0.1"``, a tensor)."""
+
+
+class AttrError(TfGeCustomError, ValueError):
+    """An op attribute's value is outside the range ``op_def.py`` gives it."""
 
 
 class CommandError(TfGeCustomError, RuntimeError):

@@ -1,12 +1,17 @@
-"""Keras layer over ``add_custom``, serializable so that saved models reload.
+"""Keras layers over ``add_custom`` and ``leaky_relu_custom``, serializable so that saved
+models reload.
 
 ``import tf_ge_custom.layers`` (or the attribute ``tf_ge_custom.layers``) registers the
-layer under ``tf_ge_custom>AddCustom``; a saved ``.keras`` / H5 / SavedModel Keras model
+layers under ``tf_ge_custom>AddCustom`` and ``tf_ge_custom>LeakyReluCustom``; a saved ``.keras`` / H5 / SavedModel Keras model
 using it reloads after that import, or with ``custom_objects=custom_objects()``.
 Imported on first use only: Keras adds a second or more to ``import tf_ge_custom``.
 """
 import tensorflow as tf
 
+from . import ops as _ops
+from ._op_function import attr_value as _attr_value
+from .errors import OpLibraryError
+from .op_def import LEAKY_RELU_CUSTOM
 from .ops import add_custom
 
 _keras = tf.keras
@@ -82,6 +87,53 @@ def _check_two(inputs, what="inputs"):
             "AddCustom layer expects a list of two %s [x, y], got %r" % (what, inputs))
 
 
+def _function(op):
+    function = getattr(_ops, op.python_name, None)
+    if function is None:
+        raise OpLibraryError("the %s layer needs the %s op, which this build of tf_ge_custom "
+                             "does not ship (op_def.OPS)" % (op.type_name, op.type_name))
+    return function
+
+
+@_register
+class LeakyReluCustom(_keras.layers.Layer):
+    """``y = x if x > 0 else x * alpha`` through the LeakyReluCustom op: what
+    ``keras.layers.LeakyReLU`` computes, bit for bit as ``tf.nn.leaky_relu``.
+
+    ``alpha`` is checked as the op's attribute is (a real number; op_def.py's range); the
+    output has the input's shape and dtype, and a mask passes through unchanged.
+
+    Example::
+
+        model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(8),
+                                  tf_ge_custom.layers.LeakyReluCustom(alpha=0.1)])
+    """
+
+    def __init__(self, alpha=LEAKY_RELU_CUSTOM.attr("alpha").default, **kwargs):
+        super(LeakyReluCustom, self).__init__(**kwargs)
+        self.alpha = _attr_value(LEAKY_RELU_CUSTOM, LEAKY_RELU_CUSTOM.attr("alpha"), alpha)
+        self.supports_masking = True
+
+    def call(self, inputs):
+        return _function(LEAKY_RELU_CUSTOM)(inputs, alpha=self.alpha)
+
+    def compute_mask(self, inputs, mask=None):
+        return mask
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def compute_output_spec(self, inputs, *args, **kwargs):
+        """Keras 3's symbolic output: the input's shape and dtype."""
+        return _keras.KerasTensor(tuple(inputs.shape), dtype=inputs.dtype)
+
+    def get_config(self):
+        config = super(LeakyReluCustom, self).get_config()
+        config["alpha"] = self.alpha
+        return config
+
+
 def custom_objects():
     """The ``custom_objects`` mapping for Keras loaders that need it explicitly."""
-    return {"AddCustom": AddCustom, "tf_ge_custom>AddCustom": AddCustom}
+    return {"AddCustom": AddCustom, "tf_ge_custom>AddCustom": AddCustom,
+            "LeakyReluCustom": LeakyReluCustom, "tf_ge_custom>LeakyReluCustom": LeakyReluCustom}

@@ -1,4 +1,6 @@
-"""``add_custom``: the Python face of the ``AddCustom`` op, and its gradient.
+"""``add_custom``: the Python face of the ``AddCustom`` op, and its gradient; and the
+function of every other op of ``op_def.OPS``, made from its record (``_op_function.py``) and
+its meaning (``_op_meanings.py``): ``leaky_relu_custom`` once the op ships.
 
 ``AddCustom`` broadcasts by itself with ``tf.math.add``'s rules (its shape function is
 TensorFlow's own, its CPU kernel TensorFlow's binary-op machinery), so this wrapper only
@@ -226,3 +228,24 @@ def _register_gradient():
 
 
 _register_gradient()
+
+
+def _make_other_functions():
+    """The function of each op of OPS beyond AddCustom, made from its record, under its
+    Python name in this module (and so in tf_ge_custom)."""
+    from . import _op_function, _op_meanings
+    from .op_def import OPS
+
+    library = _library.load() if _load_error is None else None
+    made = []
+    for op in OPS:
+        if op is ADD_CUSTOM:
+            continue
+        raw = getattr(library, op.python_name, None) if library is not None else None
+        globals()[op.python_name] = _op_function.make_function(
+            op, raw, _op_meanings.MEANINGS[op.type_name], _load_error)
+        made.append(op.python_name)
+    return made
+
+
+FUNCTIONS = [ADD_CUSTOM.python_name] + _make_other_functions()

@@ -3,7 +3,8 @@
 Quick mode is a brief run of each benchmark: its figures are not checked against goals here
 (performance goals are met in benchmarks, not in tests), except what is deterministic: the
 GE core's Execute path makes no heap allocation per call once its first call is made, and
-the shapes of what each benchmark wrote.
+the shapes of what each benchmark wrote. Each benchmark's section names the load average it
+ran under (recorded by benchmarks/run_all.py, tried here with a double of one benchmark).
 """
 import json
 import os
@@ -100,3 +101,49 @@ def test_the_ge_execute_path_allocates_nothing_per_call_after_the_first(results)
             scenarios["steady_core_counts_unknown"]["block_dim"]) == (48, 40)
     # the control: lists and call built anew on every call do allocate (the counter counts)
     assert scenarios["adapter_fresh_lists"]["allocations_per_call"] > 0
+
+
+# --- the load each benchmark ran under ----------------------------------------------------------
+
+FAKE_IMPORT_BENCHMARK = r'''
+import json, sys
+with open(sys.argv[sys.argv.index("--json") + 1], "w") as f:
+    json.dump({"runs": 3, "import_tensorflow": [2.0, 2.5, 3.0], "import_tensorflow_and_package": [2.1, 2.6, 3.1],
+               "import_package_after_tensorflow": [0.04, 0.05, 0.06]}, f)
+'''
+
+
+def _run_all():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_all", os.path.join(ROOT, "benchmarks", "run_all.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_each_section_of_the_report_names_the_load_its_benchmark_ran_under(tmp_path):
+    """A figure is only true under its conditions: run_all records the machine's 1-minute load
+    average at each benchmark's start and end beside its output, and the report prints it
+    under the benchmark's title; a raw folder of an earlier run without it reports none."""
+    run_all = _run_all()
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    script = tmp_path / "bench_fake_import.py"  # a TEST DOUBLE of bench_import.py's output
+    script.write_text(FAKE_IMPORT_BENCHMARK)
+    doc, status, log = run_all.run_benchmark("import", str(script), [], str(raw))
+    assert status == 0 and doc["runs"] == 3, open(log).read()
+    with open("/proc/loadavg") as f:  # the kernel's own account, read right after
+        now = float(f.read().split()[0])
+    recorded = json.loads((raw / "import.load.json").read_text())
+    start, end = recorded["load_average_1min"]["start"], recorded["load_average_1min"]["end"]
+    assert recorded["cpus"] == os.cpu_count() and min(start, end) >= 0
+    assert abs(end - now) < 2, (end, now)  # moments apart: the 1-minute average moves slowly
+    assert run_all.read_load(str(raw), "import") == (start, end)
+    text = open(run_all.write_report(str(tmp_path), {"import": (doc, status, log)}, quick=False)).read()
+    assert ("## What `import tf_ge_custom` adds (`benchmarks/bench_import.py`)\n\n"
+            "Load average (1 minute) %.2f at its start, %.2f at its end, on %d CPUs.\n" % (
+                start, end, os.cpu_count())) in text, text
+    (raw / "import.load.json").unlink()
+    text = open(run_all.write_report(str(tmp_path), {"import": (doc, status, log)}, quick=False)).read()
+    assert "## What `import tf_ge_custom` adds" in text and "Load average" not in text

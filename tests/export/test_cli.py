@@ -106,3 +106,21 @@ def test_command_modules_import_without_tensorflow():
                           universal_newlines=True, env=env, cwd=os.path.expanduser("~"))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split()[-1] == "False"
+
+
+@pytest.mark.parametrize("given", [None, "x:8x3;y:8,3", "x:[8, 3], y:8*3"])
+def test_the_input_shape_offered_in_a_refusal_is_whole_and_works_verbatim(cli, models, tmp_path, bare_env, given):
+    """Inputs x and y of shape [?, 3]: with no --input-shape, or a misspelt one, the refusal
+    offers one string naming both inputs; run again with exactly that string, the export passes
+    (a dry run: it prints the atc command with that --input_shape)."""
+    import re
+
+    args = ["export", models.pb_dynamic, "--to", "om", "--soc", "Ascend910B1", "--dry-run",
+            "--output", str(tmp_path / "m")]
+    status, _, err = cli(args + (["--input-shape", given] if given else []), bare_env)
+    assert status == 1
+    offered = re.search(r'--input-shape "([^"]+)"', _one_line(err)).group(1)
+    assert offered == "x:8,3;y:8,3"
+    status, out, err = cli(args + ["--input-shape", offered], bare_env)
+    assert status == 0, err
+    assert "--input_shape=x:8,3;y:8,3" in [l for l in out.splitlines() if l.startswith("would run: ")][-1]

@@ -88,20 +88,20 @@ def hivmc_env(tmp_path):
     return env
 
 
-def test_without_hivmc_every_ir_stage_runs_then_one_error_names_hivmc(tmp_path):
+def test_without_hivmc_the_build_is_refused_before_its_first_stage_naming_ir_only(tmp_path, monkeypatch):
     out = tmp_path / "out"
     events = []
+    loaded = []
+    monkeypatch.setattr(builder.frontend, "load_kernel", lambda *a, **k: loaded.append(a))
+    monkeypatch.setattr(toolchain, "check_triton_ascend", lambda: loaded.append("triton"))
     with pytest.raises(ToolchainError) as e:
         builder.build_kernels(["Ascend910B1", "Ascend910_9392"], ["float32", "bfloat16"],
                               str(out), progress=events.append, env=_env_without_hivmc(),
                               variants=["flat", "col_16x256"])
     assert e.value.missing == ("hivmc",)
+    assert str(e.value).startswith("hivmc is missing, so nothing was compiled: hivmc turns HIVM IR into npubins")
     assert "--ir-only" in str(e.value) and "CANN" in str(e.value)
-    assert [(ev.soc, ev.dtype) for ev in events] == [
-        ("Ascend910B1", "float32"), ("Ascend910B1", "bfloat16"),
-        ("Ascend910_9392", "float32"), ("Ascend910_9392", "bfloat16")]
-    assert all("HIVM IR" in ev.stages and ev.variants == ("flat", "col_16x256") for ev in events)
-    assert "8 kernel(s) (2 variants x" in str(e.value)
+    assert events == [] and loaded == []  # no stage ran, triton was not even imported
     assert not out.exists()  # nothing half-written
 
 
@@ -193,17 +193,27 @@ def _console_script(*args, **kw):
                           universal_newlines=True, timeout=600, **kw)
 
 
-def test_cli_without_hivmc_prints_progress_then_one_error(tmp_path):
+def test_cli_without_hivmc_prints_one_error_and_no_progress(tmp_path):
     proc = _console_script("build-kernels", "--soc", "Ascend910B1", "--dtype", "float32,int32",
                 "--out", str(tmp_path / "out"), env=_env_without_hivmc())
     assert proc.returncode == 1
+    ours = [l for l in proc.stderr.splitlines() if l.startswith(("[", "tf-ge-custom"))]
+    assert len(ours) == 1 and ours[0].startswith("tf-ge-custom build-kernels: error: hivmc is missing")
+    assert ours[0].endswith("pass --ir-only")
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_ir_only_prints_one_progress_line_per_soc_and_dtype(tmp_path):
+    proc = _console_script("build-kernels", "--ir-only", "--soc", "Ascend910B1", "--dtype", "float32,int32",
+                           "--out", str(tmp_path / "out"), env=_env_without_hivmc())
+    assert proc.returncode == 0, proc.stderr
     ours = [l for l in proc.stderr.splitlines() if l.startswith(("[", "tf-ge-custom"))]
     assert ours[0].startswith("[1/2] Ascend910B1") and "float32" in ours[0]
     assert ours[1].startswith("[2/2] Ascend910B1") and "int32" in ours[1]
     # each line names the variants compiled for that (SoC, dtype)
     names = " ".join(v.name for v in op_def.ADD_CUSTOM.kernel.variants)
-    assert "11 variants (%s)" % names in ours[0]
-    assert len(ours) == 3 and ours[2].startswith("tf-ge-custom build-kernels: error: hivmc")
+    assert "11 variants (%s): TTIR, linalg, HIVM IR; no npubins" % names in ours[0]
+    assert len(ours) == 2
 
 
 @pytest.mark.documents("tf-ge-custom build-kernels --ir-only")

@@ -435,15 +435,17 @@ def test_build_kernels_cache_refuses_options_it_would_ignore(extra, capsys):
 
 def test_build_kernels_cache_with_the_real_builder_names_hivmc_and_caches_nothing(tmp_path, capsys,
                                                                                    monkeypatch):
-    """The real builder, limited to one variant to keep the test short: what is tested is
-    the command's handling of its refusal (every variant: tests/ge/test_kernel_compile.py)."""
+    """The real builder, limited to one variant: what is tested is the command's handling of
+    its refusal, which comes before the first stage (tests/ge/test_kernel_compile.py: through
+    the GE library's path)."""
     env = _env(tmp_path)
     monkeypatch.setattr(os, "environ", env)
     monkeypatch.setattr(builder, "build_kernels",
                         functools.partial(builder.build_kernels, variants=["flat"]))
     assert cli.main(["build-kernels", "--soc", "Ascend910B1", "--dtype", "float32", "--cache"]) == 1
     err = capsys.readouterr().err
-    assert "[1/1] Ascend910B1     float32  1 variants (flat): TTIR, linalg, HIVM IR; no npubins" in err
-    assert "error: Ascend910B1 float32: hivmc is missing" in err
+    assert "[1/1]" not in err  # refused before the first stage: nothing compiled
+    assert "error: Ascend910B1 float32: hivmc is missing, so nothing was compiled" in err
+    assert "pass --ir-only" in err
     key_dir = tmp_path / "cache" / "Ascend910B1" / cache.identity(env).key / OP.type_name
     assert [p.name for p in key_dir.iterdir()] == ["float32.lock"]

@@ -15,12 +15,22 @@ import tf_ge_custom
 from tf_ge_custom import _library, op_def, opp
 
 REPO = Path(__file__).resolve().parents[2]
-EXPECTED = {"AddCustom": {"isGray": False, "isHeavy": False}}
+# TF Adapter's entry for each op the package defines (both hints false); the ops op_def.OPS
+# ships are expected in the files
+ENTRIES = {"AddCustom": {"isGray": False, "isHeavy": False},
+           "LeakyReluCustom": {"isGray": False, "isHeavy": False}}
+EXPECTED = {op.type_name: ENTRIES[op.type_name] for op in op_def.OPS}
 
 
 def test_generated_document_is_the_one_tf_adapter_needs():
     assert opp.supported_ops_document() == EXPECTED
     assert all(isinstance(value, dict) for value in opp.supported_ops_document().values())
+
+
+def test_the_second_ops_record_gives_its_own_entry_after_add_customs():
+    text = opp.supported_ops_json((op_def.ADD_CUSTOM, op_def.LEAKY_RELU_CUSTOM))
+    assert list(json.loads(text)) == ["AddCustom", "LeakyReluCustom"]
+    assert json.loads(text) == ENTRIES
 
 
 def test_shipped_copy_has_not_drifted_from_the_op_definition():

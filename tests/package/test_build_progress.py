@@ -282,3 +282,52 @@ def test_the_tensorflow_answer_is_kept_until_tensorflow_changes(tmp_path, monkey
     # no cache folder: always asked
     kept.write_text(json.dumps(dict(first, version="kept")))
     assert tensorflow_info.query(sys.executable)["version"] == "2.0"
+
+
+# --- what the compile step says, and when ------------------------------------------------------
+
+SLOW_SHIM = """#!/bin/sh
+sleep {seconds}
+echo "$@" >> "{log}"
+exec {cxx} "$@"
+"""
+
+
+def test_the_compile_line_is_worded_as_starting_and_a_heartbeat_fills_each_silence(
+        small_op_tree, tmp_path, monkeypatch):
+    """A slow compiler double (the real compiler behind a shim that first sleeps 0.6 s) and a
+    heartbeat period of 0.1 s: the line announcing the compiles comes before any unit is
+    compiled and says what will happen, not what happened; while both units compile, the
+    heartbeat names them; each unit says when it is done; then the link."""
+    from tf_ge_custom import _heartbeat
+
+    source, log, _ = small_op_tree
+    cxx = shutil.which("g++") or shutil.which("c++")
+    shim = tmp_path / "slow-cxx"
+    shim.write_text(SLOW_SHIM.format(seconds=0.6, log=log, cxx=cxx))
+    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("CXX", str(shim))
+    monkeypatch.setattr(_heartbeat, "PERIOD", 0.1)
+    _, messages = _build_once(source, tmp_path, "slow", tmp_path / "cache")
+    start = [i for i, m in enumerate(messages) if m.startswith("op library: 2 translation units")]
+    assert len(start) == 1, messages
+    assert messages[start[0]] == ("op library: 2 translation units, 0 from the object cache (%s); "
+                                  "compiling 2 with 2 jobs..." % (tmp_path / "cache"))
+    compiled = [i for i, m in enumerate(messages) if m.startswith("compiled ")]
+    assert sorted(messages[i].split()[1] for i in compiled) == ["one.cc", "two.cc"]
+    assert start[0] < min(compiled), messages
+    beats = [m for m in messages[start[0]:min(compiled)] if m.startswith("still compiling ")]
+    assert beats and all(m.endswith(" s)") for m in beats), messages
+    assert any("one.cc" in m and "two.cc" in m for m in beats), beats
+    linked = [i for i, m in enumerate(messages) if m.startswith("op library: ") and m.endswith("(linked)")]
+    assert linked and linked[0] > max(compiled)
+    # the silence after the last line is not filled: the heartbeat ended with the step
+    assert not messages[-1].startswith("still ")
+
+
+def test_everything_from_the_object_cache_says_there_is_nothing_to_compile(small_op_tree, tmp_path):
+    source, _, _ = small_op_tree
+    _build_once(source, tmp_path, "first", tmp_path / "cache")
+    _, messages = _build_once(source, tmp_path, "second", tmp_path / "cache")
+    assert ("op library: 2 translation units, 2 from the object cache (%s); nothing to compile"
+            % (tmp_path / "cache")) in messages

@@ -9,7 +9,12 @@
 - the number of NPU option keys docs/npu.md states is the number the code accepts, and the
   TF1 count is also the number TF Adapter reads (tests/npu/adapter_options.json, generated
   from the adapter's sources);
-- docs/performance.md names every benchmark under benchmarks/.
+- docs/performance.md names every benchmark under benchmarks/;
+- every duration and decimal size in the prose carries its conditions: the benchmark that
+  produced it, or the machine and load it was measured on, or an upstream citation, or the
+  words of a setting (the rule is spelled out above its test, and tried on figures it must
+  catch and must let through); the start-up and import figures the docs quote, and the
+  README's rows of bench_make.py, are the committed benchmark output.
 """
 import glob
 import json
@@ -157,3 +162,204 @@ def test_no_file_cites_a_tracker_item_a_reader_cannot_open():
         except (IOError, OSError, UnicodeDecodeError):
             continue
     assert not found, "lines citing a tracker item:\n" + "\n".join(found)
+
+
+# --- figures carry their conditions -------------------------------------------------------------
+#
+# A duration (ns to hours, also in words: "a tenth of a second"), a decimal size (kB to TB,
+# and per second) or a speed-up (N×, not a product such as 3 × 2^30) in the prose of the
+# README or docs/ is a claim about how long or how big something is, and such a claim is
+# only true under conditions. Each one must
+# be, in its paragraph (a table row: with its column's header and the paragraph before the
+# table), one of:
+#   - a benchmark's output, the benchmark named (`benchmarks/...`, `bench_*.py`, `make bench`);
+#   - a measurement that names the machine and its load ("2-core", "2-CPU" or "machine", and
+#     "load" or "idle");
+#   - an upstream source's own figure, cited (`owner/repo#N`, or "states its own figure");
+#   - a setting, not a measurement: the words just before it (its sentence, or its column's
+#     header) say what sets it ("after", "every", "bounds", "timeout", "default", "limit",
+#     "up to", "goal").
+# Sizes in bytes and binary multiples (KiB, MiB, GiB) are the project's units for limits,
+# layouts and formats, and percentages are ratios: neither is checked here. Code blocks are
+# sample text, not claims (docs/selftest.md's sample is held to a run by
+# tests/selftest/test_selftest_here.py).
+
+_NUMBER = r"\d[\d,]*(?:\.\d+)?"
+FIGURE = re.compile(
+    r"(?<![\w.\-/^])(?:%s ?(?:ns|us|µs|ms|s|sec|seconds?|min|minutes?|h|hours?)"
+    r"|%s ?(?:kB|KB|MB|GB|TB)(?:/s)?|%s ?×(?! ?[\d(]))(?![\w/])"
+    r"|(?i:\b(?:(?:an?|one) (?:tenth|fraction|half) of an? (?:second|minute|hour)"
+    r"|(?:one|two|three|four|five|six|seven|eight|nine|ten|a few|several) (?:seconds?|minutes?|hours?)"
+    r"|(?:an?|half an?) (?:minute|hour))\b)"
+    r"|(?i:\bunder a second\b)" % (_NUMBER, _NUMBER, _NUMBER))
+BENCHMARK_CITED = re.compile(r"benchmarks/|\bbench_\w+\.py\b|\bmake bench\b")
+MACHINE = re.compile(r"\b\d+[- ](?:core|CPU)s?\b|\bmachines?\b")
+LOAD = re.compile(r"\bload\b|\bidle\b")
+UPSTREAM = re.compile(r"\b[\w.-]+/[\w.-]+#\d+\b|\bstates its own figure\b")
+SETTING = re.compile(r"\b(?:after|every|bounds?|timeouts?|defaults?|limits?|up to|goals?)\b", re.I)
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s")
+
+
+def _prose_blocks(text):
+    """[(first line number, block text, column headers or None)]: paragraphs and list items,
+    and each table row as its own block whose context is its header and the paragraph before
+    the table. Code blocks end a paragraph and are left out."""
+    lines = text.splitlines()
+    blocks, current, start, fenced = [], [], 0, False
+    caption, header = "", None
+
+    def close():
+        if current:
+            blocks.append((start, " ".join(current), None))
+        del current[:]
+
+    for number, line in enumerate(lines, 1):
+        if line.startswith("```"):
+            fenced = not fenced
+            close()
+            continue
+        if fenced:
+            continue
+        if line.startswith("|"):
+            if current:
+                caption = " ".join(current)
+                close()
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if header is None:
+                header = cells
+            elif not all(set(c) <= set("-: ") for c in cells):
+                blocks.append((number, caption + " " + " ".join(header) + " " + line, (header, cells)))
+            continue
+        header = None
+        if not line.strip() or line.startswith("#") or LIST_ITEM.match(line):
+            if current:
+                caption = " ".join(current)
+            close()
+            if line.startswith("#"):
+                caption = ""  # a table's caption is in its own section
+            if not line.strip() or line.startswith("#"):
+                continue
+        if not current:
+            start = number
+        current.append(line.strip())
+    close()
+    return blocks
+
+
+def _words_before(block, match, table):
+    """The words a figure follows in its sentence (its cell's, in a table, with the header)."""
+    if table is not None:
+        header, cells = table
+        for name, cell in zip(header, cells):
+            if match.group(0) in cell:
+                return name + " " + cell[:cell.index(match.group(0))][-50:]
+    before = re.split(r"[.;:!?]\s", block[:match.start()])[-1]
+    return before[-50:]
+
+
+def _unconditioned_figures(page):
+    """[(line, figure, its paragraph)] of the figures on a page that carry no condition."""
+    found = []
+    for number, block, table in _prose_blocks(_text(page)):
+        if BENCHMARK_CITED.search(block) or UPSTREAM.search(block) or (
+                MACHINE.search(block) and LOAD.search(block)):
+            continue
+        for m in FIGURE.finditer(block if table is None else " ".join(table[1])):
+            if not SETTING.search(_words_before(block, m, table)):
+                found.append((number, m.group(0), block))
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_time_and_size_in_the_docs_carries_its_conditions(page):
+    found = ["%s:%d: %r in %r" % (page, number, figure, block[:160])
+             for number, figure, block in _unconditioned_figures(page)]
+    assert not found, ("figures without the benchmark, or the machine and load, they were measured "
+                       "with (or say what sets them):\n" + "\n".join(found))
+
+
+def test_the_figure_rule_catches_what_it_is_for(monkeypatch):
+    """The rule against the figures it was written for, and what it lets through."""
+    pages = {
+        "stale.md": "Each example runs in under 10 s, and the CLI starts in a tenth of a second.\n",
+        "sized.md": "| step | time |\n| --- | --- |\n| build | 58 s, 1.6 GB |\n",
+        "measured.md": ("Measured on a 2-core machine at a load average of 3:\n\n"
+                        "| step | time |\n| --- | --- |\n| build | 58 s, 1.6 GB |\n"),
+        "bench.md": "The commands start in 0.11 to 0.14 s (`benchmarks/bench_cli_startup.py`).\n",
+        "settings.md": ("A line after 30 s of silence; each stage under a timeout (5 to 60 minutes).\n\n"
+                        "| stage | default timeout |\n| --- | --- |\n| `DOCTOR` | 10 min |\n"),
+        "code.md": "Its output:\n\n```\nDOCTOR=PASS (7.3 s)\n```\n",
+        "limits.md": "Files larger than 16 MiB are refused; a slot is 8 bytes; tiles 77 % full.\n",
+        "sections.md": ("Measured on a 2-core machine at a load average of 3.\n\n## Another section\n\n"
+                        "| step | time |\n| --- | --- |\n| build | 58 s |\n"),
+    }
+    monkeypatch.setitem(globals(), "_text", pages.get)
+    assert [figure for _, figure, _ in _unconditioned_figures("stale.md")] == ["10 s", "a tenth of a second"]
+    assert len(_unconditioned_figures("sized.md")) == 2
+    assert len(_unconditioned_figures("sections.md")) == 1  # a caption does not cross a heading
+    for page in ("measured.md", "bench.md", "settings.md", "code.md", "limits.md"):
+        assert _unconditioned_figures(page) == [], page
+
+
+def _committed_run(name):
+    with open(os.path.join(ROOT, "benchmarks", "results", "raw", name + ".json")) as f:
+        return json.load(f)
+
+
+def _median(values):
+    import statistics
+
+    return statistics.median(values)
+
+
+def test_the_start_up_and_import_figures_are_the_committed_benchmark_runs():
+    """The figures docs/npu.md and docs/performance.md quote from bench_cli_startup.py and
+    bench_import.py are those benchmarks' committed output (benchmarks/results/raw/), computed
+    here from the raw times: a new run changes them, and the docs with them."""
+    startup = {c["command"]: _median(c["seconds"]) for c in _committed_run("cli_startup")["commands"]}
+    # the commands docs/npu.md says never import TensorFlow
+    quick = [s for c, s in startup.items() if c.split()[1] in ("--help", "--version", "build-kernels", "list-kernels")]
+    assert len(quick) >= 4, sorted(startup)
+    span = "%.2f to %.2f s" % (min(quick), max(quick))
+    npu = " ".join(_text("docs/npu.md").split())
+    assert "(`benchmarks/bench_cli_startup.py`: %s median in the committed run, against %.1f s for " \
+           "`import tensorflow`" % (span, startup["import tensorflow (reference)"]) in npu
+    performance = " ".join(_text("docs/performance.md").split())
+    assert "the commands that need no op start in %s." % span in performance
+    imports = _committed_run("import")
+    tensorflow, ours = _median(imports["import_tensorflow"]), _median(imports["import_package_after_tensorflow"])
+    assert "`import tf_ge_custom` adds %.0f ms (%.1f %%) to TensorFlow's import" % (
+        ours * 1e3, 100 * ours / tensorflow) in performance
+
+
+def _duration(seconds):
+    minutes, seconds = divmod(int(round(seconds)), 60)
+    return "%d min %d s" % (minutes, seconds) if minutes else "%d s" % seconds
+
+
+def test_the_readme_rows_of_bench_make_are_its_committed_output():
+    """README.md's rows that name bench_make.py say what benchmarks/results/raw/make.json holds:
+    each make demo's time, its steps (consecutive lines of one step summed), the load at its
+    start and end, and the disk."""
+    targets = _committed_run("make")["targets"]
+    rows = [line for line in _text("README.md").splitlines() if line.startswith("|") and "`bench_make.py`" in line]
+    assert len(rows) == len(targets) == 2, rows
+    for row, target in zip(rows, targets):
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        steps = []
+        for step in target["steps"]:
+            kind = step["step"].split(":")[0]
+            if steps and steps[-1][0] == kind:
+                steps[-1][1] += step["seconds"]
+            else:
+                steps.append([kind, step["seconds"]])
+        shown = [s for s in steps if round(s[1]) > 0] if len(steps) > 1 else []
+        time = _duration(target["seconds"]) + (
+            " (%s)" % ", ".join("%s %.0f s" % (k, v) for k, v in shown) if len(shown) > 1 else "")
+        load = target["load_average_1min"]
+        assert cells[1] == time and cells[2] == "%s to %s" % (load["start"], load["end"]), (cells, target)
+        disk = target["disk_bytes"]
+        if cells[3] != "nothing":
+            assert cells[3] == "`.venv` %.1f GB, `build/` %.0f MB" % (disk[".venv"] / 1e9, disk["build"] / 1e6)
+        else:
+            assert disk == targets[0]["disk_bytes"]  # a second run adds nothing

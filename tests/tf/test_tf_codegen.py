@@ -23,7 +23,8 @@ def _check(text, op):
                          + ['.Input("%s: %s")' % (n, op.type_attr) for n in op.inputs]
                          + ['.Output("%s: %s")' % (n, op.type_attr) for n in op.outputs]
                          + ['.Attr("%s: {%s}")' % (op.type_attr, ", ".join(
-                             op_def.DTYPES[d].tf_attr for d in op.dtypes))])
+                             op_def.DTYPES[d].tf_attr for d in op.dtypes))]
+                         + ['.Attr("%s")' % a.tf_attr_spec() for a in op.attrs])
     cpu = _macro_body(text, "TF_GE_CUSTOM_REGISTER_CPU_KERNELS_" + t)
     pattern = (r'REGISTER_KERNEL_BUILDER\(Name\("%s"\)\.Device\(::tensorflow::DEVICE_CPU\)'
                r'\.TypeConstraint<(.+)>\("%s"\), KERNEL<Eigen::ThreadPoolDevice, (.+)>\);'
@@ -86,3 +87,75 @@ def test_write_replaces_the_file_only_when_its_text_changes(tmp_path):
     assert tf_codegen.write(str(tmp_path)) == path
     assert (tmp_path / tf_codegen.HEADER_NAME).stat().st_mtime_ns == stamp
     assert open(path).read() == tf_codegen.header()
+
+
+def test_an_op_with_one_input_and_an_attribute():
+    # LeakyReluCustom's record, given explicitly (op_def.OPS ships it only when every layer
+    # carries it): its alpha reaches REGISTER_OP with the record's default, the kernels read
+    # it, and the shape function is the unary one
+    op = op_def.LEAKY_RELU_CUSTOM
+    text = tf_codegen.header((op_def.ADD_CUSTOM, op))
+    _check(text, op)
+    assert '.Attr("alpha: float = 0.2")' in _macro_body(text, "TF_GE_CUSTOM_REGISTER_OP_" + op.type_name)
+    assert _macro_body(text, "TF_GE_CUSTOM_SHAPE_FN_LeakyReluCustom") == [
+        "::tensorflow::shape_inference::UnchangedShape"]
+    assert _macro_body(text, "TF_GE_CUSTOM_DEFINE_ATTRS_LeakyReluCustom") == [
+        "struct LeakyReluCustomAttrs {", "float alpha = static_cast<float>(0.2);",
+        "explicit LeakyReluCustomAttrs(::tensorflow::OpKernelConstruction* ctx) {",
+        'OP_REQUIRES_OK(ctx, ctx->GetAttr("alpha", &alpha));', "}", "};"]
+    # AddCustom's macros are those it had, whatever op follows it
+    _check(text, op_def.ADD_CUSTOM)
+    assert _macro_body(text, "TF_GE_CUSTOM_SHAPE_FN_AddCustom") == [
+        "::tensorflow::shape_inference::BroadcastBinaryOpShapeFn"]
+
+
+def test_a_ranged_attribute_is_checked_in_the_kernel_constructor():
+    op = op_def.LEAKY_RELU_CUSTOM._replace(
+        type_name="Clipped", attrs=(op_def.OpAttr("alpha", "float", 0.25, 0.0, 1.0),
+                                    op_def.OpAttr("steps", "int", 3, 1)))
+    text = tf_codegen.header((op,))
+    body = _macro_body(text, "TF_GE_CUSTOM_DEFINE_ATTRS_Clipped")
+    assert ('.Attr("alpha: float = 0.25")' in text and '.Attr("steps: int = 3")' in text)
+    assert "::tensorflow::int64 steps = static_cast<::tensorflow::int64>(3LL);" in body
+    # written so that NaN fails the check: both comparisons are false for it
+    assert ("OP_REQUIRES(ctx, alpha >= static_cast<float>(0.0) && alpha <= static_cast<float>(1.0), "
+            "::tensorflow::errors::InvalidArgument(") in body
+    assert ('"Clipped: attribute alpha is ", alpha, "; it must be in [0.0, 1.0] (op_def.py\'s '
+            'range for it), in node ", ctx->def().name()));') in body
+    assert ('"Clipped: attribute steps is ", steps, "; it must be >= 1 (op_def.py\'s range for '
+            'it), in node ", ctx->def().name()));') in body
+
+
+@pytest.mark.parametrize("inputs,broadcasts,expected", [
+    (("a", "b"), True, ["::tensorflow::shape_inference::BroadcastBinaryOpShapeFn"]),
+    (("a",), False, ["::tensorflow::shape_inference::UnchangedShape"]),
+    (("a", "b", "c"), True, None),  # the source brings its own
+])
+def test_the_shape_function_follows_inputs_and_broadcasting(inputs, broadcasts, expected):
+    op = op_def.ADD_CUSTOM._replace(type_name="Other", inputs=inputs, broadcasts=broadcasts)
+    text = tf_codegen.header((op,))
+    if expected is None:
+        assert "TF_GE_CUSTOM_SHAPE_FN_Other" not in text
+    else:
+        assert _macro_body(text, "TF_GE_CUSTOM_SHAPE_FN_Other") == expected
+
+
+def test_inputs_that_share_one_shape_are_merged():
+    op = op_def.ADD_CUSTOM._replace(type_name="Fma", inputs=("a", "b", "c"), broadcasts=False)
+    body = _macro_body(tf_codegen.header((op,)), "TF_GE_CUSTOM_SHAPE_FN_Fma")
+    assert "TF_RETURN_IF_ERROR(c->Merge(shape, c->input(i), &shape));" in body
+    assert "for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, shape);" in body
+
+
+@pytest.mark.parametrize("attr,match", [
+    (op_def.OpAttr("alpha", "string", "x"), "type 'string'; the types an attribute may have: float, int"),
+    (op_def.OpAttr("alpha", "float", float("nan")), "default nan; it must be a finite float"),
+    (op_def.OpAttr("alpha", "float", 0.2, 1.0, 0.0), "minimum 1.0 above its maximum 0.0"),
+    (op_def.OpAttr("alpha", "float", 2.0, 0.0, 1.0), r"default 2.0; it must be in \[0.0, 1.0\]"),
+    (op_def.OpAttr("n", "int", 1.5), "default 1.5; it must be a finite int"),
+    (op_def.OpAttr("T", "float", 0.2), "attribute name 'T' is used twice"),
+    (op_def.OpAttr("al pha", "float", 0.2), "C\\+\\+ identifier"),
+])
+def test_attributes_the_generator_cannot_write_are_refused_by_name(attr, match):
+    with pytest.raises(tf_codegen.CodegenError, match=match):
+        tf_codegen.header((op_def.LEAKY_RELU_CUSTOM._replace(attrs=(attr,)),))

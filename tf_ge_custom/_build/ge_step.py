@@ -113,9 +113,12 @@ def run(ctx):
                        toolkit.home, cann.LIBRARY_DIR, "libcustom_op_registry_static.a")]
         ctx.log("building the GE library and TF parser plugin against %s at %s"
                 % (cann.describe(toolkit.version), toolkit.home))
+        from .. import _heartbeat
+
         try:
-            configure_and_build(ctx.source_root, build_dir, CANN_TARGETS + export_tools(toolkit),
-                                ctx.jobs, options, ctx.log, ctx.verbose)
+            with _heartbeat.Heartbeat(ctx.log, "building the GE library and TF parser plugin"):
+                configure_and_build(ctx.source_root, build_dir, CANN_TARGETS + export_tools(toolkit),
+                                    ctx.jobs, options, ctx.log, ctx.verbose)
         except BuildError as e:
             raise BuildError("building the GE library against %s at %s failed (the toolkit has "
                              "every feature it needs, so this is not skipped)%s\n%s" % (

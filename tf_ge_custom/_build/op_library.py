@@ -13,15 +13,17 @@ step's compile time, for hosts that never compile with XLA), the package still i
 ``build_info`` says why there is no XLA library, and ``add_custom`` lowers to
 ``tf.math.add`` inside XLA clusters instead.
 """
+import contextlib
 import glob
 import os
 import shlex
 import shutil
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from . import BuildError, object_cache, run_command, tensorflow_info, tf_codegen
-from .. import _atomic_files as atomic_files, _files as files
+from .. import _atomic_files as atomic_files, _files as files, op_def
 
 LIBRARY_DIR = "_lib"
 LIBRARY_NAME = "libtf_ge_custom_ops.so"
@@ -61,7 +63,59 @@ def _compiler_identity(cxx, tf):
             "tensorflow": [tf["version"], tf["include"], tf.get("cxx11_abi")]}
 
 
-def _compile(pool, cxx, cflags, src, obj_dir, ctx, header_folders, identity):
+def starting_line(units, cached, cache_dir, jobs):
+    """The line before the compiles: how many units, how many the object cache has, how many
+    will be compiled now and with how many jobs (worded as starting: nothing is compiled yet)."""
+    compiling = units - cached
+    return ("op library: %d translation unit%s, %d from the object cache (%s); %s" % (
+        units, "" if units == 1 else "s", cached, cache_dir or "off",
+        "compiling %d with %d job%s..." % (compiling, min(jobs, compiling), "" if min(jobs, compiling) == 1 else "s")
+        if compiling else "nothing to compile"))
+
+
+class _Compiling(object):
+    """The compile step's lines: the units it starts and finishes, and, on every silence
+    (tf_ge_custom/_heartbeat.py), ``still compiling add_custom_ops.cc, add_custom_xla.cc (35 s)``."""
+
+    def __init__(self, beat):
+        self.beat = beat
+        self.running = []
+        self.announced = threading.Event()  # the compiles start after the line announcing them
+
+    def announce(self, line):
+        self.beat.say(line)
+        self.announced.set()
+
+    def _doing(self):
+        self.beat.doing("compiling %s" % ", ".join(self.running) if self.running
+                        else "compiling and linking the op library")
+
+    def started(self, name):
+        self.announced.wait()
+        self.running.append(name)
+        self._doing()
+
+    def finished(self, name):
+        self.running.remove(name)
+        self._doing()
+
+    def say(self, line):
+        self.beat.say(line)
+
+
+@contextlib.contextmanager
+def compiling(ctx):
+    from .. import _heartbeat
+
+    with _heartbeat.Heartbeat(ctx.log, "compiling and linking the op library") as beat:
+        state = _Compiling(beat)
+        try:
+            yield state
+        finally:
+            state.announced.set()  # never leave a compile waiting
+
+
+def _compile(pool, cxx, cflags, src, obj_dir, ctx, header_folders, identity, beat):
     """Start compiling ``src`` in ``pool`` (or taking its object from the object cache);
     the future's result is the object file."""
     os.makedirs(obj_dir, exist_ok=True)
@@ -71,12 +125,17 @@ def _compile(pool, cxx, cflags, src, obj_dir, ctx, header_folders, identity):
         done = Future()
         done.set_result(obj)
         return done
+    name = os.path.basename(src)
 
     def compile_it():
         started = time.time()
-        run_command(cxx + cflags + ["-c", src, "-o", obj], ctx.log, ctx.verbose)
+        beat.started(name)
+        try:
+            run_command(cxx + cflags + ["-c", src, "-o", obj], ctx.log, ctx.verbose)
+        finally:
+            beat.finished(name)
         ctx.object_cache.store(key, obj)
-        ctx.log("compiled %s (%.0f s)" % (os.path.basename(src), time.time() - started))
+        beat.say("compiled %s (%.0f s)" % (name, time.time() - started))
         return obj
 
     return pool.submit(compile_it)
@@ -115,7 +174,10 @@ def _xla_setup(tf, sources):
 
 
 def run(ctx):
-    tf = tensorflow_info.query(cache_dir=ctx.object_cache.directory)
+    from .. import _heartbeat
+
+    with _heartbeat.Heartbeat(ctx.log, "asking TensorFlow for its compile and link flags"):
+        tf = tensorflow_info.query(cache_dir=ctx.object_cache.directory)
     ctx.log("building the TensorFlow op library against TensorFlow %s" % tf["version"])
     tf_ops = os.path.join(ctx.source_root, "tf_ops")
     sources = sorted(glob.glob(os.path.join(tf_ops, "*.cc")))
@@ -141,20 +203,17 @@ def run(ctx):
     jobs = max(1, min(ctx.jobs, units))
     # One pool for both libraries, the XLA source first: it parses for about as long as the
     # kernels compile, so on two cores they finish together.
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    with ThreadPoolExecutor(max_workers=jobs) as pool, compiling(ctx) as beat:
         xla_jobs = [] if xla_flags is None else [
             _compile(pool, cxx, cflags + xla_flags, src, os.path.join(ctx.build_temp, "tf_ops_xla"),
-                     ctx, header_folders, identity) for src in xla_sources]
+                     ctx, header_folders, identity, beat) for src in xla_sources]
         op_jobs = [_compile(pool, cxx, cflags, src, os.path.join(ctx.build_temp, "tf_ops"), ctx,
-                            header_folders, identity) for src in op_sources]
+                            header_folders, identity, beat) for src in op_sources]
         cached = ctx.object_cache.hits
-        ctx.log("op library: %d translation unit%s, %s from the object cache (%s), %d compiled "
-                "with %d job%s" % (units, "" if units == 1 else "s", cached,
-                                   ctx.object_cache.directory or "off", units - cached, jobs,
-                                   "" if jobs == 1 else "s"))
+        beat.announce(starting_line(units, cached, ctx.object_cache.directory, jobs))
         linked = _link(cxx, [job.result() for job in op_jobs], list(tf["link_flags"]), out, ctx,
                        identity)
-        ctx.log("op library: %s (%s)" % (out, "linked" if linked else "from the object cache"))
+        beat.say("op library: %s (%s)" % (out, "linked" if linked else "from the object cache"))
         why_not = None if xla_flags is not None else xla_symbols
         if xla_flags is not None:
             try:
@@ -184,4 +243,9 @@ def run(ctx):
         "xla_library_missing_because": why_not,
         "xla_library_size": None if why_not else os.path.getsize(xla_out),
         "xla_library_sha256": None if why_not else files.sha256_file(xla_out),
+        # the ops the XLA library has a kernel for (tf_ops/<python name>_xla.cc); under XLA
+        # the others lower to their TensorFlow equivalent (_xla.py)
+        "xla_ops": [] if why_not else [
+            op.type_name for op in op_def.OPS
+            if os.path.join(tf_ops, op.python_name + XLA_SUFFIX) in xla_sources],
     }

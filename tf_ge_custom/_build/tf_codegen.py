@@ -11,7 +11,20 @@ into its build folder before compiling::
 ``tf_ge_custom_op_registrations.h`` defines, for each op ``<Type>`` of ``op_def.OPS``:
 
   TF_GE_CUSTOM_REGISTER_OP_<Type>           REGISTER_OP("<Type>") with its .Input/.Output/
-                                            .Attr lines; the source appends .SetShapeFn(...)
+                                            .Attr lines (the type attr, then each OpAttr
+                                            with its default); the source appends
+                                            .SetShapeFn(...)
+  TF_GE_CUSTOM_SHAPE_FN_<Type>              the shape function the record implies, for
+                                            .SetShapeFn: TensorFlow's UnchangedShape for one
+                                            input that does not broadcast, every input merged
+                                            into one shape for several, TensorFlow's
+                                            BroadcastBinaryOpShapeFn for two that broadcast
+                                            (none for more that broadcast: the source brings
+                                            its own)
+  TF_GE_CUSTOM_DEFINE_ATTRS_<Type>          struct <Type>Attrs: one member per OpAttr, read
+                                            with GetAttr by its constructor (from a kernel's
+                                            OpKernelConstruction), which refuses a value
+                                            outside the record's range with InvalidArgument
   TF_GE_CUSTOM_REGISTER_CPU_KERNELS_<Type>(KERNEL)
                                             REGISTER_KERNEL_BUILDER of KERNEL<CPUDevice, T>
                                             on DEVICE_CPU for each dtype T
@@ -46,6 +59,14 @@ CPP_TYPES = {
 }
 
 
+# The C++ type of each OpAttr type, as OpKernelConstruction::GetAttr reads it (TensorFlow's
+# attr_value_util.h: a "float" attr is a float, an "int" attr an int64).
+ATTR_CPP_TYPES = {
+    "float": "float",
+    "int": "::tensorflow::int64",
+}
+
+
 class CodegenError(ValueError):
     """The op definition holds something this generator cannot write as C++."""
 
@@ -68,6 +89,106 @@ def _cpp_types(op):
     return out
 
 
+def _attr_records(op):
+    """The op's OpAttrs, each checked to be writable as C++ and as a REGISTER_OP attr."""
+    names = {op.type_attr}
+    for a in op.attrs:
+        _identifier(a.name)
+        if a.name in names:
+            raise CodegenError("op %s: attribute name %r is used twice (the type attr is %r)"
+                               % (op.type_name, a.name, op.type_attr))
+        names.add(a.name)
+        if a.type not in ATTR_CPP_TYPES:
+            raise CodegenError("op %s: attribute %s has type %r; the types an attribute may "
+                               "have: %s" % (op.type_name, a.name, a.type,
+                                             ", ".join(sorted(ATTR_CPP_TYPES))))
+        for what, value in (("default", a.default), ("minimum", a.minimum),
+                            ("maximum", a.maximum)):
+            if value is None and what != "default":
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                    value != value or value in (float("inf"), float("-inf")) or \
+                    (a.type == "int" and not isinstance(value, int)):
+                raise CodegenError("op %s: attribute %s has the %s %r; it must be a finite "
+                                   "%s" % (op.type_name, a.name, what, value, a.type))
+        if a.minimum is not None and a.maximum is not None and a.minimum > a.maximum:
+            raise CodegenError("op %s: attribute %s has the minimum %r above its maximum %r"
+                               % (op.type_name, a.name, a.minimum, a.maximum))
+        if (a.minimum is not None and a.default < a.minimum) or (
+                a.maximum is not None and a.default > a.maximum):
+            raise CodegenError("op %s: attribute %s has the default %r; it must be %s"
+                               % (op.type_name, a.name, a.default, range_text(a)))
+    return op.attrs
+
+
+def range_text(attr):
+    """The range of ``attr`` in words, as the kernel's and the Python function's refusals
+    say it: ``in [0.0, 1.0]``, ``>= 0``, ``<= 1.0``; None when unbounded."""
+    if attr.minimum is not None and attr.maximum is not None:
+        return "in [%r, %r]" % (attr.minimum, attr.maximum)
+    if attr.minimum is not None:
+        return ">= %r" % (attr.minimum,)
+    if attr.maximum is not None:
+        return "<= %r" % (attr.maximum,)
+    return None
+
+
+def _cpp_literal(attr, value):
+    # an exact C++ spelling of the record's value in the attribute's type
+    if attr.type == "float":
+        return "static_cast<float>(%r)" % float(value)
+    return "static_cast<%s>(%dLL)" % (ATTR_CPP_TYPES[attr.type], value)
+
+
+def _cpp_string(text):
+    return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _shape_fn(op):
+    """The body of TF_GE_CUSTOM_SHAPE_FN_<Type>, or None where the source brings its own."""
+    if op.broadcasts:
+        if len(op.inputs) == 2:
+            return ["::tensorflow::shape_inference::BroadcastBinaryOpShapeFn"]
+        return None
+    if len(op.inputs) == 1 and len(op.outputs) == 1:
+        return ["::tensorflow::shape_inference::UnchangedShape"]
+    # every input has the output's shape: merge what each one knows
+    return ["[](::tensorflow::shape_inference::InferenceContext* c) {",
+            "  ::tensorflow::shape_inference::ShapeHandle shape = c->input(0);",
+            "  for (int i = 1; i < c->num_inputs(); ++i) {",
+            "    TF_RETURN_IF_ERROR(c->Merge(shape, c->input(i), &shape));",
+            "  }",
+            "  for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, shape);",
+            "  return ::tensorflow::Status();",
+            "}"]
+
+
+def _attrs_struct(op):
+    """The body of TF_GE_CUSTOM_DEFINE_ATTRS_<Type>."""
+    t = op.type_name
+    lines = ["struct %sAttrs {" % t]
+    for a in op.attrs:
+        lines.append("  %s %s = %s;" % (ATTR_CPP_TYPES[a.type], a.name, _cpp_literal(a, a.default)))
+    lines.append("  explicit %sAttrs(::tensorflow::OpKernelConstruction* ctx) {" % t)
+    for a in op.attrs:
+        lines.append("    OP_REQUIRES_OK(ctx, ctx->GetAttr(%s, &%s));" % (_cpp_string(a.name), a.name))
+        bounds = []
+        if a.minimum is not None:
+            bounds.append("%s >= %s" % (a.name, _cpp_literal(a, a.minimum)))
+        if a.maximum is not None:
+            bounds.append("%s <= %s" % (a.name, _cpp_literal(a, a.maximum)))
+        if bounds:  # written so that a NaN is outside any range
+            lines.append("    OP_REQUIRES(ctx, %s, ::tensorflow::errors::InvalidArgument(" % (
+                " && ".join(bounds)))
+            lines.append("        %s, %s, %s, ctx->def().name()));" % (
+                _cpp_string("%s: attribute %s is " % (t, a.name)), a.name,
+                _cpp_string("; it must be %s (op_def.py's range for it), in node "
+                            % range_text(a))))
+    lines.append("  }")
+    lines.append("};")
+    return lines
+
+
 def _macro(name, lines):
     """A #define whose body is ``lines`` joined by line continuations."""
     return "#define %s \\\n  %s\n" % (name, " \\\n  ".join(lines))
@@ -80,19 +201,25 @@ def op_registrations(op):
     for arg in tuple(op.inputs) + tuple(op.outputs):
         _identifier(arg)
     types = _cpp_types(op)
+    attrs = _attr_records(op)
     signature = (['REGISTER_OP("%s")' % t]
                  + ['.Input("%s: %s")' % (n, attr) for n in op.inputs]
                  + ['.Output("%s: %s")' % (n, attr) for n in op.outputs]
-                 + ['.Attr("%s")' % op.tf_type_attr_spec()])
+                 + ['.Attr("%s")' % op.tf_type_attr_spec()]
+                 + ['.Attr("%s")' % a.tf_attr_spec() for a in attrs])
     cpu = ["REGISTER_KERNEL_BUILDER(Name(\"%s\").Device(::tensorflow::DEVICE_CPU)"
            ".TypeConstraint<%s>(\"%s\"), KERNEL<Eigen::ThreadPoolDevice, %s>);"
            % (t, cpp, attr, cpp) for cpp, _ in types]
     xla = ['REGISTER_XLA_OP(Name("%s").TypeConstraint("%s", {%s}), KERNEL);'
            % (t, attr, ", ".join("::tensorflow::" + enum for _, enum in types))]
+    shape = _shape_fn(op)
     return "".join([
-        "\n// %s: inputs %s, outputs %s, %s\n" % (
-            t, ", ".join(op.inputs), ", ".join(op.outputs), op.tf_type_attr_spec()),
+        "\n// %s: inputs %s, outputs %s, %s%s\n" % (
+            t, ", ".join(op.inputs), ", ".join(op.outputs), op.tf_type_attr_spec(),
+            "".join(", " + a.tf_attr_spec() for a in attrs)),
         _macro("TF_GE_CUSTOM_REGISTER_OP_%s" % t, signature),
+        _macro("TF_GE_CUSTOM_SHAPE_FN_%s" % t, shape) if shape else "",
+        _macro("TF_GE_CUSTOM_DEFINE_ATTRS_%s" % t, _attrs_struct(op)),
         _macro("TF_GE_CUSTOM_REGISTER_CPU_KERNELS_%s(KERNEL)" % t, cpu),
         _macro("TF_GE_CUSTOM_REGISTER_XLA_KERNEL_%s(KERNEL)" % t, xla),
     ])

@@ -1,7 +1,10 @@
 """The commands of ``tf-ge-custom``: one module each, one registry.
 
 Every command is a module here with ``add_arguments(parser)`` (its options, on an argparse
-parser) and ``run(args)`` (its work; returns the exit status). A command reports a refusal or
+parser) and ``run(args)`` (its work; returns the exit status), and, where its options can be
+checked by what they say alone, ``check_arguments(args)``, which the command line runs before
+``run`` imports anything heavy (TensorFlow, the kernel compiler). The parser is
+:class:`tf_ge_custom._usage.CommandParser`: usage errors are one line with a "did you mean". A command reports a refusal or
 a failure by raising one of the package's errors (:mod:`tf_ge_custom.errors`), which carry
 their exit status and fix; ``tf_ge_custom/cli.py`` catches them in one place and prints
 ``error:`` and ``fix:`` lines. The modules import nothing heavy at the top: a command's

@@ -95,10 +95,25 @@ def _private_temporary_folder():
 def run(args):
     if sys.version_info < (3, 9):  # triton-ascend has no build for it: the builder venv runs it
         return _run_in_builder_venv()
-    from tf_ge_custom import _lifecycle
+    from tf_ge_custom import _heartbeat, _lifecycle
 
-    with _private_temporary_folder(), _lifecycle.doing("building kernels"):
+    # a line on every silence (importing triton, the stages of one SoC and dtype): on stderr,
+    # with the progress lines, unless --quiet
+    beat = _heartbeat.Heartbeat(_heartbeat.stream_writer(sys.stderr), "building kernels",
+                                period=0 if args.quiet else None)
+    with _private_temporary_folder(), _lifecycle.doing("building kernels"), beat:
+        args.progress = None if args.quiet else _heard_by(beat)
         return _run(args)
+
+
+def _heard_by(beat):
+    """The builder's progress callback: its line, which restarts the heartbeat's silence."""
+    from tf_ge_custom.kernels import builder
+
+    def progress(event):
+        builder.print_progress(event)
+        beat.heard()
+    return progress
 
 
 def _run(args):
@@ -117,7 +132,7 @@ def _run(args):
         result = builder.build_kernels(
             soc_names, args.dtype, out, ir_only=args.ir_only,
             max_programs=args.max_programs, force=args.force,
-            progress=None if args.quiet else builder.print_progress)
+            progress=args.progress)
     except ValueError as e:  # an unknown SoC or dtype, a folder in the way
         raise UsageError(str(e))
     for soc, path in result.manifests.items():
@@ -149,7 +164,7 @@ def _run_cache(args, soc_names):
         location = cache.cache_dir()
     except (ValueError, KernelCacheError) as e:
         raise UsageError(str(e))
-    progress = None if args.quiet else builder.print_progress
+    progress = args.progress
 
     def on_wait(pid):
         sys.stderr.write("waiting for %s, which is building the same kernel into the cache\n"
@@ -236,7 +251,7 @@ def _run_bundle(args, soc_names):
         given_folders.take(folder, "--bundle", "build-kernels --bundle", BUNDLE_KIND, _is_bundle, check=not args.force)
         result = builder.build_kernels(
             names, "all", folder, ir_only=args.ir_only, force=args.force,
-            progress=None if args.quiet else builder.print_progress)
+            progress=args.progress)
     except ValueError as e:
         raise UsageError(str(e))
     # every board of those architectures takes one of these sets (exact name, else architecture)

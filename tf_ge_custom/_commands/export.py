@@ -9,8 +9,9 @@
 Exit status: 0 done, 1 the model or an option was refused or a tool failed, 2 a tool or
 deliverable is missing (the message says what to install or ``source``), 130 / 143 / 129 / 131
 interrupted (SIGINT / SIGTERM / SIGHUP / SIGQUIT). Nothing heavy is imported until the command runs
-(no TensorFlow for ``--help``), and paths and options are checked before TensorFlow is: the
-work is :func:`tf_ge_custom.export.pipeline.export`.
+(no TensorFlow for ``--help``), and paths and options are checked before TensorFlow is
+(:func:`check_arguments`, then the pipeline's own checks); "loading TensorFlow..." and a line on
+every silence say what a long wait is doing. The work is :func:`tf_ge_custom.export.pipeline.export`.
 """
 import contextlib
 import sys
@@ -75,6 +76,22 @@ def add_arguments(parser):
                              "whose layers are your own registered classes; repeat for several")
     parser.add_argument("--verbose", action="store_true",
                         help="also show TensorFlow's own log lines and Python warnings")
+
+
+def check_arguments(args):
+    """The options by what they say alone (tf_ge_custom/export/options.py), before ``run``
+    imports the pipeline and TensorFlow: a mistake is refused in a fraction of a second."""
+    from tf_ge_custom import _lifecycle
+    from tf_ge_custom.export import options
+
+    model = _lifecycle.absolute(args.model, "MODEL")
+    _lifecycle.absolute(args.output, "--output")  # a relative path in a vanished folder: named first
+    options.check_export(model, to=args.to, soc=args.soc, via=args.via,
+                         input_shape=args.input_shape, signature=args.signature, tags=_split(args.tag) or None,
+                         outputs=_split(args.outputs) or None,
+                         checkpoint=args.checkpoint and _lifecycle.absolute(args.checkpoint, "--checkpoint"),
+                         dynamic_batch_size=args.dynamic_batch_size, dynamic_dims=args.dynamic_dims,
+                         atc_options=args.atc_option, rtol=args.rtol, atol=args.atol)
 
 
 def run(args):

@@ -35,6 +35,27 @@ def add_arguments(parser):
                         help="also show TensorFlow's own log lines and Python warnings")
 
 
+def check_arguments(args):
+    """The options by what they say alone, before the OM runs or TensorFlow is imported."""
+    from tf_ge_custom import _lifecycle
+    from tf_ge_custom.export import options
+
+    _lifecycle.absolute(args.model, "MODEL.om")  # a relative path in a vanished folder: named first
+    options.check_run_om(device=args.device, dynamic_batch=args.dynamic_batch, rtol=args.rtol, atol=args.atol)
+    if args.compare_with:
+        options.check_model_options(_lifecycle.absolute(args.compare_with, "--compare-with"),
+                                    signature=args.signature, tags=_split(args.tag) or None,
+                                    outputs=_split([args.outputs] if args.outputs else []) or None,
+                                    checkpoint=args.checkpoint and _lifecycle.absolute(args.checkpoint,
+                                                                                       "--checkpoint"))
+    elif args.signature or args.tag or args.outputs or args.checkpoint:
+        from tf_ge_custom.errors import ExportError
+
+        raise ExportError("--signature, --tag, --outputs and --checkpoint describe the --compare-with "
+                          "model; pass --compare-with MODEL too (the source recorded beside the OM "
+                          "is loaded with the options recorded at export)")
+
+
 def run(args):
     from tf_ge_custom import _lifecycle, _quiet
     from tf_ge_custom.errors import MissingToolchainError, TfGeCustomError

@@ -40,12 +40,14 @@ def describe(graph, graph_def, inputs, outputs, source_kind="", source=""):
         t = graph.get_tensor_by_name(name)
         output_infos.append(TensorInfo(name, t.dtype.name, shape_of(t.shape), key or name))
     counts = collections.Counter(n.op for n in graph_def.node)
-    kept = []
+    kept, node_ops = [], {}
     for op in graph.get_operations():
         if op.type in _TYPE_ATTR:
             kept.append((op.name, op.get_attr(_TYPE_ATTR[op.type]).name,
                          tuple(shape_of(i.shape) for i in op.inputs)))
-    return GraphRecord(input_infos, output_infos, counts, source_kind, source, tf.__version__, kept)
+            node_ops[op.name] = op.type
+    return GraphRecord(input_infos, output_infos, counts, source_kind, source, tf.__version__, kept,
+                       node_ops=node_ops)
 
 
 class FrozenGraph(object):

@@ -9,6 +9,9 @@ from typing import NamedTuple, Optional, Tuple
 
 RECORD_FORMAT = "tf-ge-custom-export"
 RECORD_VERSION = 1
+# The op of a kept node whose entry names none ("op"): AddCustom, the package's first op, so
+# that AddCustom's records read and write as before a second op shipped.
+DEFAULT_OP = "AddCustom"
 MAX_RECORD_BYTES = 64 << 20  # a record lists inputs, outputs and AddCustom nodes: far below
 
 
@@ -50,7 +53,8 @@ class GraphRecord(object):
     """Inputs, outputs and op counts of a frozen graph, and where it came from."""
 
     def __init__(self, inputs, outputs, op_counts, source_kind="", source="",
-                 tensorflow_version="", add_custom_nodes=(), source_path="", source_options=None):
+                 tensorflow_version="", add_custom_nodes=(), source_path="", source_options=None,
+                 node_ops=None):
         self.inputs = tuple(inputs)
         self.outputs = tuple(outputs)
         self.op_counts = dict(op_counts)
@@ -59,9 +63,20 @@ class GraphRecord(object):
         self.tensorflow_version = tensorflow_version
         # (node name, dtype, (input shape, input shape)) for every AddCustom node
         self.add_custom_nodes = tuple(add_custom_nodes)
+        # node name -> op type, for the nodes of add_custom_nodes that are not AddCustom's
+        # (a record of version 1 written before a second op shipped names none)
+        self.node_ops = {n: t for n, t in (node_ops or {}).items() if t != DEFAULT_OP}
         # how to load the source model again (run-om compares with it): path + freeze options
         self.source_path = source_path
         self.source_options = dict(source_options or {})
+
+    def op_of(self, node):
+        """The op type of the kept node named ``node``."""
+        return self.node_ops.get(node, DEFAULT_OP)
+
+    def kernels(self):
+        """The (op type, dtype) pairs of the kept nodes, sorted: the kernels an OM needs."""
+        return sorted(set((self.op_of(n), d) for n, d, _ in self.add_custom_nodes))
 
     def input(self, name):
         for t in self.inputs:
@@ -79,7 +94,9 @@ class GraphRecord(object):
             "outputs": [t.to_json() for t in self.outputs],
             "op_counts": dict(sorted(self.op_counts.items())),
             "add_custom_nodes": [
-                {"name": n, "dtype": d, "input_shapes": [None if s is None else list(s) for s in shapes]}
+                dict({"name": n, "dtype": d,
+                      "input_shapes": [None if s is None else list(s) for s in shapes]},
+                     **({"op": self.node_ops[n]} if n in self.node_ops else {}))
                 for n, d, shapes in self.add_custom_nodes],
         }
 
@@ -94,10 +111,12 @@ class GraphRecord(object):
         source = d.get("source") or {}
         nodes = [(n["name"], n["dtype"], tuple(None if s is None else tuple(s) for s in n["input_shapes"]))
                  for n in d.get("add_custom_nodes", [])]
+        node_ops = {n["name"]: str(n["op"]) for n in d.get("add_custom_nodes", []) if "op" in n}
         return cls([TensorInfo.from_json(t) for t in d["inputs"]],
                    [TensorInfo.from_json(t) for t in d["outputs"]],
                    d.get("op_counts", {}), source.get("kind", ""), source.get("description", ""),
-                   d.get("tensorflow", ""), nodes, source.get("path", ""), source.get("options"))
+                   d.get("tensorflow", ""), nodes, source.get("path", ""), source.get("options"),
+                   node_ops)
 
     @classmethod
     def load(cls, path):

@@ -180,6 +180,9 @@ def run_om(om, inputs, output_dir=None, compare_with=None, device=0, dynamic_bat
     the source named in the record beside the OM) run by TensorFlow on the CPU.
     Returns a :class:`RunOmResult`.
     """
+    from tf_ge_custom.export import options
+
+    options.check_run_om(device=device, dynamic_batch=dynamic_batch, rtol=rtol, atol=atol)
     out = out or sys.stdout
     env = dict(os.environ if env is None else env)
     runner = toolchain.require_built_tool(toolchain.find_om_runner(env), "OM runner",

@@ -1,12 +1,15 @@
 """``export()``: a model to a frozen ``.pb``, and on to ``.air`` and ``.om``.
 
 Order of work, cheapest refusal first:
-  1. options (target, SoC, output folder, ATC options, dynamic options), the model path and
-     its kind, the input files and the modules to import, and, for AIR/OM, the tools: a
-     missing ``atc`` or AIR tool is reported before minutes go into freezing; nothing of
-     this imports TensorFlow, so a wrong path is refused in a fraction of a second;
-  2. the ``imports`` (a Keras model's own layer classes), freezing and the graph checks, then
-     the report (inputs, outputs, op counts);
+  1. options by what they say alone (:mod:`tf_ge_custom.export.options`: target, SoC, the
+     syntax of the input shape and the dynamic options, the options against the model
+     path's kind), the output folder, ATC options, the input files and the modules to
+     import, and, for AIR/OM, the tools: a missing ``atc`` or AIR tool is reported before
+     minutes go into freezing; nothing of this imports TensorFlow, so a mistake is refused
+     in a fraction of a second (``benchmarks/bench_cli_refusals.py``);
+  2. TensorFlow (``loading TensorFlow...``, then a line on every silence of the loading and
+     freezing: tf_ge_custom/_heartbeat.py), the ``imports`` (a Keras model's own layer
+     classes), freezing and the graph checks, then the report (inputs, outputs, op counts);
   3. for AIR/OM: the input shapes (an unknown dim with no shape or dynamic option is refused
      here, naming the input and the options that fix it) and our OPP root's deliverables;
   4. the ``.pb`` and its record are written to a staging folder, verified in a fresh process,
@@ -21,13 +24,13 @@ from tf_ge_custom import opp
 from tf_ge_custom.errors import ExportError, MissingToolchainError
 from tf_ge_custom.export.cann_tools import atc as atc_cli
 from tf_ge_custom.export.cann_tools import air_tool as air_cli
-from tf_ge_custom.export import arrays, staging
+from tf_ge_custom.export import arrays, options, staging
 from tf_ge_custom.export.cann_tools import input_shapes as shapes
 from tf_ge_custom.export.cann_tools import toolchain
 from tf_ge_custom.export.cann_tools.process import command_line, run_tool
 
-TARGETS = ("pb", "air", "om")
-ROUTES = ("air", "pb")
+TARGETS, ROUTES = options.TARGETS, options.ROUTES
+known_soc = options.known_soc
 
 
 class ExportResult(NamedTuple):
@@ -38,27 +41,8 @@ class ExportResult(NamedTuple):
     route: str  # "pb" or "air" (how the OM was made), "" for --to pb
 
 
-def known_soc(soc):
-    from tf_ge_custom.kernels.socs import SOCS
-
-    if soc not in SOCS:
-        raise ExportError("unsupported SoC %r; supported: %s (the SoCs this package builds "
-                          "kernels for)" % (soc, ", ".join(SOCS)))
-    return soc
-
-
 def _normalize_atc_options(options):
     return [o if o.startswith("-") else "--" + o for o in (options or ())]
-
-
-def _refuse_for_pb(**given):
-    flags = {"soc": "--soc", "via": "--via", "input_shape": "--input-shape",
-             "dynamic_batch_size": "--dynamic-batch-size", "dynamic_dims": "--dynamic-dims",
-             "atc_options": "--atc-option"}
-    used = [flags[k] for k, v in sorted(given.items()) if v]
-    if used:
-        raise ExportError("%s appl%s to --to air/om, not to --to pb"
-                          % (", ".join(used), "ies" if len(used) == 1 else "y"))
 
 
 class _Plan(object):
@@ -203,26 +187,13 @@ def export(model, to="pb", output=None, soc=None, via=None, input_shape=None, si
     out = out or sys.stdout
     env = dict(os.environ if env is None else env)
     opp_root = opp_root or opp.opp_root()
-    if to not in TARGETS:
-        raise ExportError("--to %r: choose one of %s" % (to, ", ".join(TARGETS)))
-    if via is not None and via not in ROUTES:
-        raise ExportError("--via %r: choose air or pb" % via)
-    if to == "pb":
-        _refuse_for_pb(soc=soc, via=via, input_shape=input_shape, dynamic_batch_size=dynamic_batch_size,
-                       dynamic_dims=dynamic_dims, atc_options=atc_options)
-    if to == "air" and via == "pb":
-        raise ExportError("--to air always goes through the AIR tool; --via pb applies to --to om")
-    if to == "om":
-        if not soc:
-            raise ExportError("--to om needs the target SoC: --soc (e.g. Ascend910B1)")
-        known_soc(soc)
-    elif soc and to == "air":
-        known_soc(soc)
+    # the options by what they say alone, the model path's kind included: before anything else
+    options.check_export(model, to=to, soc=soc, via=via, input_shape=input_shape, signature=signature,
+                         tags=tags, outputs=outputs, checkpoint=checkpoint,
+                         dynamic_batch_size=dynamic_batch_size, dynamic_dims=dynamic_dims,
+                         atc_options=atc_options, rtol=rtol, atol=atol)
     if output is None:
         raise ExportError("an output path prefix is needed: --output PREFIX (writes PREFIX.pb, ...)")
-    from tf_ge_custom.export.freezing import sources
-
-    sources.classify(model, checkpoint)  # a missing or unknown model, before TensorFlow
     problem = _input_files_problem(inputs) or _modules_problem(imports)
     if problem:
         raise ExportError(problem)
@@ -230,17 +201,19 @@ def export(model, to="pb", output=None, soc=None, via=None, input_shape=None, si
     extra = atc_cli.parse_extra_options(_normalize_atc_options(atc_options)) if to == "om" else {}
     dynamic = atc_cli.dynamic_options(extra, dynamic_batch_size, dynamic_dims)
     shapes.dynamic_choice(dynamic)
-    if to == "air" and (dynamic or atc_options):
-        raise ExportError("dynamic and extra ATC options apply to --to om")
     notes = []
     plan = _Plan(to, via, env, dry_run, notes)
 
     from tf_ge_custom import _lifecycle
 
-    with _lifecycle.doing("loading and freezing the model"):
+    with _lifecycle.doing("loading and freezing the model"), _beating(out, "freezing the model") as beat:
         from tf_ge_custom import _tensorflow
 
+        if "tensorflow" not in sys.modules:  # the command line: its process has none yet
+            beat.say("loading TensorFlow...")
+            beat.doing("loading TensorFlow")
         _tensorflow.require()  # a TensorFlow that cannot be imported: one line, before anything else
+        beat.doing("freezing the model", restart=True)
         import_modules(imports)
         from tf_ge_custom.export.freezing import freeze
         from tf_ge_custom.export.checking.graph_checks import report
@@ -253,9 +226,9 @@ def export(model, to="pb", output=None, soc=None, via=None, input_shape=None, si
         if to != "pb":
             input_shapes = shapes.resolve_input_shapes(record.inputs, input_shape, dynamic)
             out_nodes = [t.name for t in record.outputs]
-            dtypes = sorted(set(d for _, d, _ in record.add_custom_nodes))
+            kernels = record.kernels()  # (op type, dtype) of every kept node
             if record.add_custom_nodes:
-                problems = toolchain.deliverable_problems(opp_root, soc if to == "om" else None, dtypes)
+                problems = toolchain.deliverable_problems(opp_root, soc if to == "om" else None, kernels)
                 if problems and not dry_run:
                     raise MissingToolchainError("; ".join(problems))
                 notes.extend(problems)
@@ -269,6 +242,13 @@ def export(model, to="pb", output=None, soc=None, via=None, input_shape=None, si
                  + ["note: " + n for n in notes] + ["would run: " + line for _, _, line in commands])
             return ExportResult(record, {}, [line for _, _, line in commands], None, plan.route)
         return _run(frozen, plan, to, prefix, files, commands, feeds, verify, rtol, atol, out, env, opp_root)
+
+
+def _beating(out, what):
+    """A line on every silence of the step (tf_ge_custom/_heartbeat.py), on the report's stream."""
+    from tf_ge_custom import _heartbeat
+
+    return _heartbeat.Heartbeat(_heartbeat.stream_writer(out), what)
 
 
 def _say(out, lines):
@@ -309,7 +289,8 @@ def _run(frozen, plan, to, prefix, files, commands, feeds, verify, rtol, atol, o
         with open(stage.path("model.json"), "w") as f:
             f.write(frozen.record.dumps())
         if verify:
-            with _lifecycle.doing("verifying the frozen graph in a fresh process"):
+            with _lifecycle.doing("verifying the frozen graph in a fresh process"), \
+                    _beating(out, "verifying the frozen graph in a fresh process"):
                 verification = verify_graph(frozen, stage.path("model.pb"), feeds, rtol, atol)
             _say(out, verification.lines())
         written["pb"] = stage.publish("model.pb", files["pb"])
@@ -321,7 +302,7 @@ def _run(frozen, plan, to, prefix, files, commands, feeds, verify, rtol, atol, o
                 argv = [air if a == prefix + ".air" else a for a in argv]
                 written["air_log"] = prefix + ".air.log"
                 _say(out, ["running: " + line])
-                with _lifecycle.doing("running the AIR tool"):
+                with _lifecycle.doing("running the AIR tool"), _beating(out, "running the AIR tool"):
                     run_tool(argv, written["air_log"], "air-tool", env=tool_env)
                 if not os.path.isfile(air):
                     raise MissingToolchainError("the AIR tool exited with status 0 but wrote no %s" % air)
@@ -332,7 +313,7 @@ def _run(frozen, plan, to, prefix, files, commands, feeds, verify, rtol, atol, o
                 argv = [("--output=" + staged) if a == "--output=" + prefix else a for a in argv]
                 written["atc_log"] = prefix + ".atc.log"
                 _say(out, ["running: " + line])
-                with _lifecycle.doing("running atc"):
+                with _lifecycle.doing("running atc"), _beating(out, "running atc"):
                     run_tool(argv, written["atc_log"], "atc", env=tool_env)
                 written["om"] = stage.publish(atc_cli.written_om(staged), prefix + ".om")
                 _say(out, ["wrote %s (atc log: %s)" % (written["om"], written["atc_log"])])

@@ -36,13 +36,29 @@ def format_shapes(shapes):
 
 
 def parse_input_shape(text):
-    """Parse ``name:d,d;name:d`` into :class:`InputShape` records; ``ExportError`` if malformed."""
+    """Parse ``name:d,d;name:d`` into :class:`InputShape` records; ``ExportError`` if malformed.
+
+    The refusal of a malformed string offers the whole string corrected, every input at once
+    (:func:`corrected_input_shape`), when the mistake is one of spelling: ``8x2048``,
+    ``[8, 2048]``, ``None`` or ``?`` for a dynamic dim, ``1-16`` for a range, ``=`` for ``:``
+    or ``,`` between the inputs."""
+    try:
+        return _parse(text)
+    except ExportError as e:
+        fixed = corrected_input_shape(text)
+        if fixed and fixed != text:
+            raise ExportError('%s; did you mean --input-shape "%s"?' % (e, fixed))
+        raise
+
+
+def _parse(text):
     shapes = []
     for part in [p for p in text.strip().strip(";").split(";")]:
         name, sep, dims = part.rpartition(":")
-        if not sep or not name:
+        if not sep or not name.strip():
             raise ExportError("--input-shape %r: each input is NAME:DIMS (e.g. x:8,2048;y:8,2048), "
                               "got %r" % (text, part))
+        name = name.strip()
         dims = tuple(d.strip() for d in dims.split(",")) if dims.strip() else ()
         for d in dims:
             if not _DIM.match(d):
@@ -50,8 +66,50 @@ def parse_input_shape(text):
                                   "LO~HI" % (text, d, name))
         if any(s.name == name for s in shapes):
             raise ExportError("--input-shape %r names %s twice" % (text, name))
-        shapes.append(InputShape(name.strip(), dims))
+        shapes.append(InputShape(name, dims))
     return shapes
+
+
+# "x:8,2048,y:8,2048": a comma (or space) where the next input starts
+_NEXT_INPUT = re.compile(r"[,\s]+(?=[A-Za-z_][\w./-]*\s*[:=])")
+_NAME_SEP = re.compile(r"^\s*([A-Za-z_][\w./:-]*?)\s*[:=]\s*([^:=]*)$")
+_TIMES = re.compile(r"(?<=\d)\s*[xX*\u00d7]\s*(?=\d)")  # 8x2048, 8*2048
+_DIM_SPLIT = re.compile(r"\s*,\s*|\s+")
+
+
+def _corrected_dim(dim):
+    dim = dim.strip()
+    if dim in ("None", "none", "?", "-1"):
+        return "-1"
+    m = re.match(r"^(\d+)\s*(?:~|-|\.\.)\s*(\d+)$", dim)
+    if m:
+        return "%s~%s" % m.groups()
+    return dim
+
+
+def corrected_input_shape(text):
+    """``text`` respelled as ATC's ``name:d,d;name:d``, or None when the mistake is not one
+    of spelling (a dim that is no number, a name missing). Every input is corrected, so the
+    string offered works as a whole."""
+    parts = []
+    for part in _NEXT_INPUT.sub(";", text.strip()).strip(";").split(";"):
+        if not part.strip():
+            continue
+        m = _NAME_SEP.match(part)
+        if not m:
+            return None
+        name, dims = m.group(1), m.group(2).strip().strip("[]()").strip()
+        dims = _TIMES.sub(",", dims)
+        fixed = [_corrected_dim(d) for d in _DIM_SPLIT.split(dims) if d.strip()] if dims else []
+        if not all(_DIM.match(d) for d in fixed):
+            return None
+        parts.append("%s:%s" % (name, ",".join(fixed)))
+    fixed_text = ";".join(parts)
+    try:
+        _parse(fixed_text)
+    except ExportError:
+        return None
+    return fixed_text
 
 
 def dynamic_choice(options):
@@ -67,14 +125,42 @@ def _recorded_dims(info):
     return tuple("-1" if d is None else str(d) for d in info.shape)
 
 
-def _refuse_unknown(info):
+def _refuse_unknown(info, inputs, given, options):
     where = ("its rank is unknown" if info.shape is None
              else "shape %s has unknown dims" % info.shape_text())
-    return ExportError(
-        "input %s: %s; ATC needs them fixed or declared dynamic: pass --input-shape "
-        "(e.g. \"%s:%s\"), or -1 dims with --dynamic-batch-size or --dynamic-dims"
-        % (info.name, where, info.name,
-           "8,2048" if info.shape is None else ",".join("8" if d is None else str(d) for d in info.shape)))
+    whole = _whole_string(inputs, given, options)
+    example = ('every input\'s shape, e.g. --input-shape "%s" (unknown dims shown as 8)' % whole if whole
+               else '--input-shape (e.g. "%s:%s")' % (info.name, "8,2048" if info.shape is None else
+                                                     ",".join("8" if d is None else str(d) for d in info.shape)))
+    return ExportError("input %s: %s; ATC needs them fixed or declared dynamic: pass %s, or -1 dims "
+                       "with --dynamic-batch-size or --dynamic-dims" % (info.name, where, example))
+
+
+def _whole_string(inputs, given, options):
+    """An ``--input-shape`` naming every input, from ``given`` (``{name: InputShape}``) and the
+    record, unknown dims as 8 (-1 where the dynamic option declares them), which
+    :func:`resolve_input_shapes` accepts; None when there is none to offer (an input of
+    unknown rank the user gave no shape for)."""
+    dynamic = dynamic_choice(options)
+    parts = []
+    for info in inputs:
+        shape = given.get(info.name)
+        if info.shape is None:
+            if shape is None:
+                return None
+            dims = list(shape.dims)
+        elif shape is not None and len(shape.dims) == len(info.shape):
+            dims = [g if r is None or g in ("-1", str(r)) else str(r) for g, r in zip(shape.dims, info.shape)]
+        else:
+            dims = ["-1" if d is None and (dynamic == "dynamic_dims" or (dynamic == "dynamic_batch_size" and i == 0))
+                    else "8" if d is None else str(d) for i, d in enumerate(info.shape)]
+        parts.append("%s:%s" % (info.name, ",".join(dims)))
+    text = ";".join(parts)
+    try:
+        _resolve(inputs, text, options)
+    except ExportError:
+        return None
+    return text
 
 
 def resolve_input_shapes(inputs, user_text=None, options=None):
@@ -84,9 +170,13 @@ def resolve_input_shapes(inputs, user_text=None, options=None):
     user's ``--input-shape`` (used as given, after checking it names known inputs with their
     rank and known dims). ``options``: ``{atc_name: value}`` of the dynamic options. Without
     a user shape or a dynamic option, an input with an unknown dim is refused here, naming
-    it and the options that fix it.
+    it and the options that fix it; a refusal offers, where it can, one ``--input-shape``
+    naming every input that this function accepts (not one input at a time).
     """
-    options = options or {}
+    return _resolve(inputs, user_text, options or {})
+
+
+def _resolve(inputs, user_text, options):
     dynamic = dynamic_choice(options)
     by_name = {t.name: t for t in inputs}
     if user_text:
@@ -94,14 +184,15 @@ def resolve_input_shapes(inputs, user_text=None, options=None):
         unknown = [n for n in given if n not in by_name]
         if unknown:
             raise ExportError("--input-shape names %s, which %s not an input of the graph; its "
-                              "inputs are: %s" % (", ".join(unknown), "is" if len(unknown) == 1 else "are",
-                                                  ", ".join(by_name) or "(none)"))
+                              "inputs are: %s%s" % (", ".join(unknown), "is" if len(unknown) == 1 else "are",
+                                                    ", ".join(by_name) or "(none)",
+                                                    _renamed_hint(inputs, given, unknown, options)))
         shapes = []
         for info in inputs:
             shape = given.get(info.name)
             if shape is None:
                 if dynamic is None and not info.fully_defined:
-                    raise _refuse_unknown(info)
+                    raise _refuse_unknown(info, inputs, given, options)
                 if info.shape is not None:
                     shapes.append(InputShape(info.name, _recorded_dims(info)))
                 continue
@@ -111,10 +202,26 @@ def resolve_input_shapes(inputs, user_text=None, options=None):
         shapes = []
         for info in inputs:
             if info.shape is None or (dynamic is None and not info.fully_defined):
-                raise _refuse_unknown(info)
+                raise _refuse_unknown(info, inputs, {}, options)
             shapes.append(InputShape(info.name, _recorded_dims(info)))
     _check_dynamic(shapes, dynamic, options.get(dynamic) if dynamic else None)
     return shapes
+
+
+def _renamed_hint(inputs, given, unknown, options):
+    """``; did you mean --input-shape "..."?`` when each unknown name is close to one input."""
+    import difflib
+
+    names = [t.name for t in inputs]
+    renamed = dict(given)
+    for name in unknown:
+        close = difflib.get_close_matches(name, [n for n in names if n not in renamed], n=1, cutoff=0.6)
+        if not close:
+            return ""
+        shape = renamed.pop(name)
+        renamed[close[0]] = InputShape(close[0], shape.dims)
+    whole = _whole_string(inputs, renamed, options)
+    return '; did you mean --input-shape "%s"?' % whole if whole else ""
 
 
 def _check_against_record(shape, info):
@@ -129,11 +236,38 @@ def _check_against_record(shape, info):
                               % (info.name, i, given, recorded, info.shape_text()))
 
 
+_SIZES = re.compile(r"^\d+(,\d+)*$")
+
+
+def check_dynamic_syntax(dynamic, value):
+    """Refuse a ``--dynamic-batch-size`` / ``--dynamic-dims`` value that is not whole numbers
+    in ATC's layout, whatever the graph (before TensorFlow: ``tf_ge_custom/export/options.py``);
+    a value spelled with other separators is offered respelled."""
+    if not value or dynamic not in ("dynamic_batch_size", "dynamic_dims"):
+        return
+    text = value.strip()
+    if dynamic == "dynamic_batch_size":
+        if _SIZES.match(text) and all(int(v) > 0 for v in text.split(",")):
+            return
+        words = [w for w in re.split(r"[\s,;]+", text) if w]
+        bad = [w for w in words if not w.isdigit() or int(w) == 0]
+        hint = ("; did you mean --dynamic-batch-size %s?" % ",".join(words)) if words and not bad else ""
+        raise ExportError("--dynamic-batch-size %r: %sexpected batch sizes like 1,2,4,8 (whole "
+                          "numbers from 1, separated by commas)%s" % (
+                              value, "%s is not a batch size; " % ", ".join(repr(b) for b in bad) if bad else "",
+                              hint))
+    sets = [s.strip() for s in text.strip(";").split(";")]
+    bad = [v.strip() for s in sets for v in s.split(",") if not v.strip().isdigit() or int(v) == 0]
+    if bad or not text.strip(";"):
+        raise ExportError("--dynamic-dims %r: %sexpected ;-separated sets of sizes (whole numbers "
+                          "from 1), one per -1 dim, like \"1,64;4,128\"" % (
+                              value, "%s is not a size; " % ", ".join(repr(b) for b in bad) if bad else ""))
+
+
 def _check_dynamic(shapes, dynamic, value):
     minus_ones = [(s.name, i) for s in shapes for i, d in enumerate(s.dims) if d == "-1"]
+    check_dynamic_syntax(dynamic, value)
     if dynamic == "dynamic_batch_size":
-        if not re.match(r"^\d+(,\d+)*$", value):
-            raise ExportError("--dynamic-batch-size %r: expected batch sizes like 1,2,4,8" % value)
         if not any(i == 0 for _, i in minus_ones):
             raise ExportError("--dynamic-batch-size needs an input whose first dim is -1 (the "
                               "batch); the input shapes are %s" % format_shapes(shapes))
@@ -148,7 +282,7 @@ def _check_dynamic(shapes, dynamic, value):
                               % format_shapes(shapes))
         for s in sets:
             values = s.split(",")
-            if len(values) != len(minus_ones) or not all(v.strip().isdigit() for v in values):
+            if len(values) != len(minus_ones):
                 raise ExportError("--dynamic-dims %r: each ;-separated set needs %d sizes, one "
                                   "per -1 dim (%s)" % (value, len(minus_ones),
                                                       ", ".join("%s dim %d" % m for m in minus_ones)))

@@ -5,8 +5,9 @@
 - the AIR tool and the OM runner: built with the package when a CANN toolkit was present
   (``<package>/_lib/``); ``$TF_GE_CUSTOM_AIR_TOOL`` / ``$TF_GE_CUSTOM_OM_RUNNER`` override.
   Both link CANN's libraries, so they also need the toolkit's environment (``set_env.sh``).
-- the deliverables an OM with ``AddCustom`` needs from our OPP root: the GE library, the TF
-  parser plugin, and npubins for the target SoC and the graph's dtypes.
+- the deliverables an OM with the package's op nodes needs from our OPP root: the GE library,
+  the TF parser plugin, and an npubin for the target SoC for each (op type, dtype) of the
+  graph's nodes.
 
 ``atc`` and the AIR tool run with our OPP root first in ``ASCEND_CUSTOM_OPP_PATH``; the OM
 runner runs with the variable removed, so that a passing run proves the OM carries the
@@ -18,6 +19,7 @@ import shutil
 from tf_ge_custom._environment import CUSTOM_OPP_PATH_VAR, with_opp_root
 from tf_ge_custom.errors import MissingToolchainError
 from tf_ge_custom import opp
+from tf_ge_custom.export.graph_record import DEFAULT_OP
 
 ATC_ENV = "TF_GE_CUSTOM_ATC"
 AIR_TOOL_ENV = "TF_GE_CUSTOM_AIR_TOOL"
@@ -118,21 +120,46 @@ def runner_environment(env=None):
     return env
 
 
-def deliverable_problems(opp_root, soc, dtypes, arch=None):
-    """What an OM with ``AddCustom`` nodes of ``dtypes`` for ``soc`` lacks in ``opp_root``."""
+def deliverable_problems(opp_root, soc, kernels, arch=None):
+    """What an OM with custom op nodes for ``soc`` lacks in ``opp_root``.
+
+    ``kernels``: the (op type, dtype) pairs of the graph's nodes (``GraphRecord.kernels()``);
+    a bare dtype stands for AddCustom's, as the records before a second op shipped had it."""
     from tf_ge_custom import kernel_manifest
 
+    kernels = sorted(set(k if isinstance(k, tuple) else (DEFAULT_OP, k) for k in kernels or ()))
     problems = []
     library = os.path.join(opp_root, opp.ge_library_dir(arch), GE_LIBRARY)
     parser = os.path.join(opp_root, "framework", "tensorflow", PARSER_LIBRARY)
     missing = [what for path, what in ((library, "GE library " + GE_LIBRARY),
                                        (parser, "TF parser plugin " + PARSER_LIBRARY))
                if not os.path.isfile(path)]
+    ops = sorted(set(op for op, _ in kernels)) or [DEFAULT_OP]
     if missing:
-        problems.append("the OPP root %s lacks the %s, which ATC needs for AddCustom%s; %s"
-                        % (opp_root, " and the ".join(missing), _build_reason(), REINSTALL))
-    if not (soc and dtypes):
+        problems.append("the OPP root %s lacks the %s, which ATC needs for %s%s; %s"
+                        % (opp_root, " and the ".join(missing), " and ".join(ops), _build_reason(),
+                           REINSTALL))
+    if not (soc and kernels):
         return problems
+    manifest_path = os.path.join(opp_root, opp.KERNELS_DIR, soc, kernel_manifest.MANIFEST_NAME)
+    if not os.path.isfile(manifest_path):
+        problems.append("no npubins for %s under %s: build them on a CANN host (tf-ge-custom "
+                        "build-kernels --soc %s), then reinstall" % (soc, os.path.dirname(manifest_path), soc))
+    else:
+        try:
+            manifest = kernel_manifest.load_manifest(manifest_path, check_files=True)
+        except kernel_manifest.ManifestError as e:
+            problems.append("the npubins for %s are not usable: %s" % (soc, e))
+        else:
+            have = set((k.op, k.dtype) for k in manifest.kernels if k.binary)
+            for op in ops:  # one sentence per op, its dtypes in it
+                missing = [d for o, d in kernels if o == op and (o, d) not in have]
+                if missing:
+                    problems.append("no npubin for %s on %s (the graph's %s nodes use it): build "
+                                    "it (tf-ge-custom build-kernels --soc %s --dtype %s), then "
+                                    "reinstall" % (", ".join(sorted(missing)), soc, op, soc,
+                                                   ",".join(sorted(missing))))
+    return problems
     manifest_path = os.path.join(opp_root, opp.KERNELS_DIR, soc, kernel_manifest.MANIFEST_NAME)
     if not os.path.isfile(manifest_path):
         problems.append("no npubins for %s under %s: build them on a CANN host (tf-ge-custom "

@@ -14,6 +14,7 @@ from tensorflow.python.framework import op_def_registry
 from tf_ge_custom.errors import ExportError
 from tf_ge_custom.op_def import OPS
 from tf_ge_custom.export.frozen_graph import describe
+from tf_ge_custom.export.graph_record import DEFAULT_OP
 
 OPS_NAMES = tuple(op.type_name for op in OPS)
 VARIABLE_OPS = frozenset(("Variable", "VariableV2", "VarHandleOp", "ReadVariableOp",
@@ -117,9 +118,10 @@ def report(record):
     lines.append("%s nodes (%d):" % (kept, len(record.add_custom_nodes)))
     lines += [] if record.add_custom_nodes else ["  note: none in this model, so it exports as any TensorFlow graph and runs without %s" % kept]
     for name, dtype, shapes in record.add_custom_nodes:
-        lines.append("  %-28s %-9s %s" % (name, dtype, " + ".join(
+        op = record.op_of(name)  # named where it is not AddCustom, whose lines stay as they were
+        lines.append("  %-28s %-9s %s%s" % (name, dtype, " + ".join(
             "<unknown rank>" if s is None else "[%s]" % ", ".join("?" if d is None else str(d) for d in s)
-            for s in shapes)))
+            for s in shapes), "" if op == DEFAULT_OP else "   (%s)" % op))
     total = sum(record.op_counts.values())
     lines.append("ops (%d nodes): %s" % (total, ", ".join(
         "%s %d" % (k, v) for k, v in sorted(record.op_counts.items(), key=lambda kv: (-kv[1], kv[0])))))

@@ -22,7 +22,7 @@ def freeze(model, signature=None, tags=None, outputs=None, checkpoint=None, inpu
     Raises :class:`~tf_ge_custom.errors.ExportError` with what was wrong and what is accepted.
     """
     source = sources.classify(model, checkpoint)
-    _refuse_unused(source.kind, signature=signature, tags=tags, outputs=outputs, inputs=inputs,
+    refuse_unused(source.kind, signature=signature, tags=tags, outputs=outputs, inputs=inputs,
                    checkpoint=checkpoint)
     from tf_ge_custom import _tensorflow
 
@@ -68,7 +68,8 @@ _FLAGS = {"signature": "--signature", "tags": "--tag", "outputs": "--outputs",
           "inputs": "inputs", "checkpoint": "--checkpoint"}
 
 
-def _refuse_unused(kind, **given):
+def refuse_unused(kind, **given):
+    """ExportError for an option given that does not apply to a model of ``kind``."""
     for name, value in sorted(given.items()):
         if value and kind not in _APPLIES[name]:
             raise ExportError("%s applies to %s, not to a %s model" % (

@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from tf_ge_custom.errors import ExportError
 from tf_ge_custom.export.freezing import damaged_files, inference_graph
+from tf_ge_custom.export.freezing.sources import NEEDS_OUTPUTS
 from tf_ge_custom.export.checking.graph_checks import checked
 from tf_ge_custom.export.frozen_graph import FrozenGraph
 
@@ -37,7 +38,7 @@ def _find_tensor(graph, name, what, flag):
 def freeze_checkpoint(meta_path, checkpoint, outputs, inputs=None):
     """A :class:`FrozenGraph` of ``outputs`` (node or tensor names) of a TF1 checkpoint."""
     if not outputs:
-        raise ExportError("a TF1 checkpoint needs the output node names: --outputs NODE[,NODE...]")
+        raise ExportError(NEEDS_OUTPUTS)
     graph = tf.Graph()
     session = tf.compat.v1.Session(graph=graph)
     try:

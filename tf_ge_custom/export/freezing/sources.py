@@ -26,6 +26,8 @@ KERAS_SUFFIXES = (".keras", ".h5", ".hdf5")
 SAVED_MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt")
 ACCEPTED = ("a SavedModel directory, a Keras .keras/.h5 file, a TF1 checkpoint's .meta file "
             "(with its checkpoint prefix), or a frozen GraphDef .pb")
+# A .meta graph names no outputs (a SavedModel's signature does): the refusal, before TensorFlow
+NEEDS_OUTPUTS = "a TF1 checkpoint needs the output node names: --outputs NODE[,NODE...]"
 
 
 class ModelSource(NamedTuple):
