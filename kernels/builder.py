@@ -50,7 +50,7 @@ from tf_ge_custom.kernel_manifest import ArgLayout, ArgSlot, KernelEntry
 from . import bishengir, elf_symbols, frontend, geometry, hivm_ir, socs, toolchain
 
 # MLIR element type of each triton signature type.
-_MLIR_ELEMENT = {"fp32": "f32", "fp16": "f16", "bf16": "bf16", "i32": "i32"}
+_MLIR_ELEMENT = {"fp32": "f32", "fp16": "f16", "bf16": "bf16", "i32": "i32", "i64": "i64"}
 # hacc.arg_type of the leading entry parameters -> manifest role.
 _HACC_ROLES = {"ffts_base_address": "ffts", "sync_block_lock": "sync_block_lock",
                "workspace": "workspace"}
@@ -233,12 +233,17 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
         raise KernelBuildError("the op definitions name their kernels ambiguously: %s; give every "
                          "(op, variant, dtype) its own entry name (tf_ge_custom/op_def.py, "
                          "OpDefinition.entry_name)" % op_def.describe_problems(problems))
-    sources = sorted(set(frontend.kernel_source_path(op.kernel) for op in ops))
-    if len(sources) != 1:
-        # the manifest records one kernel_source_sha256 (docs/adding-an-op.md, "What remains")
-        raise ValueError("a kernel manifest records one kernel source file, but these ops' "
-                         "kernels are in %s; define their @triton.jit functions in one file "
-                         "(docs/adding-an-op.md)" % ", ".join(sources))
+    # each op's kernels come from its own source file (KernelSpec.source); the manifest
+    # records the sha256 of each (docs/kernel-manifest.md, "kernel_sources")
+    sources = [frontend.kernel_source_path(op.kernel) for op in ops]
+    source_sha = {}
+    for op, source in zip(ops, sources):
+        try:
+            with open(source, "rb") as f:
+                source_sha[op.type_name] = hashlib.sha256(f.read()).hexdigest()
+        except OSError as e:
+            raise ValueError("cannot read the kernel source %s of %s (KernelSpec.source): %s"
+                             % (source, op.type_name, e))
     if max_programs is not None and (isinstance(max_programs, bool) or not isinstance(
             max_programs, int) or not 1 <= max_programs <= kernel_contract.MAX_GRID):
         raise ValueError("max_programs must be an integer in [1, %d], got %r"
@@ -256,10 +261,8 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
     }
     if hivmc is not None and not ir_only:
         toolchain_record["cann"] = toolchain.cann_version(env) or "unknown"
-    with open(sources[0], "rb") as f:
-        source_sha = hashlib.sha256(f.read()).hexdigest()
-    kernels = [{v.name: frontend.load_kernel(op.kernel, v, sources[0]) for v in chosen}
-               for op, chosen, _ in plan]
+    kernels = [{v.name: frontend.load_kernel(op.kernel, v, source) for v in chosen}
+               for (op, chosen, _), source in zip(plan, sources)]
 
     try:
         os.makedirs(out_dir, exist_ok=True)
@@ -340,7 +343,7 @@ def _build_one(kernel, op, variant, dtype, soc, soc_dir, compiler, max_programs,
     """One (variant, dtype) for ``soc``: IR files written into ``soc_dir``, and the npubin
     when hivmc made one; returns its :class:`KernelEntry`."""
     entry_name = op.entry_name(variant.name, dtype.name)
-    lowered = frontend.lower(kernel, variant, dtype, soc, entry_name)
+    lowered = frontend.lower(kernel, variant, dtype, soc, entry_name, op)
     stem = os.path.join(soc_dir, "ir", _stem(op, variant.name, dtype.name))
     atomic_files.write_text(stem + ".ttir.mlir", lowered.ttir)
     atomic_files.write_text(stem + ".linalg.mlir", lowered.linalg)
@@ -357,7 +360,7 @@ def _build_one(kernel, op, variant, dtype, soc, soc_dir, compiler, max_programs,
     if max_programs:
         _vector_cores(compiled.hivm_ir, soc)
     _check_mix_mode(lowered.mix_mode, entry, soc)
-    args = host_arg_layout(entry, kernel, variant, dtype)
+    args = host_arg_layout(entry, kernel, variant, dtype, op)
     index_bits = 8 * min(s.size for s in args.slots if s.role in kernel_contract.INTEGER_ROLES)
     binary = binary_size = sha = None
     if want_binary and compiled.binary is not None:
@@ -381,14 +384,15 @@ def _build_one(kernel, op, variant, dtype, soc, soc_dir, compiler, max_programs,
         lock_init_val=ir_values["lock_init_val"] or 0, args=args)
 
 
-def host_arg_layout(entry, kernel, variant, dtype):
+def host_arg_layout(entry, kernel, variant, dtype, op=None):
     """The :class:`ArgLayout` of a device entry read from HIVM IR.
 
     The entry's parameters, in order, are the packed host struct: the ``hacc.arg_type``
     ones (ffts, sync-block lock, workspace) first, then the kernel's runtime parameters as
     written in the source (each becomes the slot ``variant.params`` names), then gridX/Y/Z.
-    Pointers and 64-bit scalars take 8 bytes at 8-byte alignment, 32-bit scalars 4 bytes at
-    4-byte alignment.
+    Pointers and 64-bit scalars take 8 bytes at 8-byte alignment, 32-bit scalars (an fp32
+    attribute's included) 4 bytes at 4-byte alignment. ``op`` (the op definition) types the
+    ``attr:<name>`` parameters.
     """
     params = [p.name for p in kernel.params if not p.is_constexpr]
     leading, rest = [], []
@@ -411,8 +415,13 @@ def host_arg_layout(entry, kernel, variant, dtype):
     slots = list(leading)
     element = _MLIR_ELEMENT[dtype.triton]
     for name, param, arg in zip(params, variant.params, rest):
-        role, index, dim = kernel_manifest.param_slot_key(param)
-        if role in kernel_contract.POINTER_ROLES:
+        role, index, dim = kernel_manifest.param_slot_key(param, op)
+        if role in kernel_contract.ATTR_ROLES:
+            want = _MLIR_ELEMENT[op.attrs[index].type_record().triton]
+            if arg.is_pointer or arg.type != want:
+                raise KernelBuildError("entry @%s: %s (%s) should be the attribute's %s, found %s"
+                                       % (entry.name, name, param, want, arg.type))
+        elif role in kernel_contract.POINTER_ROLES:
             if not arg.is_pointer or arg.element_type != element:
                 raise KernelBuildError("entry @%s: %s should be a pointer to %s, found %s"
                                        % (entry.name, name, element, arg.type))

@@ -1,19 +1,26 @@
 """The per-user kernel cache: npubins compiled on this host for SoCs the package has none for.
 
-When GE builds a graph holding ``AddCustom`` for a SoC (and dtype) whose npubin the package
-does not carry, the GE library has the kernel compiled once, here, and keeps it
-(docs/kernels.md, "Compiled on first graph build"). ``tf-ge-custom build-kernels --cache``
-fills the same cache ahead of time. Layout::
+When GE builds a graph holding one of the package's ops for a SoC (and dtype) whose npubin
+the package does not carry, the GE library has the op's kernels compiled once, here, and
+keeps them (docs/kernels.md, "Compiled on first graph build"). ``tf-ge-custom build-kernels
+--cache`` fills the same cache ahead of time. Layout::
 
-    <cache>/<SoC>/<key>/<dtype>/manifest.json        one builder output per (SoC, dtype)
-    <cache>/<SoC>/<key>/<dtype>/add_custom_<variant>_<dtype>.npubin   one per kernel variant
-    <cache>/<SoC>/<key>/<dtype>/ir/...
-    <cache>/<SoC>/<key>/<dtype>.lock                 held while a process builds that entry
+    <cache>/<SoC>/<key>/<op>/<dtype>/manifest.json     one builder output per (SoC, op, dtype)
+    <cache>/<SoC>/<key>/<op>/<dtype>/<op python name>_<variant>_<dtype>.npubin   one per variant
+    <cache>/<SoC>/<key>/<op>/<dtype>/ir/...
+    <cache>/<SoC>/<key>/<op>/<dtype>.lock              held while a process builds that entry
+
+``<op>`` is the op type (``AddCustom``), so two ops sharing a dtype never share an entry. An
+entry of the layout before op folders (``<cache>/<SoC>/<key>/<dtype>/``, an earlier release's)
+is not read: a graph build compiles the op again into its own folder, and ``list-kernels
+--cache`` and doctor name the old one as outdated.
 
 ``<cache>`` is ``$TF_GE_CUSTOM_CACHE_DIR``, else ``$XDG_CACHE_HOME/tf-ge-custom/kernels``,
 else ``~/.cache/tf-ge-custom/kernels`` (the XDG base-directory convention; a relative
 ``XDG_CACHE_HOME`` is ignored, as the specification says). ``<key>`` names what the kernels
-were built from: the first 16 hex digits of the kernel source's sha256, then the versions of
+were built from: the first 16 hex digits of the kernel sources' sha256 (of the one source
+file of every op of ``op_def.OPS``, or, when the ops' kernels are in several files, of their
+``kernel_manifest.combined_source_sha256``), then the versions of
 triton-ascend, bishengir-compile and CANN (``hivmc``) that build them, then the entry naming
 the kernels are compiled under (``kernel_contract.ENTRY_NAMING``), e.g.
 ``0123456789abcdef-triton_ascend_3.2.0-bishengir_1.2.0-cann_8.5.0-entry_naming_2``; a new
@@ -73,9 +80,10 @@ class CacheLocation(NamedTuple):
 class Identity(NamedTuple):
     """What a kernel built now would be built from (the cache key's inputs)."""
 
-    kernel_source_sha256: str
+    kernel_source_sha256: str  # of every op's kernel sources (the module docstring)
     toolchain: dict  # {"triton_ascend": str|None, "bishengir": str|None, "cann": str|None}
     missing: tuple  # tools a compile needs that are absent: "triton-ascend", "bishengir-compile", "hivmc"
+    sources: Optional[dict] = None  # {op type: sha256 of its kernel source file}
 
     @property
     def key(self):
@@ -83,7 +91,7 @@ class Identity(NamedTuple):
 
 
 class Ensured(NamedTuple):
-    path: str  # <cache>/<SoC>/<key>/<dtype>
+    path: str  # <cache>/<SoC>/<key>/<op>/<dtype>
     built: bool  # False: it was there already
     key: str
 
@@ -172,15 +180,29 @@ def cache_key(kernel_source_sha256, toolchain_record, entry_naming=None):
     return "-".join(parts)
 
 
-def kernel_source_sha256(op=op_def.ADD_CUSTOM):
-    """sha256 of the kernel source file, as the builder records it in the manifest."""
-    with open(frontend.kernel_source_path(op.kernel), "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+def kernel_source_sha256(op=None):
+    """sha256 of ``op``'s kernel source file, as the builder records it in the manifest; of
+    every op's (``op_def.OPS``) without one: the key's (the module docstring)."""
+    if op is not None:
+        with open(frontend.kernel_source_path(op.kernel), "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    return _key_source(_sources(op_def.OPS))
 
 
-def identity(env=None, op=op_def.ADD_CUSTOM):
+def _sources(ops):
+    return dict((o.type_name, kernel_source_sha256(o)) for o in ops)
+
+
+def _key_source(sources):
+    digests = set(sources.values())
+    return digests.pop() if len(digests) == 1 else kernel_manifest.combined_source_sha256(sources)
+
+
+def identity(env=None, op=None):
     """The :class:`Identity` of a build in this environment, read the way the builder reads
-    its toolchain record (kernels/builder.py), without importing triton."""
+    its toolchain record (kernels/builder.py), without importing triton. The key covers the
+    kernel sources of every op of ``op_def.OPS`` (and of ``op``, when it is not one of them),
+    so that the GE library asks once per process for the key of every op's entries."""
     env = dict(os.environ if env is None else env)
     missing = []
     triton_version = toolchain.distribution_version("triton-ascend")
@@ -204,11 +226,15 @@ def identity(env=None, op=op_def.ADD_CUSTOM):
     else:
         cann = toolchain.cann_version(env) or "unknown"
     record = {"triton_ascend": triton_version, "bishengir": bishengir, "cann": cann}
-    return Identity(kernel_source_sha256(op), record, tuple(missing))
+    ops = list(op_def.OPS)
+    if op is not None and op.type_name not in [o.type_name for o in ops]:
+        ops.append(op)
+    sources = _sources(ops)
+    return Identity(_key_source(sources), record, tuple(missing), sources)
 
 
 def check_name(what, value):
-    """A SoC, key or dtype becomes a folder name: refuse anything that is not one."""
+    """A SoC, key, op type or dtype becomes a folder name: refuse anything that is not one."""
     if (not isinstance(value, str) or not value or value.startswith(".") or "/" in value
             or "\0" in value or not re.match(r"^[A-Za-z0-9._+-]+$", value)):
         raise ValueError("%s %r cannot name a cache folder (letters, digits and ._+- only, "
@@ -216,10 +242,10 @@ def check_name(what, value):
     return value
 
 
-def entry_dir(cache, soc, key, dtype):
-    """``<cache>/<SoC>/<key>/<dtype>``."""
+def entry_dir(cache, soc, key, dtype, op=op_def.ADD_CUSTOM):
+    """``<cache>/<SoC>/<key>/<op type>/<dtype>``."""
     return os.path.join(cache, check_name("SoC", soc), check_name("key", key),
-                        check_name("dtype", dtype))
+                        check_name("op type", op.type_name), check_name("dtype", dtype))
 
 
 def load_entry(path, soc, dtype, op=op_def.ADD_CUSTOM):
@@ -302,8 +328,8 @@ def _remove_leftovers(folder, dtype):
 
 def ensure(soc, dtype, cache=None, key=None, env=None, op=op_def.ADD_CUSTOM, build=None,
            progress=None, on_wait=None):
-    """Make sure ``<cache>/<SoC>/<key>/<dtype>`` holds the verified npubins of every kernel
-    variant of ``op`` for ``dtype``; build them if not.
+    """Make sure ``<cache>/<SoC>/<key>/<op>/<dtype>`` holds the verified npubins of every
+    kernel variant of ``op`` for ``dtype``; build them if not.
 
     ``cache`` defaults to :func:`cache_dir`; ``key``, when given, is the key the caller
     expects (the GE library's, from ``--describe``): a different toolchain here is refused
@@ -328,7 +354,7 @@ def ensure(soc, dtype, cache=None, key=None, env=None, op=op_def.ADD_CUSTOM, bui
             "environment changed between finding the key and compiling (triton-ascend, "
             "bishengir-compile or the CANN toolkit)" % (ident.key, key))
     key = ident.key
-    target = entry_dir(cache, soc, key, dtype)
+    target = entry_dir(cache, soc, key, dtype, op)
     refusal = cache_refusal(cache)
     if refusal is not None:
         raise KernelCacheError(untrusted_message(cache, refusal))
@@ -371,12 +397,13 @@ def _check_built(path, soc, dtype, op, ident):
         raise KernelBuildError("the builder's output for %s %s is not a usable cache entry: %s"
                                % (soc, dtype, e))
     recorded = {f: manifest.toolchain.get(f) for f in TOOLCHAIN_FIELDS}
-    if manifest.kernel_source_sha256 != ident.kernel_source_sha256 or recorded != ident.toolchain:
+    source = manifest.source_sha256(op.type_name)
+    expected = (ident.sources or {}).get(op.type_name, ident.kernel_source_sha256)
+    if source != expected or recorded != ident.toolchain:
         raise KernelBuildError(
             "the builder recorded kernel source %s and toolchain %s, but the cache key says %s "
             "and %s; the two must be read alike (kernels/cache.py, kernels/builder.py)"
-            % (manifest.kernel_source_sha256, recorded, ident.kernel_source_sha256,
-               ident.toolchain))
+            % (source, recorded, expected, ident.toolchain))
 
 
 class CachedEntry(NamedTuple):
@@ -387,22 +414,42 @@ class CachedEntry(NamedTuple):
     manifest: Optional[object]  # KernelManifest, None when invalid
     error: Optional[str]  # why it is invalid
     kind: Optional[str] = None  # the ManifestError kind; "trust": the trust rule refuses it
+    op: Optional[str] = None  # the op type; None for an entry of the layout before op folders
 
 
-def list_entries(cache, op=op_def.ADD_CUSTOM):
-    """Every ``<SoC>/<key>/<dtype>`` entry under ``cache``, validated (sorted); an entry the
-    trust rule refuses has ``manifest`` None and the refusal (kind ``trust``) as ``error``.
-    Folders reached through a symbolic link are listed: the rule judges the link."""
+def list_entries(cache, op=None):
+    """Every ``<SoC>/<key>/<op>/<dtype>`` entry under ``cache``, validated (sorted); an entry
+    the trust rule refuses has ``manifest`` None and the refusal (kind ``trust``) as
+    ``error``. Folders reached through a symbolic link are listed: the rule judges the link.
+    The ops are those of ``op_def.OPS`` (and ``op``); a folder of no op is listed as one
+    invalid entry (kind ``mismatch``), and an entry of the layout before op folders
+    (``<SoC>/<key>/<dtype>``, a dtype's name where an op type belongs) as ``outdated``."""
+    ops = dict((o.type_name, o) for o in op_def.OPS)
+    if op is not None:
+        ops.setdefault(op.type_name, op)
     found = []
     for soc in _subfolders(cache):
         for key in _subfolders(os.path.join(cache, soc)):
-            for dtype in _subfolders(os.path.join(cache, soc, key)):
-                path = os.path.join(cache, soc, key, dtype)
-                try:
-                    manifest, error, kind = load_entry(path, soc, dtype, op), None, None
-                except ManifestError as e:
-                    manifest, error, kind = None, str(e), e.kind
-                found.append(CachedEntry(soc, key, dtype, path, manifest, error, kind))
+            for name in _subfolders(os.path.join(cache, soc, key)):
+                path = os.path.join(cache, soc, key, name)
+                if name in ops:
+                    for dtype in _subfolders(path):
+                        entry = os.path.join(path, dtype)
+                        try:
+                            manifest, error, kind = load_entry(entry, soc, dtype, ops[name]), None, None
+                        except ManifestError as e:
+                            manifest, error, kind = None, str(e), e.kind
+                        found.append(CachedEntry(soc, key, dtype, entry, manifest, error, kind, name))
+                elif name in op_def.DTYPES:
+                    found.append(CachedEntry(
+                        soc, key, name, path, None,
+                        "%s: an entry of the layout before op folders (<SoC>/<key>/<dtype>), "
+                        "which this release does not read; a graph build compiles the op again "
+                        "into <SoC>/<key>/<op>/<dtype>" % path, "outdated"))
+                else:
+                    found.append(CachedEntry(
+                        soc, key, "", path, None, "%s: a folder of no op this package defines "
+                        "(%s)" % (path, ", ".join(sorted(ops))), "mismatch", name))
     return found
 
 

@@ -1,19 +1,19 @@
 """The kernel compile the GE library runs when a graph needs a kernel the package lacks.
 
     python -m tf_ge_custom.kernels.compile_kernel --describe
-    python -m tf_ge_custom.kernels.compile_kernel --soc Ascend910B1 --dtype float32 [--key KEY]
+    python -m tf_ge_custom.kernels.compile_kernel --soc Ascend910B1 --dtype float32 [--op AddCustom] [--key KEY]
 
 The GE library (``CompilableOp::Compile``, docs/ge-library.md) runs this module in a child
 process of the Python recorded at install time (or ``$TF_GE_CUSTOM_PYTHON``), first with
 ``--describe`` (where the cache is and the key of this toolchain, once per process), then,
-when the cache has no entry for (SoC, dtype), to build it into the cache
+when the cache has no entry for (SoC, op, dtype), to build it into the cache
 (:func:`tf_ge_custom.kernels.cache.ensure`: lock, build aside, rename into place). The
 GE library starts it through a ``-c`` bootstrap that puts the package it belongs to first
 on ``sys.path`` and keeps TensorFlow out of the import (ge_ops/core kernel_compiler.cc).
 
 Progress goes to stderr; the last line on stdout is the result the GE library reads::
 
-    TF_GE_CUSTOM_COMPILE {"ok": true, "entry": "<cache>/<SoC>/<key>/<dtype>", "built": true, ...}
+    TF_GE_CUSTOM_COMPILE {"ok": true, "entry": "<cache>/<SoC>/<key>/<op>/<dtype>", "built": true, ...}
     TF_GE_CUSTOM_COMPILE {"ok": false, "missing": ["hivmc"], "error": "...", ...}
 
 Exit status: 0 done, 1 the compile failed (the result line says why), 2 usage error.
@@ -48,16 +48,36 @@ def _result(**fields):
     sys.stdout.flush()
 
 
+def _default_op():
+    from tf_ge_custom import op_def
+
+    return op_def.OPS[0]
+
+
+def _op(type_name):
+    """The op definition of ``--op``; ValueError names the known ones."""
+    from tf_ge_custom import op_def
+
+    if type_name is None:
+        return _default_op()
+    try:
+        return op_def.get(type_name)
+    except KeyError as e:
+        raise ValueError(e.args[0])
+
+
 def _parser():
     parser = argparse.ArgumentParser(
         prog="python -m tf_ge_custom.kernels.compile_kernel",
-        description="Compile the AddCustom kernels of one SoC and dtype (every variant) into the "
+        description="Compile an op's kernels of one SoC and dtype (every variant) into the "
                     "per-user kernel cache (run by the "
                     "GE library; tf-ge-custom build-kernels --cache is the command for people).")
     parser.add_argument("--describe", action="store_true",
                         help="print where the cache is and the key of this toolchain, then exit")
     parser.add_argument("--soc", help="the SoC, as --soc_version spells it")
     parser.add_argument("--dtype", help="one dtype of the op")
+    parser.add_argument("--op", help="the op type (default: the package's first op, %s)"
+                        % _default_op().type_name)
     parser.add_argument("--cache", help="the cache folder (default: as build-kernels --cache)")
     parser.add_argument("--key", help="the key the caller expects (refused if this toolchain's "
                                       "differs)")
@@ -138,7 +158,7 @@ def main(argv=None, build=None):
 
     try:
         done = cache.ensure(args.soc, args.dtype, cache=args.cache, key=args.key, build=build,
-                            progress=progress, on_wait=on_wait)
+                            op=_op(args.op), progress=progress, on_wait=on_wait)
     except ValueError as e:
         sys.stderr.write("error: %s\n" % e)
         _result(ok=False, kind="usage", error=str(e), missing=[])

@@ -68,9 +68,11 @@ def is_pointer_param(role):
     return role.split(":")[0] in ("input", "output")
 
 
-def signature(kernel, variant, dtype):
+def signature(kernel, variant, dtype, op=None):
     """triton signature and constants of ``variant`` for ``dtype``: operands are pointers to
-    the element type, every integer parameter is 32-bit (the host chunks larger tensors)."""
+    the element type, every integer parameter is 32-bit (the host chunks larger tensors), an
+    ``attr:<name>`` parameter is a scalar of the attribute's type (``op``'s OpAttr: fp32 for
+    a float)."""
     params = [p.name for p in kernel.params if not p.is_constexpr]
     if len(params) != len(variant.params):
         raise KernelBuildError(
@@ -79,7 +81,16 @@ def signature(kernel, variant, dtype):
                       len(variant.params), ", ".join(variant.params)))
     sig = {}
     for name, role in zip(params, variant.params):
-        sig[name] = "*" + dtype.triton if is_pointer_param(role) else "i32"
+        if role.startswith("attr:"):
+            if op is None:
+                raise KernelBuildError("%s: the parameter %s (%s) is an attribute; its op is needed "
+                                       "to type it" % (variant.function, name, role))
+            try:
+                sig[name] = op.attr(role.split(":", 1)[1]).type_record().triton
+            except KeyError as e:
+                raise KernelBuildError("%s: %s" % (variant.function, e.args[0]))
+        else:
+            sig[name] = "*" + dtype.triton if is_pointer_param(role) else "i32"
     constexprs = [p.name for p in kernel.params if p.is_constexpr]
     wanted = [name for name, _ in variant.constants]
     if constexprs != wanted:
@@ -89,9 +100,10 @@ def signature(kernel, variant, dtype):
     return sig, dict(variant.constants)
 
 
-def lower(kernel, variant, dtype, soc, entry):
+def lower(kernel, variant, dtype, soc, entry, op=None):
     """TTIR and linalg of ``kernel`` (``variant``'s function) for ``dtype`` (an op_def.DType)
-    on ``soc``, its device function named ``entry``."""
+    on ``soc``, its device function named ``entry`` (``op``: the op definition, for the types
+    of its attribute parameters)."""
     from triton._C.libtriton import ir
     from triton.backends.ascend import compiler as ascend
     from triton.backends.compiler import GPUTarget
@@ -102,7 +114,7 @@ def lower(kernel, variant, dtype, soc, entry):
     options = backend.parse_options({})
     stages = {}
     backend.add_stages(stages, options)
-    sig, constants = signature(kernel, variant, dtype)
+    sig, constants = signature(kernel, variant, dtype, op)
     source = ASTSource(named(kernel, entry), sig, constants=constants)
     metadata = dict(options.__dict__)
     metadata.update(target=target, hash="tf-ge-custom-%s-%s-%s" % (variant.name, dtype.name, soc))

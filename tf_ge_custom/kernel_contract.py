@@ -52,9 +52,13 @@ POINTER_ROLES = ("ffts", "sync_block_lock", "workspace", "input", "output")
 # Integer scalars, 4 or 8 bytes: the element count of a flat launch, the extent of one
 # dimension of a tiled launch's frame, and one input's element stride along one dimension.
 INTEGER_ROLES = ("num_elements", "dim", "input_stride")
-ROLES = POINTER_ROLES + INTEGER_ROLES + ("grid_x", "grid_y", "grid_z")
-# Slots of these roles carry an "index": the kernel operand (input / output number).
-INDEXED_ROLES = ("input", "output", "input_stride")
+# The value of one of the op's attributes (op_def.OpAttr, the kernel parameter "attr:<name>"),
+# a scalar of its type's size (op_def.ATTR_TYPES: 4 bytes for a float, as fp32; 8 for an int).
+ATTR_ROLES = ("attr",)
+ROLES = POINTER_ROLES + INTEGER_ROLES + ATTR_ROLES + ("grid_x", "grid_y", "grid_z")
+# Slots of these roles carry an "index": the kernel operand (input / output number), or for
+# "attr" the attribute's position in the op's attributes (op_def.OpDefinition.attrs).
+INDEXED_ROLES = ("input", "output", "input_stride", "attr")
 # Slots of these roles carry a "dim": the dimension of the frame they describe.
 DIM_ROLES = ("dim", "input_stride")
 # Every layout holds each of these exactly once; the kernel variant's parameters (op_def.py)

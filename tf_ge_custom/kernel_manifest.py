@@ -26,7 +26,7 @@ from typing import NamedTuple, Optional, Tuple
 from . import _files as files, kernel_contract, op_def
 from .errors import ManifestError
 # The constants shared with the GE library's C++ core (generated into kernel_contract.h).
-from .kernel_contract import (DIM_ROLES, INDEX_LIMIT, INDEXED_ROLES, INTEGER_ROLES,
+from .kernel_contract import (ATTR_ROLES, DIM_ROLES, INDEX_LIMIT, INDEXED_ROLES, INTEGER_ROLES,
                               MAGIC_BY_MIX_MODE, MANIFEST_FORMAT as FORMAT, MANIFEST_NAME,
                               MANIFEST_VERSION as VERSION, MAX_GRID, POINTER_ROLES, ROLES,
                               SINGLE_ROLES as _SINGLE_ROLES)
@@ -36,6 +36,7 @@ __all__ = [
     "KernelManifest", "KernelEntry", "ArgLayout", "ArgSlot",
     "load_manifest", "parse_manifest", "validate_document", "find_manifests",
     "find_manifests_in", "normalized", "manifest_document", "param_slot_key", "entry_naming_of",
+    "combined_source_sha256",
 ]
 
 # The C++ reader's limits (ge_ops/core/src/manifest.cc), so both give one verdict.
@@ -47,7 +48,7 @@ _SOC_RE = re.compile(r"^[A-Za-z0-9_]+$")
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 
 _TOP_KEYS = ("format", "version", "entry_naming", "soc", "architecture", "vector_core_count",
-             "toolchain", "kernel_source_sha256", "kernels")
+             "toolchain", "kernel_source_sha256", "kernel_sources", "kernels")
 # "dav-<NpuArch>" (kernels/socs.py): optional, since manifests written before it lack it.
 _ARCH_RE = re.compile(r"^dav-[0-9a-z]+$")
 _TOOLCHAIN_KEYS = ("triton_ascend", "bishengir", "cann")
@@ -132,11 +133,33 @@ class KernelEntry(NamedTuple):
         }
 
 
+def combined_source_sha256(kernel_sources):
+    """The ``kernel_source_sha256`` of a set whose ops' kernels come from several source
+    files: sha256 of one line ``<op type> <sha256 of its source>\n`` per op, in sorted op
+    order (``kernel_sources``: {op type: sha256})."""
+    import hashlib
+
+    text = "".join("%s %s\n" % (op, kernel_sources[op]) for op in sorted(kernel_sources))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def manifest_document(soc, vector_core_count, toolchain, kernel_source_sha256, kernels,
                       architecture=None):
     """The manifest JSON object for ``kernels`` (a sequence of :class:`KernelEntry`);
     ``architecture`` (``"dav-2201"``) lets a board of that architecture take these kernels
-    when none are built for its own SoC name (docs/kernels.md)."""
+    when none are built for its own SoC name (docs/kernels.md).
+
+    ``kernel_source_sha256``: the sha256 of the one kernel source file every kernel comes
+    from, or a dict {op type: sha256 of that op's source}: with one distinct digest it is
+    written as the one source (the document of a single source file is unchanged); with
+    several, as ``kernel_sources`` with their :func:`combined_source_sha256`."""
+    kernel_sources = None
+    if isinstance(kernel_source_sha256, dict):
+        if len(set(kernel_source_sha256.values())) == 1:
+            kernel_source_sha256 = next(iter(kernel_source_sha256.values()))
+        else:
+            kernel_sources = dict(sorted(kernel_source_sha256.items()))
+            kernel_source_sha256 = combined_source_sha256(kernel_sources)
     document = {
         "format": FORMAT,
         "version": VERSION,
@@ -149,16 +172,27 @@ def manifest_document(soc, vector_core_count, toolchain, kernel_source_sha256, k
         "vector_core_count": vector_core_count,
         "toolchain": dict(toolchain),
         "kernel_source_sha256": kernel_source_sha256,
-        "kernels": [k.to_json() for k in kernels],
     })
+    if kernel_sources is not None:
+        document["kernel_sources"] = kernel_sources
+    document["kernels"] = [k.to_json() for k in kernels]
     return document
 
 
-def param_slot_key(param):
+def param_slot_key(param, op=None):
     """The (role, index, dim) a kernel parameter of op_def (``input:1``, ``num_elements``,
-    ``input_stride:0:2``) occupies in the host-argument layout."""
+    ``input_stride:0:2``, ``attr:alpha``) occupies in the host-argument layout; an ``attr``
+    slot's index is the attribute's position in ``op``'s attributes (an op_def.OpDefinition,
+    needed for those only)."""
     parts = param.split(":")
     role = parts[0]
+    if role in ATTR_ROLES:
+        names = [a.name for a in op.attrs] if op is not None else []
+        if len(parts) != 2 or parts[1] not in names:
+            raise ValueError("not a kernel parameter role: %r (%s)" % (
+                param, "an attr:<name> parameter needs its op" if op is None else
+                "%s's attributes are %s" % (op.type_name, ", ".join(names) or "none")))
+        return role, names.index(parts[1]), None
     numbers = [int(p) for p in parts[1:]]
     index = numbers.pop(0) if role in INDEXED_ROLES else None
     dim = numbers.pop(0) if role in DIM_ROLES else None
@@ -203,6 +237,11 @@ class KernelManifest(object):
     @property
     def kernel_source_sha256(self):
         return self.document["kernel_source_sha256"]
+
+    def source_sha256(self, op):
+        """The sha256 of the kernel source file ``op``'s (a type name) kernels were built
+        from: its ``kernel_sources`` entry, else the set's one source."""
+        return self.document.get("kernel_sources", {}).get(op, self.kernel_source_sha256)
 
     @property
     def ir_only(self):
@@ -514,7 +553,16 @@ def _check_schema(doc, path):
     tc.get("triton_ascend", "str")
     tc.get("bishengir", "str")
     tc.get("cann", "str", nullable=True)
-    top.hex_digest("kernel_source_sha256")
+    source = top.hex_digest("kernel_source_sha256")
+    sources = top.get("kernel_sources", "dict", optional=True)
+    if sources is not None:
+        for op, digest in sources.items():
+            if not isinstance(digest, str) or not _SHA256_RE.match(digest):
+                top.fail("'kernel_sources' maps each op type to the 64 lowercase hex digits of its "
+                         "kernel source's sha256; %r has %r" % (op, digest))
+        if source != combined_source_sha256(sources):
+            top.fail("'kernel_source_sha256' of a set with 'kernel_sources' must be their "
+                     "combined digest %s, found %s" % (combined_source_sha256(sources), source))
     items = top.get("kernels", "list")
     if not items:
         top.fail("'kernels' must hold at least one entry")
@@ -539,6 +587,9 @@ def _check_schema(doc, path):
                                 % (i, k.op, k.variant, k.dtype, k.entry, names[k.entry]), path)
         names[k.entry] = i
         kernels.append(k)
+    if sources is not None and set(sources) != set(k.op for k in kernels):
+        top.fail("'kernel_sources' must name exactly the ops of 'kernels' (%s), found %s"
+                 % (", ".join(sorted(set(k.op for k in kernels))), ", ".join(sorted(sources))))
     return kernels
 
 
@@ -611,7 +662,8 @@ def _check_layout(k, path):
         if (s.dim is not None) != (s.role in DIM_ROLES):
             fail("slot %r (%s): %s slots carry a 'dim', no other slot does"
                  % (s.name, s.role, "/".join(DIM_ROLES)))
-        want = (8,) if s.role in POINTER_ROLES else (4, 8) if s.role in INTEGER_ROLES else (4,)
+        want = ((8,) if s.role in POINTER_ROLES else (4, 8) if s.role in INTEGER_ROLES
+                else _attr_sizes(k.op, s.index) if s.role in ATTR_ROLES else (4,))
         if s.size not in want:
             fail("slot %r (%s) has size %d; expected %s" % (
                 s.name, s.role, s.size, " or ".join(str(w) for w in want)))
@@ -640,7 +692,7 @@ def _check_layout(k, path):
             fail("expected exactly one %s slot, found %d" % (role, count))
     variant = _variant_or_none(k.op, k.variant)
     if variant is not None:  # the kernel's own parameters: each exactly once, nothing else
-        expected = [param_slot_key(p) for p in variant.params]
+        expected = [param_slot_key(p, _op_or_none(k.op)) for p in variant.params]
         params = [(s.role, s.index, s.dim) for s in slots
                   if s.role not in _SINGLE_ROLES and s.role != "ffts"]
         for key in expected:
@@ -657,6 +709,14 @@ def _check_layout(k, path):
         fail("32-bit %s slots need max_elements_per_launch + block elements * max_programs "
              "< 2^31 so that no index wraps; found %d + %d * %d"
              % (narrow[0].role, k.max_elements_per_launch, k.block_elements, k.max_programs))
+
+
+def _attr_sizes(type_name, index):
+    """The sizes an attr slot may have: its attribute type's word when the op is known."""
+    op = _op_or_none(type_name)
+    if op is not None and index is not None and 0 <= index < len(op.attrs):
+        return (op.attrs[index].type_record().word_bytes,)
+    return tuple(sorted(set(t.word_bytes for t in op_def.ATTR_TYPES.values())))
 
 
 def _show_key(key):

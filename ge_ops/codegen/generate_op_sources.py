@@ -70,14 +70,42 @@ def op_proto_header(op):
         lines.append("    .INPUT(%s, %s)" % (name, types))
     for name in op.outputs:
         lines.append("    .OUTPUT(%s, %s)" % (name, types))
+    for attr in getattr(op, "attrs", ()):
+        # ATTR, not REQUIRED_ATTR: a TF node without the attr gets the default, as in TF
+        lines.append("    .ATTR(%s, %s, %s)" % (attr.name, attr.type_record().ge,
+                                               attr_literal(attr, attr.default)))
     lines += ["    .OP_END_FACTORY_REG(%s);" % op.type_name, "}  // namespace ge", "",
               "#endif  // %s" % guard, ""]
     return "\n".join(lines)
 
 
-def _param_slot(contract, param):
-    """``input:1`` / ``dim:3`` / ``input_stride:0:2`` -> (role, index, dim), -1 when absent."""
+def attr_literal(attr, value):
+    """``value`` of ``attr`` (an op_def.OpAttr) as a C++ literal: a finite float in the
+    notation repr gives (``0.2``), an integer as is."""
+    import math
+
+    if attr.type == "float":
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError("attribute %s: a default of %r has no C++ literal here; give a "
+                             "finite default" % (attr.name, value))
+        return repr(value)
+    if attr.type == "int":
+        value = int(value)
+        return str(value) if -2 ** 31 <= value < 2 ** 31 else "INT64_C(%d)" % value
+    raise ValueError("attribute %s: unknown type %r" % (attr.name, attr.type))
+
+
+def _param_slot(contract, param, op=None):
+    """``input:1`` / ``dim:3`` / ``input_stride:0:2`` / ``attr:alpha`` -> (role, index, dim),
+    -1 when absent; an attr's index is its position in ``op``'s attributes."""
     parts = param.split(":")
+    if parts[0] in getattr(contract, "ATTR_ROLES", ()):
+        names = [a.name for a in getattr(op, "attrs", ())]
+        if len(parts) != 2 or parts[1] not in names:
+            raise ValueError("not a kernel parameter role: %r (the op's attributes are %s)"
+                             % (param, ", ".join(names) or "none"))
+        return parts[0], names.index(parts[1]), -1
     role, numbers = parts[0], [int(p) for p in parts[1:]]
     index = numbers.pop(0) if role in contract.INDEXED_ROLES else -1
     dim = numbers.pop(0) if role in contract.DIM_ROLES else -1
@@ -102,18 +130,22 @@ def op_definitions_inc(module, contract):
             if v.pattern not in contract.PATTERNS:
                 raise ValueError("variant %s: unknown pattern %r" % (v.name, v.pattern))
             params = ", ".join("{SlotRole::%s, %d, %d}" % ((camel(r),) + (i, k)) for r, i, k in
-                               (_param_slot(contract, p) for p in v.params))
+                               (_param_slot(contract, p, op) for p in v.params))
             variants.append("{%s, Pattern::%s, {%s}, {%s}, {%s}, {%s}, %s}" % (
                 c_string(v.name), camel(v.pattern),
                 ", ".join(str(b) for b in v.block), params,
                 ", ".join(c_string(op.binary_name(v.name, d)) for d in op.dtypes),
                 ", ".join(c_string(op.entry_name(v.name, d)) for d in op.dtypes),
                 c_string(v.function)))
-        lines.append("{%s, {%s}, {%s}, {%s},\n {%s},\n %s},\n" % (
+        attrs = ", ".join("{%s, %s, %d, %s}" % (
+            c_string(a.name), c_string(a.type), a.type_record().word_bytes,
+            attr_literal(a, a.default)) for a in getattr(op, "attrs", ()))
+        lines.append("{%s, {%s}, {%s}, {%s},\n {%s},\n %s, %s, {%s}},\n" % (
             c_string(op.type_name),
             ", ".join(c_string(n) for n in op.inputs),
             ", ".join(c_string(n) for n in op.outputs),
-            dtypes, ",\n  ".join(variants), _bool(op.commutative)))
+            dtypes, ",\n  ".join(variants), _bool(op.commutative),
+            _bool(getattr(op, "broadcasts", False)), attrs))
     return "".join(lines)
 
 

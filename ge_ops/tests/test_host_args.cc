@@ -2,7 +2,9 @@
 // triton-ascend emits (docs/ascend-stack.md, "Launching the kernel").
 #include "test_support.h"
 #include "testing.h"
+#include "tf_ge_custom_core/executor.h"
 #include "tf_ge_custom_core/host_args.h"
+#include "tf_ge_custom_core/launch_plan.h"
 #include "tf_ge_custom_core/manifest.h"
 
 using namespace tf_ge_custom::core;
@@ -144,4 +146,142 @@ TEST(HostArgs, RefusesValuesThatDoNotFit) {
   CHECK_FALSE(PackHostArgs(l, v, &out).ok());
   v.grid_y = 0x80000000u;
   CHECK_FALSE(PackHostArgs(l, v, &out).ok());
+}
+
+namespace {
+// leaky_relu_kernel(x_ptr, y_ptr, n_elements, alpha) as triton-ascend emits it
+// (tests/kernels/test_leaky_relu_lowering.py checks the HIVM IR): ffts, lock, workspace,
+// x, y, i32 n_elements, f32 alpha (the op's attribute 0), gridX/Y/Z: 60 bytes, padded to 64.
+// Written out by hand: the core's op table holds only the ops of op_def.OPS.
+ArgLayout LeakyReluLayout() {
+  ArgLayout l;
+  l.size = 64;
+  l.has_ffts = true;
+  l.slots = {{"ffts_base_address", SlotRole::kFfts, -1, -1, 0, 8},
+             {"sync_block_lock", SlotRole::kSyncBlockLock, -1, -1, 8, 8},
+             {"workspace", SlotRole::kWorkspace, -1, -1, 16, 8},
+             {"x_ptr", SlotRole::kInput, 0, -1, 24, 8},
+             {"y_ptr", SlotRole::kOutput, 0, -1, 32, 8},
+             {"n_elements", SlotRole::kNumElements, -1, -1, 40, 4},
+             {"alpha", SlotRole::kAttr, 0, -1, 44, 4},
+             {"gridX", SlotRole::kGridX, -1, -1, 48, 4},
+             {"gridY", SlotRole::kGridY, -1, -1, 52, 4},
+             {"gridZ", SlotRole::kGridZ, -1, -1, 56, 4}};
+  return l;
+}
+}  // namespace
+
+TEST(HostArgs, OneInputLayoutCarriesTheAttributeAsAnFp32Word) {
+  HostArgValues v = Values();
+  v.inputs = {0x0000100000000000ull};
+  v.attrs = {0x3E4CCCCDull};  // 0.2f: sign 0, exponent 124, mantissa 0x4CCCCD
+  Bytes out;
+  REQUIRE_OK(PackHostArgs(LeakyReluLayout(), v, &out));
+  const Bytes expected = {
+      0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,  // ffts_base_address
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // sync_block_lock: null
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // workspace: null
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00,  // x
+      0x00, 0x00, 0x80, 0x00, 0x00, 0x10, 0x00, 0x00,  // y
+      0x88, 0x13, 0x00, 0x00,                          // n_elements = 5000
+      0xCD, 0xCC, 0x4C, 0x3E,                          // alpha = 0.2f
+      0x02, 0x00, 0x00, 0x00,                          // gridX
+      0x01, 0x00, 0x00, 0x00,                          // gridY
+      0x01, 0x00, 0x00, 0x00,                          // gridZ
+      0x00, 0x00, 0x00, 0x00,                          // padding
+  };
+  CHECK_EQ(out, expected);
+  // -0.0f keeps its sign bit; a NaN its payload
+  v.attrs = {0x80000000ull};
+  REQUIRE_OK(PackHostArgs(LeakyReluLayout(), v, &out));
+  CHECK_EQ(Bytes(out.begin() + 44, out.begin() + 48), (Bytes{0x00, 0x00, 0x00, 0x80}));
+  v.attrs = {0x7FC00001ull};
+  REQUIRE_OK(PackHostArgs(LeakyReluLayout(), v, &out));
+  CHECK_EQ(Bytes(out.begin() + 44, out.begin() + 48), (Bytes{0x01, 0x00, 0xC0, 0x7F}));
+  // no attribute value, or one wider than its 32-bit slot: refused, never packed as zero
+  v.attrs.clear();
+  CHECK_EQ(PackHostArgs(LeakyReluLayout(), v, &out).code(), Code::kOutOfRange);
+  v.attrs = {0x100000000ull};
+  CHECK_EQ(PackHostArgs(LeakyReluLayout(), v, &out).code(), Code::kOutOfRange);
+}
+
+namespace {
+// LeakyReluCustom as op_def.py defines it, written out here (the generated table holds only
+// the ops of op_def.OPS): one input, no broadcasting, one float attribute.
+OpDefinition LeakyReluOp() {
+  OpDefinition op;
+  op.type_name = "LeakyReluCustom";
+  op.inputs = {"x"};
+  op.outputs = {"y"};
+  op.dtypes = {{"float32", "DT_FLOAT", 4}, {"float16", "DT_FLOAT16", 2}, {"bfloat16", "DT_BF16", 2}};
+  KernelVariantDefinition flat;
+  flat.name = "flat";
+  flat.pattern = Pattern::kEqual;
+  flat.block = {4096};
+  flat.params = {{SlotRole::kInput, 0, -1}, {SlotRole::kOutput, 0, -1}, {SlotRole::kNumElements, -1, -1},
+                 {SlotRole::kAttr, 0, -1}};
+  op.variants = {flat};
+  op.broadcasts = false;
+  op.attrs = {{"alpha", "float", 4, 0.2}};
+  return op;
+}
+}  // namespace
+
+TEST(HostArgs, AOneInputCallPacksItsPointerCountAndAttributeInEveryLaunch) {
+  const OpDefinition op = LeakyReluOp();
+  KernelCall call;
+  // [3, 4096, 2] float16: 24576 elements, launched in chunks of 8192 (two blocks)
+  REQUIRE_OK(PrepareCall(op, op.dtypes[1], {{3, 4096, 2}}, &call));
+  CHECK_EQ(call.num_elements, int64_t{24576});
+  CHECK_EQ(call.choice.variant->name, std::string("flat"));
+  CHECK_EQ(call.choice.operands, (std::vector<int>{0}));
+  CHECK_EQ(call.choice.frame, (std::vector<int64_t>{24576}));
+  call.inputs = {0x0000100000000000ull};
+  call.outputs = {0x0000100000800000ull};
+  call.attrs = {0xBF400000ull};  // -0.75f
+  KernelEntry entry;
+  entry.block = {4096};
+  entry.max_programs = 2;
+  entry.max_grid = 65535;
+  entry.max_elements_per_launch = 8192;
+  entry.args = LeakyReluLayout();
+  auto plan = LaunchPlan::Make(call.choice, call.dtype->itemsize, entry);
+  REQUIRE_OK(plan);
+  REQUIRE_EQ(plan.value().launch_count(), int64_t{3});
+  HostArgValues v;
+  Bytes out;
+  for (int64_t i = 0; i < 3; ++i) {
+    SetLaunchValues(call.choice, call.inputs, call.outputs, plan.value().launch(i), &v);
+    v.attrs = call.attrs;
+    REQUIRE_OK(PackHostArgs(entry.args, v, &out));
+    const uint8_t step = static_cast<uint8_t>(0x40 * i);  // 8192 halves = 0x4000 bytes per launch
+    const Bytes expected = {
+        0, 0, 0, 0, 0, 0, 0, 0,                          // ffts (not asked for here)
+        0, 0, 0, 0, 0, 0, 0, 0,                          // sync_block_lock
+        0, 0, 0, 0, 0, 0, 0, 0,                          // workspace
+        0x00, step, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00,  // x + 0x4000 * i
+        0x00, step, 0x80, 0x00, 0x00, 0x10, 0x00, 0x00,  // y + 0x4000 * i
+        0x00, 0x20, 0x00, 0x00,                          // n_elements = 8192
+        0x00, 0x00, 0x40, 0xBF,                          // alpha = -0.75f
+        0x02, 0x00, 0x00, 0x00,                          // gridX = 2 programs
+        0x01, 0x00, 0x00, 0x00,                          // gridY
+        0x01, 0x00, 0x00, 0x00,                          // gridZ
+        0x00, 0x00, 0x00, 0x00,                          // padding
+    };
+    CHECK_EQ(out, expected);
+  }
+  // its inputs must have one shape; the count must be the op's
+  CHECK_EQ(PrepareCall(op, op.dtypes[0], {{2, 3}, {2, 3}}, &call).code(), Code::kInternal);
+  CHECK_EQ(PrepareCall(op, op.dtypes[0], {{2, -1}}, &call).code(), Code::kBadShape);
+  REQUIRE_OK(PrepareCall(op, op.dtypes[0], {{0, 5}}, &call));
+  CHECK_TRUE(call.choice.variant == nullptr && call.num_elements == 0);  // nothing to launch
+  OpDefinition two = op;
+  two.inputs = {"a", "b"};
+  const Status differ = PrepareCall(two, two.dtypes[0], {{2, 3}, {3, 2}}, &call);
+  CHECK_EQ(differ.code(), Code::kBadShape);
+  CHECK_TRUE(differ.message().find("does not broadcast: its inputs must have one shape, found a [2, 3] and b [3, 2]") !=
+             std::string::npos);
+  REQUIRE_OK(PrepareCall(two, two.dtypes[0], {{2, 3}, {2, 3}}, &call));
+  CHECK_EQ(call.choice.operands, (std::vector<int>{0, 1}));
+  CHECK_EQ(call.choice.strides, (std::vector<std::vector<int64_t>>{{1}, {1}}));
 }

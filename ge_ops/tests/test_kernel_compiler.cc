@@ -165,9 +165,10 @@ TEST(KernelCompiler, CommandLinesRunTheBuilderModuleOfThisPackage) {
   CHECK_TRUE(boot.find(std::string("'") + kBuilderModule + "'") != std::string::npos);
 
   const CacheTarget t{"/home/u/.cache/tf-ge-custom/kernels", kKey};
-  const std::vector<std::string> compile = CompileCommand(s, t, "Ascend910B1", "float16");
+  const std::vector<std::string> compile = CompileCommand(s, t, "AddCustom", "Ascend910B1", "float16");
   const std::vector<std::string> expected = {s.python, "-c", boot, s.package_parent, "--soc", "Ascend910B1",
-                                             "--dtype", "float16", "--cache", t.cache_dir, "--key", kKey};
+                                             "--dtype", "float16", "--op", "AddCustom", "--cache", t.cache_dir,
+                                             "--key", kKey};
   CHECK_EQ(compile, expected);
 }
 
@@ -236,7 +237,7 @@ TEST(KernelCompiler, ACompileRunsWithItsTimeoutAndLogBesideTheEntry) {
   inst.Executable(inst.beside);
   TempDir cache;
   const CacheTarget t{cache.path(), kKey};
-  const std::string entry = cache.path() + "/Ascend910B1/" + kKey + "/float32";
+  const std::string entry = cache.path() + "/Ascend910B1/" + kKey + "/AddCustom/float32";
   auto runner = std::make_shared<ScriptedRunner>();
   runner->outcomes = {Exited(0, "TF_GE_CUSTOM_COMPILE {\"ok\": true, \"built\": true, \"entry\": \"" + entry + "\"}\n")};
   BuilderProcess compiler(inst.opp_root, Env({{kCompileTimeoutEnv, "42"}}), runner);
@@ -246,7 +247,8 @@ TEST(KernelCompiler, ACompileRunsWithItsTimeoutAndLogBesideTheEntry) {
   CHECK_EQ(spec.timeout_ms, int64_t{42000});
   CHECK_EQ(spec.log_path, entry + "." + std::to_string(getpid()) + ".log");
   CHECK_TRUE(IsDirectory(cache.path() + "/Ascend910B1/" + kKey));  // made for the log and the entry
-  CHECK_EQ(spec.argv, CompileCommand(FindBuilder(inst.opp_root, Env({})).value(), t, "Ascend910B1", "float32"));
+  CHECK_EQ(spec.argv,
+           CompileCommand(FindBuilder(inst.opp_root, Env({})).value(), t, "AddCustom", "Ascend910B1", "float32"));
 }
 
 TEST(KernelCompiler, AMissingToolFailsInOneLineWithSocDtypeToolAndLogTail) {
@@ -350,7 +352,7 @@ TEST(KernelCompiler, APythonThatCannotImportTritonIsPassedOverForTheNextCandidat
   // The compile runs with the Python that passed.
   TempDir cache;
   runner->outcomes = {Exited(0, "TF_GE_CUSTOM_COMPILE {\"ok\": true, \"entry\": \"" + cache.path() + "/Ascend910B1/" +
-                                    kKey + "/float32\"}\n")};
+                                    kKey + "/AddCustom/float32\"}\n")};
   REQUIRE_OK(compiler.Compile(CacheTarget{cache.path(), kKey}, "AddCustom", "Ascend910B1", "float32"));
   CHECK_EQ(runner->specs.back().argv[0], inst.other);
 }

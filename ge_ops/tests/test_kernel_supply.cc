@@ -34,9 +34,11 @@ std::vector<uint8_t> CompiledBinary(const std::string &soc, const std::string &d
                                  "compiled on this host for " + soc + " " + variant + " " + dtype);
 }
 
-std::string EntryDir(const std::string &soc, const std::string &dtype) { return soc + "/" + kKey + "/" + dtype; }
+std::string EntryDir(const std::string &soc, const std::string &dtype) {
+  return soc + "/" + kKey + "/AddCustom/" + dtype;
+}
 
-// Writes <cache>/<SoC>/<key>/<dtype>/ as the builder does: the manifest and the npubin of
+// Writes <cache>/<SoC>/<key>/<op>/<dtype>/ as the builder does: the manifest and the npubin of
 // every variant (all but `without`, to make an entry the builder would never leave).
 void WriteEntry(const TempDir &cache, const std::string &soc, const std::string &dtype,
                 const std::string &without = "") {
@@ -409,14 +411,21 @@ TEST(KernelRegistry, ASerializedKernelSetTwiceInOneSocIsRefused) {
 
 TEST(CompileCache, TheLayoutNeverLeavesTheCache) {
   const CacheTarget t{"/c", kKey};
-  CHECK_EQ(CacheEntryDir(t, "Ascend910B1", "float32").value(), std::string("/c/Ascend910B1/") + kKey + "/float32");
-  CHECK_EQ(CacheEntryDir(t, "..", "float32").status().code(), Code::kUnknownSoc);
-  CHECK_EQ(CacheEntryDir(t, "Ascend910B4-1", "float32").status().code(), Code::kOk);
-  CHECK_EQ(CacheEntryDir(t, "a/b", "float32").status().code(), Code::kUnknownSoc);
-  CHECK_EQ(CacheEntryDir(t, "Ascend910B1", ".hidden").status().code(), Code::kBadDType);
-  CHECK_EQ(CacheEntryDir(CacheTarget{"c", kKey}, "Ascend910B1", "float32").status().code(), Code::kInternal);
-  CHECK_EQ(CacheEntryDir(CacheTarget{"/c", ""}, "Ascend910B1", "float32").status().code(), Code::kInternal);
-  CHECK_EQ(CacheEntryDir(CacheTarget{"/c", "a b"}, "Ascend910B1", "float32").status().code(), Code::kInternal);
+  CHECK_EQ(CacheEntryDir(t, "Ascend910B1", "AddCustom", "float32").value(),
+           std::string("/c/Ascend910B1/") + kKey + "/AddCustom/float32");
+  // two ops sharing a dtype: two entries
+  CHECK_EQ(CacheEntryDir(t, "Ascend910B1", "LeakyReluCustom", "float32").value(),
+           std::string("/c/Ascend910B1/") + kKey + "/LeakyReluCustom/float32");
+  CHECK_EQ(CacheEntryDir(t, "..", "AddCustom", "float32").status().code(), Code::kUnknownSoc);
+  CHECK_EQ(CacheEntryDir(t, "Ascend910B4-1", "AddCustom", "float32").status().code(), Code::kOk);
+  CHECK_EQ(CacheEntryDir(t, "a/b", "AddCustom", "float32").status().code(), Code::kUnknownSoc);
+  CHECK_EQ(CacheEntryDir(t, "Ascend910B1", "AddCustom", ".hidden").status().code(), Code::kBadDType);
+  CHECK_EQ(CacheEntryDir(t, "Ascend910B1", "../x", "float32").status().code(), Code::kInternal);
+  CHECK_EQ(CacheEntryDir(t, "Ascend910B1", "", "float32").status().code(), Code::kInternal);
+  CHECK_EQ(CacheEntryDir(CacheTarget{"c", kKey}, "Ascend910B1", "AddCustom", "float32").status().code(), Code::kInternal);
+  CHECK_EQ(CacheEntryDir(CacheTarget{"/c", ""}, "Ascend910B1", "AddCustom", "float32").status().code(), Code::kInternal);
+  CHECK_EQ(CacheEntryDir(CacheTarget{"/c", "a b"}, "Ascend910B1", "AddCustom", "float32").status().code(),
+           Code::kInternal);
   CHECK_FALSE(IsCacheName(std::string(201, 'a')));
 }
 

@@ -78,7 +78,7 @@ bool Make(const std::string &base, const nlohmann::json &step, uid_t viewer) {
 // A cache entry as the builder writes it: every variant's npubin and the manifest.
 void WriteEntry(const TempDir &cache, const std::string &soc, const std::string &dtype) {
   std::vector<KernelSpec> specs = test_support::AllVariants(dtype);
-  const std::string dir = soc + "/" + kKey + "/" + dtype;
+  const std::string dir = soc + "/" + kKey + "/AddCustom/" + dtype;
   cache.Write(dir + "/manifest.json", test_support::ManifestJson(soc, specs));
   for (const auto &k : specs) {
     cache.Write(dir + "/" + test_support::BinaryName(k.variant, dtype), test_support::FakeBinary(soc, dtype, k.variant));
@@ -229,7 +229,7 @@ TEST(Trust, AnotherUsersCacheIsNeitherReadNorCompiledInto) {
   CHECK_EQ(compiler->compiles, 0);
   CHECK_TRUE(!registry->Find("Ascend910B1", "AddCustom", "flat", "float32").ok());
   // AddCompiled refuses the entry itself too, whoever calls it.
-  const std::string manifest = cache.path() + "/Ascend910B1/" + kKey + "/float32/manifest.json";
+  const std::string manifest = cache.path() + "/Ascend910B1/" + kKey + "/AddCustom/float32/manifest.json";
   CHECK_EQ(registry->AddCompiled("Ascend910B1", manifest).code(), Code::kUntrusted);
   ChownTree(cache.path(), 0, "go-w");  // made the user's, not writable by others: used
   auto registry2 = KernelRegistry::FromOppRoot(opp.path());
@@ -243,7 +243,7 @@ TEST(Trust, AnUntrustedEntryInATrustedCacheIsCompiledAgain) {
   TempDir opp, cache;
   test_support::WriteOppKernels(opp, "Ascend910B4", test_support::AllVariants("int32"));
   WriteEntry(cache, "Ascend910B1", "float32");
-  const std::string entry = cache.path() + "/Ascend910B1/" + kKey + "/float32";
+  const std::string entry = cache.path() + "/Ascend910B1/" + kKey + "/AddCustom/float32";
   ChownTree(entry, geteuid(), "a+w");  // the old umask-000 cache: 0777 folders, 0666 files
   auto compiler = std::make_shared<CountingCompiler>(cache.path());
   KernelSupply supply(compiler);

@@ -67,15 +67,72 @@ def test_core_table_matches_the_op_definition(native_build):
         for row, v in zip(rows, op.kernel.variants):
             params = []
             for p in v.params:  # "input:1", "dim:3", "input_stride:0:2", "num_elements"
-                role, index, dim = kernel_manifest.param_slot_key(p)
+                role, index, dim = kernel_manifest.param_slot_key(p, op)
                 params.append((_camel(role), -1 if index is None else index, -1 if dim is None else dim))
             # the function: every dtype's name under the first entry naming (an outdated set's)
             assert row == (v.name, _camel(v.pattern), list(v.block), params,
                            [op.binary_name(v.name, d) for d in op.dtypes],
                            ["tf_ge_custom_%s_%s_%s" % (op.python_name, v.name, d) for d in op.dtypes],
                            v.function)
-        commutative = re.search(r"\},\n (true|false)\},", text[start:]).group(1)
-        assert commutative == ("true" if op.commutative else "false")
+        tail = re.search(r"\},\n (true|false), (true|false), \{(.*?)\}\},\n", text[start:])
+        assert tail.group(1) == ("true" if op.commutative else "false")
+        assert tail.group(2) == ("true" if op.broadcasts else "false")
+        assert _attr_rows(tail.group(3)) == [(a.name, a.type, a.type_record().word_bytes, a.default)
+                                             for a in op.attrs]
+
+
+def _attr_rows(text):
+    """(name, type, word bytes, default) of each attribute initializer, parsed."""
+    return [(n, t, int(w), float(d) if t == "float" else int(d))
+            for n, t, w, d in re.findall(r'\{"(\w+)", "(\w+)", (\d+), ([-+.\w]+)\}', text)]
+
+
+def _generate_with(tmp_path, extra_ops):
+    """The generator over a copy of op_def.py whose OPS also holds ``extra_ops`` (names of
+    its records): the files it writes, by name."""
+    import importlib.util
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    text = (root / "tf_ge_custom" / "op_def.py").read_text()
+    text = text.replace("OPS = (ADD_CUSTOM,)", "OPS = (ADD_CUSTOM, %s)" % ", ".join(extra_ops))
+    assert "OPS = (ADD_CUSTOM, %s)" % ", ".join(extra_ops) in text
+    (tmp_path / "op_def.py").write_text(text)
+    (tmp_path / "kernel_contract.py").write_text(
+        (root / "tf_ge_custom" / "kernel_contract.py").read_text())
+    spec = importlib.util.spec_from_file_location(
+        "_generate_op_sources", str(root / "ge_ops" / "codegen" / "generate_op_sources.py"))
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    generator.generate(str(tmp_path / "op_def.py"), str(tmp_path / "out"))
+    return tmp_path / "out"
+
+
+def test_an_attributed_one_input_op_generates_its_attr_everywhere(tmp_path):
+    """LeakyReluCustom (one input, no broadcasting, float attr alpha = 0.2) put into OPS in a
+    copy: its REG_OP carries ATTR(alpha, Float, 0.2), its table row one input, broadcasts
+    false and the attribute, and its kernel's alpha parameter the attr slot of index 0."""
+    out = _generate_with(tmp_path, ["LEAKY_RELU_CUSTOM"])
+    header = (out / "op_proto" / "leaky_relu_custom.h").read_text()
+    name, ports = _parse_reg_op(header)
+    assert name == "LeakyReluCustom"
+    assert ports == {"INPUT": {"x": ["DT_FLOAT", "DT_FLOAT16", "DT_BF16"]},
+                     "OUTPUT": {"y": ["DT_FLOAT", "DT_FLOAT16", "DT_BF16"]}}
+    assert re.findall(r"\.ATTR\((\w+), (\w+), ([^)]*)\)", header) == [("alpha", "Float", "0.2")]
+    # AddCustom's header has no attribute
+    assert ".ATTR(" not in (out / "op_proto" / "add_custom.h").read_text()
+    text = (out / "op_definitions.inc").read_text()
+    start = text.index('{"LeakyReluCustom", ')
+    assert text[start:].startswith('{"LeakyReluCustom", {"x"}, {"y"}, ')
+    rows = _variant_rows(text[start:])
+    assert rows[0][:4] == ("flat", "kEqual", [4096],
+                           [("kInput", 0, -1), ("kOutput", 0, -1), ("kNumElements", -1, -1),
+                            ("kAttr", 0, -1)])
+    tail = re.search(r"\},\n (true|false), (true|false), \{(.*?)\}\},\n", text[start:])
+    assert tail.groups()[:2] == ("false", "false")
+    assert _attr_rows(tail.group(3)) == [("alpha", "float", 4, 0.2)]
+    add = re.search(r"\},\n (true|false), (true|false), \{(.*?)\}\},\n", text)
+    assert add.groups() == ("true", "true", "")  # AddCustom: commutative, broadcasts, no attrs
+    assert "X(AddCustom) X(LeakyReluCustom)" in (out / "ge_ops.inc").read_text()
 
 
 def test_ge_dtype_table_covers_every_dtype(native_build):

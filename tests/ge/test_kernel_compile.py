@@ -134,7 +134,7 @@ def test_the_real_builder_refuses_before_its_first_stage_naming_hivmc(driver, tm
     # finding 2: the Python beside the package (bin/python3.X of this venv), not the record's
     assert "builder: %s/python" % os.path.dirname(sys.executable) in error
     assert ", from beside the package)" in error
-    key_dir = tmp_path / "cache" / "Ascend910B1" / _key(env)
+    key_dir = tmp_path / "cache" / "Ascend910B1" / _key(env) / OP.type_name
     log = key_dir / ("float32.%s.log" % error.split("float32.")[1].split(".log")[0])
     assert str(log) in error
     text = log.read_text()
@@ -164,7 +164,7 @@ def test_the_real_builder_with_a_hivmc_double_fills_the_cache_the_core_then_read
     assert first["ok"] and first["origin"] == "compiled", first
     key = _key(env)
     assert key.endswith("-cann_8.5.0-entry_naming_2")
-    entry = tmp_path / "cache" / "Ascend910_9392" / key / "int32"
+    entry = tmp_path / "cache" / "Ascend910_9392" / key / OP.type_name / "int32"
     manifest = cache.load_entry(str(entry), "Ascend910_9392", "int32")
     assert manifest.toolchain["cann"] == "8.5.0"
     assert _entry_shas(entry, "Ascend910_9392", "int32") == first["sha256"]
@@ -190,7 +190,7 @@ def test_a_compile_fills_the_cache_once_and_the_next_process_reads_it(driver, tm
     env = _double_env(tmp_path)
     first = _compile(driver, env, "Ascend910_9392", "float16")
     assert first["ok"] and first["origin"] == "compiled" and first["compiles"] == 1
-    entry = tmp_path / "cache" / "Ascend910_9392" / _key(env) / "float16"
+    entry = tmp_path / "cache" / "Ascend910_9392" / _key(env) / OP.type_name / "float16"
     assert _entry_shas(entry, "Ascend910_9392", "float16") == first["sha256"]
     assert sorted(first["sha256"]) == sorted(VARIANTS)
     assert not list(entry.parent.glob("*.log"))  # a successful compile keeps no log
@@ -205,7 +205,7 @@ def test_a_cache_entry_lacking_a_variant_is_rebuilt_not_used(driver, tmp_path):
     is no kernel set: the GE library compiles again and the builder replaces the entry."""
     env = _double_env(tmp_path)
     first = _compile(driver, env, "Ascend910B1", "int32")
-    entry = tmp_path / "cache" / "Ascend910B1" / _key(env) / "int32"
+    entry = tmp_path / "cache" / "Ascend910B1" / _key(env) / OP.type_name / "int32"
     document = json.loads((entry / "manifest.json").read_text())
     dropped = [k for k in document["kernels"] if k["variant"] == "col_16x256"]
     document["kernels"] = [k for k in document["kernels"] if k["variant"] != "col_16x256"]
@@ -228,7 +228,7 @@ def test_eight_threads_of_one_process_compile_once(driver, tmp_path):
 
 def test_two_racing_processes_build_once_and_no_reader_sees_half_an_entry(driver, tmp_path):
     env = _double_env(tmp_path, TF_GE_CUSTOM_DOUBLE_SLEEP="1.5")
-    entry = tmp_path / "cache" / "Ascend910B2" / _key(env) / "bfloat16"
+    entry = tmp_path / "cache" / "Ascend910B2" / _key(env) / OP.type_name / "bfloat16"
     seen, stop = [], threading.Event()
 
     def reader():

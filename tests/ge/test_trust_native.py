@@ -63,7 +63,7 @@ def _builds(tmp_path):
 
 
 def _entry(tmp_path, env):
-    return tmp_path / "cache" / SOC / cache.identity(env).key / DTYPE
+    return tmp_path / "cache" / SOC / cache.identity(env).key / "AddCustom" / DTYPE
 
 
 def _give_away(top, uid, folder_mode, file_mode):
@@ -140,7 +140,7 @@ def test_a_compile_at_graph_build_makes_a_private_cache_whatever_the_umask(drive
         modes[folder] = stat.S_IMODE(os.lstat(folder).st_mode)
         for name in names:
             modes[os.path.join(folder, name)] = stat.S_IMODE(os.lstat(os.path.join(folder, name)).st_mode)
-    entry = tmp_path / "new" / "cache" / SOC / cache.identity(env).key / DTYPE
+    entry = tmp_path / "new" / "cache" / SOC / cache.identity(env).key / "AddCustom" / DTYPE
     assert modes.pop(str(entry) + ".lock") == 0o600
     assert str(entry / "manifest.json") in modes
     assert {m for p, m in modes.items() if os.path.isdir(p)} == {0o700}, modes
@@ -225,7 +225,7 @@ def test_a_bundle_named_through_dotdot_after_a_link_serves_the_graph_build(drive
     assert made["ok"], made
     (top / "real" / "bundle").mkdir()
     (top / "a" / "bundle").mkdir()  # normpath's reading: an empty folder
-    shutil.move(str(tmp_path / "made" / SOC / cache.identity(_env(tmp_path)).key / DTYPE),
+    shutil.move(str(tmp_path / "made" / SOC / cache.identity(_env(tmp_path)).key / "AddCustom" / DTYPE),
                 str(top / "real" / "bundle" / SOC))
     env = _env(tmp_path, TF_GE_CUSTOM_KERNELS="%s/a/link/../bundle" % top,
                TF_GE_CUSTOM_CACHE_DIR=tmp_path / "empty-cache", TF_GE_CUSTOM_PYTHON="/nonexistent/python")

@@ -3,6 +3,7 @@ where it is, the key, and the lock / build aside / rename protocol under real th
 processes, with the build step replaced by the kernel compiler double's fake_build (it only
 tests the protocol) or, in the slow tests, the real builder with a hivmc double."""
 import functools
+import hashlib
 import importlib.util
 import json
 import multiprocessing
@@ -119,6 +120,60 @@ def test_two_package_versions_sharing_one_cache_keep_their_own_entries(tmp_path)
     assert keys == sorted([old_key, ident.key])
 
 
+def test_each_op_has_its_own_entry_and_the_layout_before_op_folders_is_not_read(tmp_path,
+                                                                                monkeypatch):
+    """<SoC>/<key>/<op>/<dtype>: AddCustom and LeakyReluCustom share float32 but never an
+    entry. An entry an earlier release left at <SoC>/<key>/<dtype> (under the very key
+    AddCustom still has) is not read: the op is compiled again into its own folder, the old
+    one is left alone and listed as outdated."""
+    env = _env(tmp_path)
+    leaky = op_def.LEAKY_RELU_CUSTOM
+    key = cache.identity(env).key
+    add_dir = cache.entry_dir("/c", "Ascend910B1", key, "float32", OP)
+    assert add_dir == "/c/Ascend910B1/%s/AddCustom/float32" % key
+    assert cache.entry_dir("/c", "Ascend910B1", key, "float32", leaky) == \
+        "/c/Ascend910B1/%s/LeakyReluCustom/float32" % key
+    old = tmp_path / "cache" / "Ascend910B1" / key / "float32"
+    built_elsewhere = cache.ensure("Ascend910B1", "float32", env=env, build=double.fake_build,
+                                   cache=str(tmp_path / "elsewhere"))
+    shutil.copytree(built_elsewhere.path, str(old))
+    before = (old / "manifest.json").read_bytes()
+    cache.load_entry(str(old), "Ascend910B1", "float32")  # a valid set of its day
+    done = cache.ensure("Ascend910B1", "float32", env=env, build=double.fake_build)
+    assert done.built and done.path == str(tmp_path / "cache" / "Ascend910B1" / key / "AddCustom"
+                                           / "float32")
+    assert (old / "manifest.json").read_bytes() == before
+    listed = {(e.op, e.dtype): e for e in cache.list_entries(str(tmp_path / "cache"))}
+    assert set(listed) == {(None, "float32"), ("AddCustom", "float32")}
+    assert listed[(None, "float32")].kind == "outdated" and listed[(None, "float32")].manifest is None
+    assert "layout before op folders" in listed[(None, "float32")].error
+    assert listed[("AddCustom", "float32")].manifest is not None
+    # a folder of no op is one invalid entry, not a crash
+    (tmp_path / "cache" / "Ascend910B1" / key / "NoSuchOp" / "float32").mkdir(parents=True)
+    odd = [e for e in cache.list_entries(str(tmp_path / "cache")) if e.op == "NoSuchOp"]
+    assert len(odd) == 1 and odd[0].kind == "mismatch" and "no op this package defines" in odd[0].error
+
+
+def test_the_key_covers_every_ops_kernel_source(tmp_path, monkeypatch):
+    """One key per toolchain for every op's entries: with a second op whose kernels are in
+    another file, the key's digest is the sources' combined one, and each op's own source
+    is what its entry's manifest must record."""
+    env = _env(tmp_path)
+    alone = cache.identity(env)
+    assert alone.sources == {"AddCustom": alone.kernel_source_sha256}
+    monkeypatch.setattr(op_def, "OPS", (OP, op_def.LEAKY_RELU_CUSTOM))
+    both = cache.identity(env)
+    digests = {o.type_name: cache.kernel_source_sha256(o) for o in op_def.OPS}
+    assert both.sources == digests and len(set(digests.values())) == 2
+    combined = hashlib.sha256("".join("%s %s\n" % (o, digests[o]) for o in sorted(digests))
+                              .encode()).hexdigest()
+    assert both.kernel_source_sha256 == combined == cache.kernel_source_sha256()
+    assert both.key == alone.key.replace(alone.kernel_source_sha256[:16], combined[:16])
+    # an op passed explicitly, outside OPS, is covered too
+    monkeypatch.setattr(op_def, "OPS", (OP,))
+    assert cache.identity(env, op_def.LEAKY_RELU_CUSTOM).key == both.key
+
+
 @pytest.mark.parametrize("name", ["", ".", "..", ".hidden", "a/b", "a b", "a\0b", "é"])
 def test_names_that_would_leave_the_cache_are_refused(name):
     with pytest.raises(ValueError, match="cannot name a cache folder"):
@@ -182,7 +237,7 @@ def test_ensure_builds_once_then_finds_it(tmp_path):
     env = _env(tmp_path)
     first = cache.ensure("Ascend910_9392", "int32", env=env, build=double.fake_build)
     assert first.built and first.key == cache.identity(env).key
-    assert first.path == str(tmp_path / "cache" / "Ascend910_9392" / first.key / "int32")
+    assert first.path == str(tmp_path / "cache" / "Ascend910_9392" / first.key / OP.type_name / "int32")
     second = cache.ensure("Ascend910_9392", "int32", env=env, build=double.fake_build)
     assert not second.built and second.path == first.path
     assert len(_builds(tmp_path)) == 1
@@ -219,7 +274,7 @@ def test_a_build_of_some_variants_only_is_not_cached(tmp_path):
     some = functools.partial(double.fake_build, variants=["flat", "row_16x256"])
     with pytest.raises(KernelBuildError, match=r"not a usable cache entry: .*variant\(s\) scalar, "):
         cache.ensure("Ascend910B2", "int32", env=env, build=some)
-    key_dir = tmp_path / "cache" / "Ascend910B2" / cache.identity(env).key
+    key_dir = tmp_path / "cache" / "Ascend910B2" / cache.identity(env).key / OP.type_name
     assert [p.name for p in key_dir.iterdir()] == ["int32.lock"]
 
 
@@ -234,7 +289,7 @@ def test_a_failed_build_leaves_nothing_and_frees_the_lock(tmp_path):
 
     with pytest.raises(ToolchainError):
         cache.ensure("Ascend910B1", "float32", env=env, build=failing)
-    folder = tmp_path / "cache" / "Ascend910B1" / cache.identity(env).key
+    folder = tmp_path / "cache" / "Ascend910B1" / cache.identity(env).key / OP.type_name
     assert [p.name for p in folder.iterdir()] == ["float32.lock"]
     assert cache.ensure("Ascend910B1", "float32", env=env, build=double.fake_build).built
 
@@ -253,7 +308,7 @@ def test_a_build_recording_another_toolchain_is_refused(tmp_path):
 
     with pytest.raises(KernelBuildError, match="must be read alike"):
         cache.ensure("Ascend910B1", "float16", env=env, build=drifting)
-    assert not (tmp_path / "cache" / "Ascend910B1" / cache.identity(env).key / "float16").exists()
+    assert not (tmp_path / "cache" / "Ascend910B1" / cache.identity(env).key / OP.type_name / "float16").exists()
 
 
 def test_a_key_from_another_toolchain_is_refused(tmp_path):
@@ -351,7 +406,7 @@ def test_build_kernels_cache_prewarms_then_keeps(tmp_path, capsys, monkeypatch):
     assert cli.main(argv) == 0
     out = capsys.readouterr().out.splitlines()
     key = cache.identity(env).key
-    assert out == ["Ascend910B1 %s: %s (built)" % (d, tmp_path / "cache" / "Ascend910B1" / key / d)
+    assert out == ["Ascend910B1 %s: %s (built)" % (d, tmp_path / "cache" / "Ascend910B1" / key / OP.type_name / d)
                    for d in ("float32", "int32")]
     assert cli.main(argv) == 0
     assert capsys.readouterr().out.count("(already in the cache)") == 2
@@ -367,7 +422,7 @@ def test_build_kernels_cache_prewarms_then_keeps(tmp_path, capsys, monkeypatch):
     assert "no kernels of the current toolchain for Ascend910B1 (float16)" in capsys.readouterr().err
     assert cli.main(["list-kernels", "--cache", "--soc", "Ascend910B2"]) == 1
     capsys.readouterr()
-    (tmp_path / "cache" / "Ascend910B1" / key / "int32" / OP.binary_name("col_128x32", "int32")).write_bytes(b"x")
+    (tmp_path / "cache" / "Ascend910B1" / key / OP.type_name / "int32" / OP.binary_name("col_128x32", "int32")).write_bytes(b"x")
     assert cli.main(["list-kernels", "--cache"]) == 1
     assert "int32" in capsys.readouterr().out.split("INVALID")[0].splitlines()[-1]
 
@@ -392,5 +447,5 @@ def test_build_kernels_cache_with_the_real_builder_names_hivmc_and_caches_nothin
     assert "[1/1]" not in err  # refused before the first stage: nothing compiled
     assert "error: Ascend910B1 float32: hivmc is missing, so nothing was compiled" in err
     assert "pass --ir-only" in err
-    key_dir = tmp_path / "cache" / "Ascend910B1" / cache.identity(env).key
+    key_dir = tmp_path / "cache" / "Ascend910B1" / cache.identity(env).key / OP.type_name
     assert [p.name for p in key_dir.iterdir()] == ["float32.lock"]

@@ -46,6 +46,25 @@ def test_the_op_definition_names_all_44_kernels_apart():
     assert not set(names) & set(OTHER_PROJECTS)
 
 
+def test_the_second_op_names_its_kernels_apart_from_the_first():
+    """LeakyReluCustom (not yet in OPS): 3 names of its own, written out here, none of them
+    AddCustom's or another project's, each within the 49 characters a kernel name may have;
+    both ops' 47 kernels can sit in one model."""
+    leaky = op_def.LEAKY_RELU_CUSTOM
+    names = [n for n, _, _, _ in op_def.entry_names((leaky,))]
+    assert names == ["tf_ge_custom_leaky_relu_custom_flat_float32",
+                     "tf_ge_custom_leaky_relu_custom_flat_float16",
+                     "tf_ge_custom_leaky_relu_custom_flat_bfloat16"]
+    assert max(len(n) for n in names) == 44
+    both = op_def.entry_names((op_def.ADD_CUSTOM, leaky))
+    assert len(set(n for n, _, _, _ in both)) == 47
+    assert op_def.entry_name_problems((op_def.ADD_CUSTOM, leaky)) == []
+    assert not set(names) & set(OTHER_PROJECTS + ("leaky_relu_kernel",))
+    assert [leaky.binary_name("flat", d) for d in leaky.dtypes] == [
+        "leaky_relu_custom_flat_float32.npubin", "leaky_relu_custom_flat_float16.npubin",
+        "leaky_relu_custom_flat_bfloat16.npubin"]
+
+
 class _OneNamePerDtype(op_def.OpDefinition):
     """A defective definition: every variant of a dtype under one name (the mutation)."""
 

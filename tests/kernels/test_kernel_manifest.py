@@ -241,6 +241,122 @@ def test_param_slot_keys_follow_the_contract():
     for bad in ("grid_w", "dim", "input_stride:1", "num_elements:3"):
         with pytest.raises((ValueError, IndexError)):
             kernel_manifest.param_slot_key(bad)
+    # an attribute's slot is indexed by its position in the op's attributes
+    leaky = op_def.LEAKY_RELU_CUSTOM
+    assert kernel_manifest.param_slot_key("attr:alpha", leaky) == ("attr", 0, None)
+    for bad, op in (("attr:alpha", None), ("attr:beta", leaky), ("attr:alpha", op_def.ADD_CUSTOM),
+                    ("attr", leaky)):
+        with pytest.raises(ValueError):
+            kernel_manifest.param_slot_key(bad, op)
+
+
+_SHA = "ab" * 32
+
+
+def _leaky_document(dtypes=("float32",)):
+    """A LeakyReluCustom set written out by hand: the 64-byte layout with alpha's f32 word
+    at offset 44 (docs/kernel-manifest.md)."""
+    slots = [
+        {"name": "ffts_base_address", "role": "ffts", "offset": 0, "size": 8},
+        {"name": "sync_block_lock", "role": "sync_block_lock", "offset": 8, "size": 8},
+        {"name": "workspace", "role": "workspace", "offset": 16, "size": 8},
+        {"name": "x_ptr", "role": "input", "index": 0, "offset": 24, "size": 8},
+        {"name": "y_ptr", "role": "output", "index": 0, "offset": 32, "size": 8},
+        {"name": "n_elements", "role": "num_elements", "offset": 40, "size": 4},
+        {"name": "alpha", "role": "attr", "index": 0, "offset": 44, "size": 4},
+        {"name": "gridX", "role": "grid_x", "offset": 48, "size": 4},
+        {"name": "gridY", "role": "grid_y", "offset": 52, "size": 4},
+        {"name": "gridZ", "role": "grid_z", "offset": 56, "size": 4}]
+    kernels = [{"op": "LeakyReluCustom", "variant": "flat", "dtype": d,
+                "entry": "tf_ge_custom_leaky_relu_custom_flat_%s" % d, "binary": None,
+                "binary_size": None, "sha256": None, "mix_mode": "aiv", "magic": "ELF_VECTOR_CORE",
+                "block": [4096], "grid": {"max_programs": 48, "max_grid": 65535},
+                "max_elements_per_launch": 2 ** 30, "workspace_size": 0, "lock_num": 0,
+                "lock_init_val": 0, "args": {"size": 64, "has_ffts": True,
+                                             "slots": copy.deepcopy(slots)}}
+               for d in dtypes]
+    return {"format": "tf-ge-custom-kernel-manifest", "version": 2, "entry_naming": 2,
+            "soc": "Ascend910B1", "vector_core_count": 48,
+            "toolchain": {"triton_ascend": "3.2.0", "bishengir": "1.2.0", "cann": None},
+            "kernel_source_sha256": _SHA, "kernels": kernels}
+
+
+@pytest.fixture
+def with_leaky_relu(monkeypatch):
+    """op_def.OPS with LeakyReluCustom (the validator reads OPS when called)."""
+    monkeypatch.setattr(op_def, "OPS", (op_def.ADD_CUSTOM, op_def.LEAKY_RELU_CUSTOM))
+
+
+def test_an_attribute_slot_is_read_and_checked(with_leaky_relu):
+    m = kernel_manifest.validate_document(_leaky_document(("float32", "bfloat16")))
+    alpha = m.kernel("LeakyReluCustom", "flat", "bfloat16").args.slot("attr", 0)
+    assert (alpha.name, alpha.offset, alpha.size) == ("alpha", 44, 4)
+    assert m.kernels[0].args.to_json() == _leaky_document()["kernels"][0]["args"]
+
+    def refused(edit, kind, text):
+        doc = _leaky_document()
+        edit(doc["kernels"][0]["args"]["slots"])
+        with pytest.raises(ManifestError) as e:
+            kernel_manifest.validate_document(doc)
+        assert e.value.kind == kind and text in str(e.value), str(e.value)
+
+    # a float attribute is an fp32 word: 8 bytes is not its size
+    refused(lambda s: s[6].update(size=8, offset=48) or [x.update(offset=x["offset"] + 8)
+                                                         for x in s[7:]],
+            "layout", "slot 'alpha' (attr) has size 8; expected 4")
+    refused(lambda s: s[6].update(index=1), "layout", "parameter attr:0, found 0")
+    refused(lambda s: s[6].pop("index"), "layout", "slots carry an 'index'")
+    refused(lambda s: s.pop(6), "layout", "parameter attr:0, found 0")
+    # AddCustom's kernels take no attribute
+    doc = json.loads(_fixture_text("valid_ir_only"))
+    slots = _slots0(doc)
+    grid = [x for x in slots if x["role"].startswith("grid")]
+    for x in grid:
+        x["offset"] += 8
+    slots.insert(slots.index(grid[0]), {"name": "alpha", "role": "attr", "index": 0,
+                                        "offset": grid[0]["offset"] - 8, "size": 4})
+    doc["kernels"][0]["args"]["size"] += 8
+    with pytest.raises(ManifestError) as e:
+        kernel_manifest.validate_document(doc)
+    assert e.value.kind == "layout"
+
+
+def test_a_set_of_several_sources_records_each_ops(with_leaky_relu):
+    add = json.loads(_fixture_text("valid_ir_only"))
+    add_sha = add["kernel_source_sha256"]
+    leaky = _leaky_document()
+    entries = [kernel_manifest.validate_document(d).kernels[0] for d in (add, leaky)]
+    sources = {"AddCustom": add_sha, "LeakyReluCustom": _SHA}
+    doc = kernel_manifest.manifest_document("Ascend910B1", 48, add["toolchain"], sources, entries)
+    lines = "AddCustom %s\nLeakyReluCustom %s\n" % (add_sha, _SHA)
+    assert doc["kernel_sources"] == sources
+    assert doc["kernel_source_sha256"] == hashlib.sha256(lines.encode()).hexdigest()
+    assert list(doc) == ["format", "version", "entry_naming", "soc", "vector_core_count",
+                         "toolchain", "kernel_source_sha256", "kernel_sources", "kernels"]
+    m = kernel_manifest.validate_document(doc)
+    assert m.source_sha256("LeakyReluCustom") == _SHA and m.source_sha256("AddCustom") == add_sha
+    # one distinct source: written as one, exactly as before the field existed
+    single = kernel_manifest.manifest_document("Ascend910B1", 48, add["toolchain"],
+                                               {"AddCustom": add_sha}, entries[:1])
+    assert "kernel_sources" not in single and single["kernel_source_sha256"] == add_sha
+    assert single == kernel_manifest.manifest_document("Ascend910B1", 48, add["toolchain"],
+                                                       add_sha, entries[:1])
+    for edit, text in (
+            (lambda d: d.update(kernel_source_sha256=add_sha), "must be their combined digest"),
+            (lambda d: d["kernel_sources"].pop("AddCustom"), "combined digest"),
+            (lambda d: d["kernel_sources"].update(AddCustom="AB" * 32), "64 lowercase hex"),
+            (lambda d: d.update(kernel_sources=[add_sha]), "kernel_sources")):
+        bad = copy.deepcopy(doc)
+        edit(bad)
+        with pytest.raises(ManifestError) as e:
+            kernel_manifest.validate_document(bad)
+        assert e.value.kind == "schema" and text in str(e.value), str(e.value)
+    # naming an op the set holds no kernel of
+    bad = copy.deepcopy(doc)
+    bad["kernels"] = bad["kernels"][:1]
+    with pytest.raises(ManifestError) as e:
+        kernel_manifest.validate_document(bad)
+    assert e.value.kind == "schema" and "must name exactly the ops" in str(e.value)
 
 
 @pytest.fixture

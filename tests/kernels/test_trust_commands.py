@@ -70,7 +70,7 @@ def _as_root():
 
 
 def _valid_entry(cache_root, env):
-    """``<cache>/<SoC>/<key>/<dtype>`` made by the real writer (build step doubled)."""
+    """``<cache>/<SoC>/<key>/<op>/<dtype>`` made by the real writer (build step doubled)."""
     return cache.ensure(SOC, DTYPE, cache=str(cache_root), env=env, build=double.fake_build).path
 
 
@@ -101,7 +101,7 @@ def _snapshot(top):
 @pytest.mark.parametrize("how", ["symlink", "hard link"])
 def test_a_link_planted_at_the_cache_lock_is_never_written_through(tmp_path, how):
     env = _env(tmp_path)
-    key_dir = tmp_path / "cache" / SOC / cache.identity(env).key
+    key_dir = tmp_path / "cache" / SOC / cache.identity(env).key / "AddCustom"
     key_dir.mkdir(parents=True)
     victim = tmp_path / "victim.txt"
     victim.write_text("the user's own file\n")
@@ -158,7 +158,7 @@ def test_an_entry_that_links_elsewhere_gets_one_verdict(tmp_path, target_owner):
     elsewhere.mkdir(mode=0o700)
     shutil.move(made, str(elsewhere / DTYPE))
     _give_away(elsewhere / DTYPE, target_owner, 0o700, 0o644)
-    key_dir = tmp_path / "cache" / SOC / cache.identity(env).key
+    key_dir = tmp_path / "cache" / SOC / cache.identity(env).key / "AddCustom"
     key_dir.mkdir(parents=True, mode=0o700)
     (key_dir / DTYPE).symlink_to(elsewhere / DTYPE)
     before = _snapshot(elsewhere)
@@ -203,7 +203,7 @@ def test_the_cache_is_private_whatever_the_umask(tmp_path):
         modes[folder] = stat.S_IMODE(os.lstat(folder).st_mode)
         for name in names:
             modes[os.path.join(folder, name)] = stat.S_IMODE(os.lstat(os.path.join(folder, name)).st_mode)
-    entry = tmp_path / "new" / "cache" / SOC / cache.identity(env).key / DTYPE
+    entry = tmp_path / "new" / "cache" / SOC / cache.identity(env).key / "AddCustom" / DTYPE
     assert str(entry / "manifest.json") in modes and any(p.endswith(".npubin") for p in modes)
     lock = str(entry) + ".lock"
     assert modes.pop(lock) == 0o600

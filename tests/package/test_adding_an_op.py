@@ -178,11 +178,14 @@ def test_the_kernel_builder_plans_and_names_the_second_ops_files(two, tmp_path):
     assert not out.exists() or os.listdir(str(out)) == []
 
 
-def test_ops_whose_kernels_live_in_two_files_are_refused_before_any_work(two, tmp_path):
+def test_an_op_whose_kernel_source_is_missing_is_refused_before_any_work(two, tmp_path):
+    # each op's kernels come from its own file (KernelSpec.source); a missing one is named
     _, add, scaled = two
     other = scaled._replace(kernel=scaled.kernel._replace(source="scaled_mul_kernel.py"))
-    with pytest.raises(ValueError, match="records one kernel source file"):
-        builder.build_kernels(["Ascend910B1"], "all", str(tmp_path), ops=(add, other))
+    with pytest.raises(ValueError, match="cannot read the kernel source .*scaled_mul_kernel.py "
+                                         "of ScaledMulCustom"):
+        builder.build_kernels(["Ascend910B1"], "all", str(tmp_path / "out"), ops=(add, other))
+    assert not (tmp_path / "out").exists()
 
 
 def test_doctor_checks_every_op(two, tmp_path):

@@ -172,20 +172,24 @@ def _run_cache(args, soc_names):
 
     if not args.quiet:
         sys.stderr.write("kernel cache: %s (from %s)\n" % (shown(location.path), location.source))
+    ops = builder.op_list()
     for soc in soc_names:
-        for dtype in dtype_names:
-            try:
-                done = cache.ensure(soc, dtype, cache=location.path, progress=progress,
-                                    on_wait=on_wait)
-            except ValueError as e:
-                raise UsageError(str(e))
-            except (KernelBuildError, KernelCacheError) as e:
-                e.args = ("%s %s: %s" % (soc, dtype, e),)  # which kernel, in the one line
-                raise
-            except OSError as e:
-                raise KernelCacheError("%s %s: %s" % (soc, dtype, e))
-            sys.stdout.write("%s %s: %s (%s)\n" % (soc, dtype, done.path, "built" if done.built
-                                                   else "already in the cache"))
+        for op in ops:  # each op's entries of its own dtypes (<SoC>/<key>/<op>/<dtype>)
+            for dtype in [d for d in dtype_names if d in op.dtypes]:
+                # the op's type only when the package has more than one
+                what = dtype if len(ops) == 1 else "%s %s" % (op.type_name, dtype)
+                try:
+                    done = cache.ensure(soc, dtype, cache=location.path, op=op,
+                                        progress=progress, on_wait=on_wait)
+                except ValueError as e:
+                    raise UsageError(str(e))
+                except (KernelBuildError, KernelCacheError) as e:
+                    e.args = ("%s %s: %s" % (soc, what, e),)  # which kernel, in the one line
+                    raise
+                except OSError as e:
+                    raise KernelCacheError("%s %s: %s" % (soc, what, e))
+                sys.stdout.write("%s %s: %s (%s)\n" % (soc, what, done.path, "built" if done.built
+                                                       else "already in the cache"))
     return 0
 
 

@@ -237,7 +237,7 @@ def _served_by(board, found, sources):
 def _run_cache(args):
     """``--cache``: one line per (SoC, key) with its dtypes; ``current`` marks the key the
     toolchain here builds (the one a graph build looks up)."""
-    from tf_ge_custom import _trust as trust
+    from tf_ge_custom import _trust as trust, op_def
     from tf_ge_custom.errors import KernelCacheError, TfGeCustomError
     from tf_ge_custom.kernels import cache
 
@@ -258,15 +258,20 @@ def _run_cache(args):
     groups, failures = {}, 0
     for e in entries:
         groups.setdefault((e.soc, e.key), []).append(e)
+    several = len(op_def.OPS) > 1
+
+    def label(e):  # the op's type only when the package has more than one
+        return "%s/%s" % (e.op, e.dtype) if several and e.op else e.dtype
+
     for (soc, key), found in sorted(groups.items()):
-        good = [e.dtype for e in found if e.manifest is not None]
+        good = [label(e) for e in found if e.manifest is not None]
         sys.stdout.write("%-15s %-32s %s%s\n" % (soc, " ".join(good) or "-", key,
                                                  " (current)" if key == current.key else ""))
         for e in found:
             if e.manifest is None:
                 failures += 1
                 sys.stdout.write("%-15s %-32s %s: %s\n" % (
-                    soc, e.dtype, "REFUSED" if e.kind == "trust" else "INVALID", e.error))
+                    soc, label(e) or "-", "REFUSED" if e.kind == "trust" else "INVALID", e.error))
     if args.soc:
         have = [e.dtype for e in entries if e.soc == args.soc and e.key == current.key
                 and e.manifest is not None]

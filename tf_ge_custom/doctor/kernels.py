@@ -163,7 +163,8 @@ def check_kernel_cache(ctx):
     data = {"path": location.path, "from": location.source, "key": ident.key,
             "missing": list(ident.missing), "python": python,
             "trusted": refusal is None, "refusal": str(refusal) if refusal else None,
-            "entries": ["%s/%s/%s" % (e.soc, e.key, e.dtype) for e in entries],
+            "entries": ["/".join([e.soc, e.key] + ([e.op] if e.op else []) + [e.dtype])
+                        for e in entries],
             "invalid": [e.path for e in invalid],
             "refused": {e.path: e.error for e in refused}}
     held = "%d kernel set(s) of this toolchain (%s)" % (len(current), ", ".join(

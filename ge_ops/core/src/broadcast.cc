@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "tf_ge_custom_core/op_checks.h"
@@ -167,6 +168,57 @@ Status ChooseKernel(const OpDefinition &op, const std::vector<int64_t> &x, const
   if (c.variant == nullptr) {
     return Status::Error(Code::kUnsupported, op.type_name + " has no kernel variant of pattern " +
                                                  PatternName(pattern) + " for " + Shapes(op, x, y));
+  }
+  return Status::Ok();
+}
+
+Status ChooseKernel(const OpDefinition &op, const std::vector<std::vector<int64_t>> &shapes, KernelChoice *out) {
+  if (shapes.size() != op.inputs.size() || op.outputs.size() != 1) {
+    return Status::Error(Code::kInternal, op.type_name + ": " + std::to_string(shapes.size()) +
+                                              " input shapes for its " + std::to_string(op.inputs.size()) + " inputs");
+  }
+  if (op.broadcasts) {
+    if (shapes.size() != 2) return Status::Error(Code::kInternal, op.type_name + ": broadcasting needs two inputs");
+    return ChooseKernel(op, shapes[0], shapes[1], out);
+  }
+  const auto named = [&] {
+    std::string s;
+    for (size_t i = 0; i < shapes.size(); ++i) s += (i ? " and " : "") + op.inputs[i] + " " + ShapeString(shapes[i]);
+    return s;
+  };
+  int64_t n = 1;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    if (shapes[i] != shapes[0]) {
+      return Status::Error(Code::kBadShape, op.type_name + " does not broadcast: its inputs must have one shape, "
+                                                           "found " + named());
+    }
+  }
+  for (const int64_t d : shapes.empty() ? std::vector<int64_t>() : shapes[0]) {
+    if (d < 0) return Status::Error(Code::kBadShape, op.type_name + ": " + named() + " holds an unknown dimension");
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) {
+      return Status::Error(Code::kBadShape, op.type_name + ": " + named() + " has more than 2^63 elements");
+    }
+    n *= d;
+  }
+  KernelChoice &c = *out;
+  c.output = shapes.empty() ? std::vector<int64_t>() : shapes[0];
+  c.num_elements = n;
+  c.variant = nullptr;
+  c.operands.resize(shapes.size());
+  for (size_t k = 0; k < shapes.size(); ++k) c.operands[k] = static_cast<int>(k);
+  c.frame.clear();
+  c.strides.clear();
+  if (n == 0) return Status::Ok();
+  c.frame.assign(1, n);
+  c.strides.assign(shapes.size(), std::vector<int64_t>(1, 1));
+  for (const auto &v : op.variants) {
+    if (v.pattern == Pattern::kEqual) {
+      c.variant = &v;
+      break;
+    }
+  }
+  if (c.variant == nullptr) {
+    return Status::Error(Code::kUnsupported, op.type_name + " has no kernel variant of pattern equal for " + named());
   }
   return Status::Ok();
 }

@@ -35,12 +35,16 @@ Result<std::string> CacheKeyDir(const CacheTarget &target, const std::string &so
   return JoinPath(JoinPath(target.cache_dir, soc), target.key);
 }
 
-Result<std::string> CacheEntryDir(const CacheTarget &target, const std::string &soc, const std::string &dtype) {
+Result<std::string> CacheEntryDir(const CacheTarget &target, const std::string &soc, const std::string &op,
+                                  const std::string &dtype) {
   TF_GE_CUSTOM_ASSIGN_OR_RETURN(const std::string key_dir, CacheKeyDir(target, soc));
+  if (!IsCacheName(op)) {
+    return Status::Error(Code::kInternal, "the op type \"" + op + "\" cannot name a kernel cache folder");
+  }
   if (!IsCacheName(dtype)) {
     return Status::Error(Code::kBadDType, "the dtype \"" + dtype + "\" cannot name a kernel cache folder");
   }
-  return JoinPath(key_dir, dtype);
+  return JoinPath(JoinPath(key_dir, op), dtype);
 }
 
 bool CacheEntryPresent(const std::string &entry_dir) {

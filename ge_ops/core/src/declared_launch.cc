@@ -55,6 +55,7 @@ Status Declare(const KernelCall &call, const std::string &soc, KernelRegistry &r
 
   HostArgValues &values = out->values;
   Reset(&values);
+  values.attrs = call.attrs;  // the attribute words, the same in every launch
   out->refs.inputs.clear();
   out->refs.outputs.clear();
   out->refs.has_workspace = false;

@@ -84,6 +84,7 @@ Status Run(const KernelCall &call, int32_t device, uint64_t context, const std::
 
   HostArgValues &values = scratch.values;
   Reset(&values);
+  values.attrs = call.attrs;  // copy-assigned: capacity reused
   if (entry.args.has_ffts) {
     std::lock_guard<std::mutex> lock(cache.facts_mutex());
     if (!facts.has_sync) {  // a failure is not kept: the next call asks again
@@ -144,6 +145,15 @@ Status PrepareCall(const OpDefinition &op, const DTypeDefinition &dtype, const s
   call->op = &op;
   call->dtype = &dtype;
   TF_GE_CUSTOM_RETURN_IF_ERROR(ChooseKernel(op, x, y, &call->choice));
+  call->num_elements = call->choice.num_elements;
+  return Status::Ok();
+}
+
+Status PrepareCall(const OpDefinition &op, const DTypeDefinition &dtype, const std::vector<std::vector<int64_t>> &shapes,
+                   KernelCall *call) {
+  call->op = &op;
+  call->dtype = &dtype;
+  TF_GE_CUSTOM_RETURN_IF_ERROR(ChooseKernel(op, shapes, &call->choice));
   call->num_elements = call->choice.num_elements;
   return Status::Ok();
 }

@@ -71,6 +71,19 @@ Status PackHostArgs(const ArgLayout &layout, const HostArgValues &v, std::vector
         value = static_cast<uint64_t>(n);
         break;
       }
+      case SlotRole::kAttr: {
+        if (slot.index < 0 || static_cast<size_t>(slot.index) >= v.attrs.size()) {
+          return Status::Error(Code::kOutOfRange, "the layout wants attribute " + std::to_string(slot.index) + " (" +
+                                                      slot.name + ") but the call has " +
+                                                      std::to_string(v.attrs.size()));
+        }
+        value = v.attrs[static_cast<size_t>(slot.index)];
+        if (slot.size == 4 && value > std::numeric_limits<uint32_t>::max()) {
+          return Status::Error(Code::kOutOfRange, "attribute word " + std::to_string(value) + " does not fit the 32-bit " +
+                                                      slot.name + " argument");
+        }
+        break;
+      }
       case SlotRole::kGridX:
       case SlotRole::kGridY:
       case SlotRole::kGridZ: {

@@ -233,8 +233,9 @@ Result<BuilderSettings> FindBuilder(const std::string &opp_root, const EnvLookup
 std::vector<std::string> DescribeCommand(const BuilderSettings &settings) { return Command(settings, {"--describe"}); }
 
 std::vector<std::string> CompileCommand(const BuilderSettings &settings, const CacheTarget &target,
-                                        const std::string &soc, const std::string &dtype) {
-  return Command(settings, {"--soc", soc, "--dtype", dtype, "--cache", target.cache_dir, "--key", target.key});
+                                        const std::string &op, const std::string &soc, const std::string &dtype) {
+  return Command(settings,
+                 {"--soc", soc, "--dtype", dtype, "--op", op, "--cache", target.cache_dir, "--key", target.key});
 }
 
 Result<BuilderResult> ParseBuilderResult(const std::string &output) {
@@ -380,7 +381,7 @@ Status BuilderProcess::Compile(const CacheTarget &target, const std::string &op,
     TF_GE_CUSTOM_ASSIGN_OR_RETURN(const BuilderSettings first, Settings());
     s = WithCandidate(first, {first.python, first.python_from}, first.package_parent);
   }
-  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const std::string entry, CacheEntryDir(target, soc, dtype));
+  TF_GE_CUSTOM_ASSIGN_OR_RETURN(const std::string entry, CacheEntryDir(target, soc, op, dtype));
   const std::string what = "cannot compile the " + op + " kernels for SoC " + soc + ", dtype " + dtype;
   const Status made = MakeDirectories(DirName(entry));
   if (!made.ok()) {
@@ -390,7 +391,7 @@ Status BuilderProcess::Compile(const CacheTarget &target, const std::string &op,
   TF_GE_CUSTOM_RETURN_IF_ERROR(RequireTrusted(what + ": the kernel cache folder", DirName(entry), TrustWant::kFolder));
   const std::string log = entry + "." + std::to_string(getpid()) + ".log";
   ProcessSpec spec;
-  spec.argv = CompileCommand(s, target, soc, dtype);
+  spec.argv = CompileCommand(s, target, op, soc, dtype);
   spec.env = {{"PYTHONUNBUFFERED", "1"}};
   spec.timeout_ms = s.timeout_s * 1000;
   spec.log_path = log;

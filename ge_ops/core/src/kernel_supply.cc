@@ -106,7 +106,7 @@ Result<KernelOrigin> KernelSupply::Decide(KernelRegistry &registry, const std::s
   std::string manifest;
   Status distrusted;  // the cache itself fails the trust rule: nothing read from it, nothing compiled into it
   if (located.ok()) {
-    TF_GE_CUSTOM_ASSIGN_OR_RETURN(const std::string entry, CacheEntryDir(located.value(), soc, dtype));
+    TF_GE_CUSTOM_ASSIGN_OR_RETURN(const std::string entry, CacheEntryDir(located.value(), soc, op, dtype));
     manifest = JoinPath(entry, kManifestFileName);
     const std::string &cache_dir = located.value().cache_dir;
     const TrustVerdict verdict = CheckTrusted(cache_dir, TrustWant::kFolder);

@@ -107,13 +107,19 @@ Status ReadSlot(const Json &raw, const std::string &where, const OpDefinition &o
   if (info == nullptr) return Invalid(where, "unknown role \"" + role + "\"");
   slot->role = info->role;
   if (info->indexed) {
-    const int64_t count = static_cast<int64_t>(info->role == SlotRole::kOutput ? op.outputs.size() : op.inputs.size());
-    TF_GE_CUSTOM_RETURN_IF_ERROR(f.Int("index", 0, count - 1, &slot->index));
+    const size_t count = info->role == SlotRole::kOutput ? op.outputs.size()
+                         : info->role == SlotRole::kAttr ? op.attrs.size()
+                                                         : op.inputs.size();
+    TF_GE_CUSTOM_RETURN_IF_ERROR(f.Int("index", 0, static_cast<int64_t>(count) - 1, &slot->index));
   }
   if (info->has_dim) TF_GE_CUSTOM_RETURN_IF_ERROR(f.Int("dim", 0, kMaxBroadcastRank - 1, &slot->dim));
   TF_GE_CUSTOM_RETURN_IF_ERROR(f.Int("size", 4, 8, &slot->size));
   if (slot->size != 4 && slot->size != 8) return Invalid(where, "size must be 4 or 8");
   if (info->pointer && slot->size != 8) return Invalid(where, role + " is a pointer: its size must be 8");
+  if (info->role == SlotRole::kAttr && slot->size != op.attrs[static_cast<size_t>(slot->index)].word_bytes) {
+    return Invalid(where, "the attribute " + op.attrs[static_cast<size_t>(slot->index)].name + " takes " +
+                              std::to_string(op.attrs[static_cast<size_t>(slot->index)].word_bytes) + " bytes");
+  }
   return f.Int("offset", 0, args_size - slot->size, &slot->offset);  // inside the struct
 }
 

@@ -101,7 +101,8 @@ def fake_build(socs, dtypes, out_dir, ops=None, env=None, progress=None, variant
         document = {"format": kernel_manifest.FORMAT, "version": kernel_manifest.VERSION,
                     "entry_naming": kernel_manifest.kernel_contract.ENTRY_NAMING, "soc": soc, "vector_core_count": soc_table.get(soc).vector_cores,
                     "toolchain": ident.toolchain,
-                    "kernel_source_sha256": ident.kernel_source_sha256, "kernels": kernels}
+                    "kernel_source_sha256": (ident.sources or {}).get(
+                        op.type_name, ident.kernel_source_sha256), "kernels": kernels}
         with open(os.path.join(folder, "manifest.json"), "w") as f:
             json.dump(document, f, indent=2)
 

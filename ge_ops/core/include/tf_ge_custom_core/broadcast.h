@@ -60,6 +60,11 @@ Result<KernelChoice> ChooseKernel(const OpDefinition &op, const std::vector<int6
 // shapes come back call after call, allocates nothing here. On a refusal *out is unspecified.
 Status ChooseKernel(const OpDefinition &op, const std::vector<int64_t> &x, const std::vector<int64_t> &y,
                     KernelChoice *out);
+// The same for op's own inputs, one shape each: a broadcasting op (OpDefinition::broadcasts)
+// as above; any other op's inputs and output must have one shape (kBadShape naming them when
+// they differ or hold an unknown dimension), which its "equal" variant computes as one flat
+// range, operand k reading input k. kInternal when the shapes are not one per input.
+Status ChooseKernel(const OpDefinition &op, const std::vector<std::vector<int64_t>> &shapes, KernelChoice *out);
 
 }  // namespace core
 }  // namespace tf_ge_custom

@@ -49,6 +49,9 @@ struct KernelCall {
   KernelChoice choice;       // the kernel variant and frame for the inputs' shapes (ChooseKernel)
   std::vector<uint64_t> inputs;   // device addresses of the whole tensors, in op input order
   std::vector<uint64_t> outputs;
+  // The node's attribute values, in the op's attrs order, as their slot words (a float as
+  // its binary32 bits): what the kernel's attr slots get (HostArgValues::attrs).
+  std::vector<uint64_t> attrs;
 };
 
 // The call for op's inputs of the given shapes: checks and broadcasts them (ChooseKernel);
@@ -60,6 +63,10 @@ Result<KernelCall> PrepareCall(const OpDefinition &op, const DTypeDefinition &dt
 // On a refusal call->choice is unspecified.
 Status PrepareCall(const OpDefinition &op, const DTypeDefinition &dtype, const std::vector<int64_t> &x,
                    const std::vector<int64_t> &y, KernelCall *call);
+// The same for op's own inputs, one shape each (ChooseKernel's list form): any input count,
+// broadcasting only where the op declares it. The attribute words are left to the caller.
+Status PrepareCall(const OpDefinition &op, const DTypeDefinition &dtype, const std::vector<std::vector<int64_t>> &shapes,
+                   KernelCall *call);
 
 // The programs per launch of entry on a target of `cores` vector cores: the cores, bounded by
 // the grid limit and, for kernels with 32-bit index arguments, by what keeps

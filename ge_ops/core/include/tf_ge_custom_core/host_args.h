@@ -23,6 +23,9 @@ struct HostArgValues {
   int64_t num_elements = 0;
   std::vector<int64_t> dims;                        // the launch frame's extents (dim slots)
   std::vector<std::vector<int64_t>> input_strides;  // [operand][dim] (input_stride slots)
+  // The op's attribute values (attr slots, by the attribute's index) as the bits of their
+  // slot: a float attribute as its IEEE-754 binary32 bits, an int one as its int64 bits.
+  std::vector<uint64_t> attrs;
   uint32_t grid_x = 1, grid_y = 1, grid_z = 1;
 };
 

@@ -37,7 +37,7 @@ class KernelCompiler {
   virtual ~KernelCompiler() = default;
   // Where the cache is, and the key under which the current toolchain's kernels go.
   virtual Result<CacheTarget> Locate() = 0;
-  // Build op's kernel for (soc, dtype) into <cache>/<soc>/<key>/<dtype>; ok means the entry
+  // Build op's kernel for (soc, dtype) into <cache>/<soc>/<key>/<op>/<dtype>; ok means the entry
   // is there (built now, or by another process meanwhile).
   virtual Status Compile(const CacheTarget &target, const std::string &op, const std::string &soc,
                          const std::string &dtype) = 0;
@@ -95,8 +95,9 @@ BuilderSettings WithCandidate(const BuilderSettings &settings, const BuilderCand
 // The command lines: the Python with a -c bootstrap that puts package_parent first on
 // sys.path, keeps TensorFlow out of the import and runs kBuilderModule with the arguments.
 std::vector<std::string> DescribeCommand(const BuilderSettings &settings);
+// The compile names the op (--op): its entry is <cache>/<SoC>/<key>/<op>/<dtype>.
 std::vector<std::string> CompileCommand(const BuilderSettings &settings, const CacheTarget &target,
-                                        const std::string &soc, const std::string &dtype);
+                                        const std::string &op, const std::string &soc, const std::string &dtype);
 
 // The builder's last result line in output, as parsed JSON fields.
 struct BuilderResult {

@@ -18,10 +18,21 @@ struct DTypeDefinition {
   int64_t itemsize = 0;  // bytes per element
 };
 
+// One attribute of the op (op_def.OpAttr): a TF attr that GE's parser maps onto the node and
+// the kernel takes as a scalar (an "attr" slot).
+struct AttrDefinition {
+  std::string name;           // "alpha": TF attr == GE ATTR == kernel parameter
+  std::string type;           // "float" (passed as fp32) or "int" (as int64): op_def.ATTR_TYPES
+  int64_t word_bytes = 0;     // bytes of its host-argument slot: 4 for a float, 8 for an int
+  double default_value = 0;  // what a node without the attr gets
+};
+
 // One runtime parameter of a kernel variant: the host-argument slot it becomes.
 struct ParamSlot {
   SlotRole role = SlotRole::kInput;
-  int64_t index = -1;  // the kernel operand (input / output / input_stride), else -1
+  // the kernel operand (input / output / input_stride), the attribute's position in the
+  // op's attrs (attr), else -1
+  int64_t index = -1;
   int64_t dim = -1;    // the frame dimension (dim / input_stride), else -1
 };
 
@@ -50,6 +61,10 @@ struct OpDefinition {
   std::vector<DTypeDefinition> dtypes;  // in registration order
   std::vector<KernelVariantDefinition> variants;  // "flat" first
   bool commutative = false;  // the kernel may take the inputs in either order
+  // The inputs broadcast against each other (tf.math.add's rules); false: every input and
+  // the output have one shape and only "equal" variants exist.
+  bool broadcasts = false;
+  std::vector<AttrDefinition> attrs;  // in op_def order: an attr slot's index
 
   const DTypeDefinition *FindDType(const std::string &name) const;
   const KernelVariantDefinition *FindVariant(const std::string &name) const;
