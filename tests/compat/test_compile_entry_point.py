@@ -92,12 +92,12 @@ def test_describe_and_compile_through_the_bootstrap(tmp_path):
                     "--key", key]
     code, first = _run([sys.executable, DOUBLE, "-c", boot, parent] + compile_args, env)
     assert code == 0 and first["ok"] and first["built"], first
-    entry = str(tmp_path / "cache" / "Ascend910B1" / key / "float32")
-    assert first["entry"] == entry
-    assert os.path.isfile(os.path.join(entry, "manifest.json"))
     from tf_ge_custom import op_def
 
-    op = op_def.ADD_CUSTOM  # an entry holds the npubin of every kernel variant
+    op = op_def.ADD_CUSTOM  # an entry holds the npubin of every kernel variant of its op
+    entry = str(tmp_path / "cache" / "Ascend910B1" / key / op.type_name / "float32")
+    assert first["entry"] == entry
+    assert os.path.isfile(os.path.join(entry, "manifest.json"))
     assert sorted(n for n in os.listdir(entry) if n.endswith(".npubin")) == \
         sorted(op.binary_name(v.name, "float32") for v in op.kernel.variants)
     code, second = _run([sys.executable, DOUBLE, "-c", boot, parent] + compile_args, env)
