@@ -323,7 +323,12 @@ def test_every_module_of_the_package_imports_on_this_python():
     names = [m.name for m in pkgutil.walk_packages(tf_ge_custom.__path__, "tf_ge_custom.")]
     # The Triton kernel source itself needs triton, which has no Python 3.7 release; the
     # builder imports it only when it runs (in the toolchain environment, Python >= 3.9).
-    needs_triton = {"tf_ge_custom.kernels.add_kernel"}
+    # Every op record's kernel source, shipped or not yet (op_def.LEAKY_RELU_CUSTOM).
+    from tf_ge_custom import op_def
+
+    records = set(op_def.OPS) | {op_def.ADD_CUSTOM, op_def.LEAKY_RELU_CUSTOM}
+    needs_triton = {"tf_ge_custom.kernels." + op.kernel.source[:-len(".py")] for op in records}
+    assert "tf_ge_custom.kernels.add_kernel" in needs_triton
     assert needs_triton <= set(names)
     failed = {}
     for name in names:
