@@ -19,14 +19,9 @@ from .op_def import ADD_CUSTOM
 
 _SUPPORTED = frozenset(tf.as_dtype(name) for name in ADD_CUSTOM.dtypes)
 _SUPPORTED_NAMES = ", ".join(ADD_CUSTOM.dtypes)
-try:  # the concrete class of eager tensors, for the per-call fast path (TF 1.15 and 2.x)
-    from tensorflow.python.framework.ops import EagerTensor as _EagerTensor
-except ImportError:  # pragma: no cover - a TensorFlow without it just skips the fast path
-    _EagerTensor = None
-try:  # SparseTensor, IndexedSlices, RaggedTensor, ExtensionTypes... (TF 1.15 and 2.x)
-    from tensorflow.python.framework.composite_tensor import CompositeTensor as _Composite
-except ImportError:  # pragma: no cover
-    _Composite = (tf.SparseTensor, tf.IndexedSlices)
+# The eager tensors' class (the per-call fast path) and the composite tensors' (refused),
+# found once for every op function.
+from ._op_function import _Composite, _EagerTensor  # noqa: E402
 
 try:
     _raw_add_custom = getattr(_library.load(), ADD_CUSTOM.python_name)
