@@ -268,9 +268,26 @@ LEAKY_RELU_CUSTOM = OpDefinition(
 )
 
 # Every op the package ships, in a stable order.
-# LEAKY_RELU_CUSTOM joins when every layer carries it (its record is read by the layers'
-# own tests meanwhile).
-OPS = (ADD_CUSTOM,)
+OPS = (ADD_CUSTOM, LEAKY_RELU_CUSTOM)
+
+
+def in_words(names, conjunction="and"):
+    """``names`` as a sentence lists them: "A", "A and B", "A, B and C"."""
+    names = list(names)
+    if len(names) < 2:
+        return "".join(names)
+    return "%s %s %s" % (", ".join(names[:-1]), conjunction, names[-1])
+
+
+def type_names(ops=None, conjunction="and"):
+    """The TF/GE types of ``ops`` (every op of ``OPS`` by default) in words, for the messages
+    that are about every op: "AddCustom and LeakyReluCustom"."""
+    return in_words((op.type_name for op in (OPS if ops is None else ops)), conjunction)
+
+
+def python_names(ops=None, conjunction="and"):
+    """The Python functions of ``ops`` in words: "add_custom and leaky_relu_custom"."""
+    return in_words((op.python_name for op in (OPS if ops is None else ops)), conjunction)
 
 
 def entry_names(ops=None):

@@ -1,6 +1,6 @@
 """``add_custom``: the Python face of the ``AddCustom`` op, and its gradient; and the
 function of every other op of ``op_def.OPS``, made from its record (``_op_function.py``) and
-its meaning (``_op_meanings.py``): ``leaky_relu_custom`` once the op ships.
+its meaning (``_op_meanings.py``): ``leaky_relu_custom``.
 
 ``AddCustom`` broadcasts by itself with ``tf.math.add``'s rules (its shape function is
 TensorFlow's own, its CPU kernel TensorFlow's binary-op machinery), so this wrapper only
