@@ -225,7 +225,8 @@ def run(ctx):
             except BuildError as e:
                 why_not = "its build failed: %s" % " ".join(str(e).split())[:800]
     if why_not:
-        ctx.log("no XLA kernel library (add_custom lowers to tf.math.add under XLA): %s" % why_not)
+        ctx.log("no XLA kernel library (under XLA each op lowers to its TensorFlow equivalent, "
+                "add_custom to tf.math.add): %s" % why_not)
     else:
         ctx.log("XLA kernel library: %s (%s)" % (xla_out, "linked" if xla_linked else
                                                  "from the object cache"))
