@@ -74,6 +74,7 @@ class Progress(NamedTuple):
     stages: str  # what ran: "TTIR, linalg, HIVM IR, npubin"
     binary_size: Optional[int]  # bytes of all its npubins; None: none (IR only or no hivmc)
     seconds: float
+    op: str = ""  # the op's type (named in the line when the package has more than one op)
 
 
 class BuildResult(NamedTuple):
@@ -295,7 +296,7 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
                         progress(Progress(done, total, soc, dtype,
                                           tuple(v.name for v in chosen), stages,
                                           sum(sizes) if built else None,
-                                          time.time() - started))
+                                          time.time() - started, op.type_name))
             document = kernel_manifest.manifest_document(soc, vector_cores, toolchain_record,
                                                          source_sha, entries,
                                                          architecture=socs.get(soc).architecture)
@@ -510,12 +511,15 @@ def _finish_soc(soc_dir, document, out_dir):
 
 
 def print_progress(event, stream=None):
-    """The CLI's progress line for one (SoC, dtype)."""
+    """The CLI's progress line for one (SoC, op, dtype); the op is named when the package has
+    more than one."""
     stream = stream or sys.stderr
     width = len(str(event.total))
     what = ("npubins %d bytes" % event.binary_size if event.binary_size
             else "no npubins")
-    stream.write("[%*d/%d] %-15s %-8s %d variants (%s): %s; %s (%.2f s)\n" % (
-        width, event.done, event.total, event.soc, event.dtype, len(event.variants),
+    named = event.op and len(op_def.OPS) > 1
+    stream.write("[%*d/%d] %-15s %s%-8s %d variants (%s): %s; %s (%.2f s)\n" % (
+        width, event.done, event.total, event.soc, event.op + " " if named else "", event.dtype,
+        len(event.variants),
         " ".join(event.variants), event.stages, what, event.seconds))
     stream.flush()
