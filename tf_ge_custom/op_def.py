@@ -168,6 +168,12 @@ class OpDefinition(NamedTuple):
     broadcasts: bool = False
     # The op's attributes, in REGISTER_OP order (OpAttr).
     attrs: Tuple[OpAttr, ...] = ()
+    # The TensorFlow function with the op's result, by its public name ("tf.math.square"),
+    # called with the inputs, then each attribute as a keyword: the op's Python function puts
+    # it in place of the node inside an XLA cluster that has no kernel for it, and the op's
+    # gradient is that function's (unless _op_meanings.py writes the op's meaning by hand).
+    # "": none (then the op has no gradient, and no XLA path without its own XLA kernel).
+    equivalent: str = ""
     # Placement hints written into npu_supported_ops.json: keep both false
     # (docs/ascend-stack.md, "How TF Adapter picks ops").
     is_gray: bool = False
@@ -247,6 +253,7 @@ ADD_CUSTOM = OpDefinition(
     ),
     commutative=True,
     broadcasts=True,
+    equivalent="tf.math.add",
 )
 
 # y = x if x > 0 else x * alpha, as tf.nn.leaky_relu computes it (alpha cast to the element
@@ -265,6 +272,7 @@ LEAKY_RELU_CUSTOM = OpDefinition(
                                 ("input:0", "output:0", "num_elements", "attr:alpha")),),
     ),
     attrs=(OpAttr("alpha", "float", 0.2),),
+    equivalent="tf.nn.leaky_relu",
 )
 
 # Every op the package ships, in a stable order.

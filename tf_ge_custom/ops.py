@@ -238,7 +238,7 @@ def _make_other_functions():
             continue
         raw = getattr(library, op.python_name, None) if library is not None else None
         globals()[op.python_name] = _op_function.make_function(
-            op, raw, _op_meanings.MEANINGS[op.type_name], _load_error)
+            op, raw, _op_meanings.meaning_of(op), _load_error)
         made.append(op.python_name)
     return made
 
