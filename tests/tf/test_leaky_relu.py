@@ -248,3 +248,34 @@ def test_every_shipped_op_beyond_add_custom_matches_its_oracle():
                                               _bits(gradient(dy, x, alpha)))
         checked.append(op.type_name)
     assert checked == [op.type_name for op in op_def.OPS if op is not op_def.ADD_CUSTOM]
+
+
+def test_a_meaning_is_derived_from_the_records_equivalent():
+    """An op without a hand-written meaning takes its record's equivalent: under XLA that
+    function, and its gradient, through a GradientTape over the node's inputs and attributes
+    (here on a LeakyRelu node, whose attribute has the record's name): TensorFlow's own."""
+    from tf_ge_custom import _op_meanings
+    from tf_ge_custom.errors import OpLibraryError
+
+    derived = op_def.LEAKY_RELU_CUSTOM._replace(type_name="LeakyReluDerived")
+    meaning = _op_meanings.meaning_of(derived)
+    assert meaning is not _op_meanings.MEANINGS["LeakyReluCustom"]
+    x = _as_tensor(_inputs()["float16"], "float16")
+    np.testing.assert_array_equal(_bits(meaning.equivalent(x, alpha=-0.5)), _bits(tf.nn.leaky_relu(x, alpha=-0.5)))
+    graph = tf.Graph()
+    with graph.as_default():
+        p = tf.compat.v1.placeholder(tf.float16, [None])
+        y = tf.nn.leaky_relu(p, alpha=3.0)
+        dy = tf.cast(tf.range(tf.size(p)) % 7 - 3, tf.float16)
+        (ours,) = meaning.gradient(y.op, dy)
+        (theirs,) = tf.compat.v1.gradients(y, p, grad_ys=dy)
+        with tf.compat.v1.Session(graph=graph) as s:
+            a, b = s.run([ours, theirs], {p: x.numpy()})
+    np.testing.assert_array_equal(a.view(np.uint16), b.view(np.uint16))
+    none = _op_meanings.meaning_of(derived._replace(equivalent=""))
+    assert none.equivalent is None and none.gradient is None
+    with pytest.raises(OpLibraryError, match=r"^the op record's equivalent tf\.math\.no_such_op is not in "
+                                             r"TensorFlow .* \(no tf\.math\.no_such_op\)$"):
+        _op_meanings.meaning_of(derived._replace(equivalent="tf.math.no_such_op"))
+    with pytest.raises(OpLibraryError, match="is not a TensorFlow function's public name"):
+        _op_meanings.meaning_of(derived._replace(equivalent="numpy.square"))
