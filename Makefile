@@ -124,7 +124,7 @@ QUICK_TESTS = \
   $(addprefix tests/kernels/,test_cache.py test_entry_names.py test_geometry.py test_interpreter_numerics.py test_kernel_manifest.py test_kernels_step.py test_trust_rule.py) \
   $(addprefix tests/npu/,test_adapter_options.py test_hostile_options.py test_open_device.py test_session_config.py test_static_sink.py) \
   $(addprefix tests/opp/,test_layout.py test_path_rules.py test_supported_ops_json.py) \
-  $(addprefix tests/package/,test_adding_an_op.py test_atomic_files.py test_build_progress.py test_checkout.py test_clean.py test_cli_startup.py test_command_shape.py test_commands.py test_docs_consistency.py test_fix_texts.py test_gitignore.py test_locks.py test_make_targets.py test_python37_syntax.py) \
+  $(addprefix tests/package/,test_atomic_files.py test_build_progress.py test_checkout.py test_clean.py test_cli_startup.py test_command_shape.py test_commands.py test_docs_consistency.py test_fix_texts.py test_gitignore.py test_locks.py test_make_targets.py test_python37_syntax.py) \
   $(addprefix tests/selftest/,test_runner.py test_verdicts.py) \
   tests/test_suite_rules.py \
   $(addprefix tests/tf/,test_bad_inputs.py test_concurrency.py test_demo.py test_gradients.py test_graph_structure.py test_op_library_step.py test_op_registration.py test_ragged.py test_sample_pattern.py test_tf_codegen.py) \

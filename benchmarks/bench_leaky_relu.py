@@ -9,15 +9,11 @@ the median over rounds of that round's paired throughput ratio (tf.nn.leaky_relu
 leaky_relu_custom's), which cancels the slow drifts of a shared machine. Goal: ratio >= 0.95
 at every size and dtype.
 
-Until the installed build ships LeakyReluCustom (op_def.OPS), give a package folder whose op
-library the build step made with both ops (``--package``; ``--build`` makes one there first,
-as tests/tf/test_leaky_relu.py does):
+It times the installed package's ``tf_ge_custom.leaky_relu_custom``:
 
-    python benchmarks/bench_leaky_relu.py [--rounds 15] [--max-rounds 61] [--package DIR [--build]]
-        [--json out.json]
+    python benchmarks/bench_leaky_relu.py [--rounds 15] [--max-rounds 61] [--json out.json]
 """
 import argparse
-import builtins
 import json
 import os
 import platform
@@ -30,32 +26,6 @@ SIZES = [2 ** k for k in range(10, 25)]
 DTYPES = ("float32", "float16", "bfloat16")
 BATCH_SECONDS = 0.05
 RATIO_GOAL = 0.95
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _leaky_relu_custom(package, build):
-    """The package's leaky_relu_custom: the installed one, or the one of ``package``."""
-    if package is None:
-        import tf_ge_custom
-
-        return tf_ge_custom.leaky_relu_custom
-    builtins.__TF_GE_CUSTOM_NO_TENSORFLOW__ = True  # the package without its own library
-    from tf_ge_custom import _library, op_def
-
-    op_def.OPS = (op_def.ADD_CUSTOM, op_def.LEAKY_RELU_CUSTOM)
-    package = os.path.abspath(package)
-    if build:
-        from tf_ge_custom._build import BuildContext, object_cache, op_library
-
-        ctx = BuildContext(REPO, package, package + ".build",
-                           cache_dir=object_cache.cache_dir(REPO))
-        op_library.run(ctx)
-        ctx.write_build_info()
-    _library._LIBRARY = os.path.join(package, "_lib", "libtf_ge_custom_ops.so")
-    _library._BUILD_INFO = os.path.join(package, "build_info.json")
-    from tf_ge_custom import ops
-
-    return ops.leaky_relu_custom
 
 
 def _calls_per_batch(fn):
@@ -125,12 +95,13 @@ def main(argv=None):
     parser.add_argument("--max-rounds", type=int, default=61, help="rounds at most")
     parser.add_argument("--max-log2", type=int, default=24)
     parser.add_argument("--dtype", action="append", choices=DTYPES)
-    parser.add_argument("--package", help="a package folder with a two-op library")
-    parser.add_argument("--build", action="store_true", help="build that library first")
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args(argv)
-    ours = _leaky_relu_custom(args.package, args.build)
     import tensorflow as tf
+
+    import tf_ge_custom
+
+    ours = tf_ge_custom.leaky_relu_custom
 
     rng = random.Random(35)
     print("TensorFlow %s | %s | %d CPUs | %d rounds" % (

@@ -74,6 +74,7 @@ class Progress(NamedTuple):
     stages: str  # what ran: "TTIR, linalg, HIVM IR, npubin"
     binary_size: Optional[int]  # bytes of all its npubins; None: none (IR only or no hivmc)
     seconds: float
+    op: str = ""  # the op's type (named in the line when the package has more than one op)
 
 
 class BuildResult(NamedTuple):
@@ -208,8 +209,9 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
     per SoC.
 
     ``variants`` (names) limits the build to some variants, for tools and tests that need
-    only those; the GE library needs them all (a call whose shapes need a missing variant is
-    refused), so the default, and the CLI, build every one.
+    only those: each op is built with those of them it has, an op with none is left out, and
+    a name no op has is refused. The GE library needs them all (a call whose shapes need a
+    missing variant is refused), so the default, and the CLI, build every one.
 
     ``ops``: one op definition or several (default: every op of ``op_def.OPS``); each is
     built for the dtypes of ``dtypes`` it has. ``max_programs`` caps gridX (default: the
@@ -221,12 +223,17 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
     ops = op_list(ops)
     soc_names, dtype_names = parse_socs(soc_list), parse_dtypes(dtypes, ops)
     # (op, the variants built, the dtypes it is built for) in definition order
-    try:
-        plan = [(op, [op.kernel.variant(v) for v in variants] if variants
-                 else list(op.kernel.variants), [d for d in op.dtypes if d in dtype_names])
-                for op in ops]
-    except KeyError as e:
-        raise ValueError(e.args[0])
+    if variants:
+        known = [v.name for op in ops for v in op.kernel.variants]
+        unknown = [v for v in variants if v not in known]
+        if unknown:
+            raise ValueError("no kernel variant %r; the variants are %s"
+                             % (unknown[0], ", ".join(dict.fromkeys(known))))
+    plan = [(op, [v for v in op.kernel.variants if v.name in variants] if variants
+             else list(op.kernel.variants), [d for d in op.dtypes if d in dtype_names])
+            for op in ops]
+    # an op with none of the variants or none of the dtypes asked for has no kernel in the set
+    plan = [(op, chosen, op_dtypes) for op, chosen, op_dtypes in plan if chosen and op_dtypes]
     problems = op_def.entry_name_problems(ops)
     if problems:
         # A GE model keeps one binary per kernel name: such a set could never be used whole.
@@ -261,8 +268,8 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
     }
     if hivmc is not None and not ir_only:
         toolchain_record["cann"] = toolchain.cann_version(env) or "unknown"
-    kernels = [{v.name: frontend.load_kernel(op.kernel, v, source) for v in chosen}
-               for (op, chosen, _), source in zip(plan, sources)]
+    kernels = [{v.name: frontend.load_kernel(op.kernel, v, frontend.kernel_source_path(op.kernel))
+                for v in chosen} for op, chosen, _ in plan]
 
     try:
         os.makedirs(out_dir, exist_ok=True)
@@ -295,9 +302,12 @@ def build_kernels(soc_list, dtypes, out_dir, ir_only=False, ops=None,
                         progress(Progress(done, total, soc, dtype,
                                           tuple(v.name for v in chosen), stages,
                                           sum(sizes) if built else None,
-                                          time.time() - started))
+                                          time.time() - started, op.type_name))
+            # the sources of the ops the set holds kernels of (a set of one op's kernels
+            # records that op's source alone, as a set of AddCustom's always has)
+            held = dict((op.type_name, source_sha[op.type_name]) for op, _, _ in plan)
             document = kernel_manifest.manifest_document(soc, vector_cores, toolchain_record,
-                                                         source_sha, entries,
+                                                         held, entries,
                                                          architecture=socs.get(soc).architecture)
             staged[soc] = (soc_dir, document, tuple(entries))
         check_out_dir(out_dir, soc_names, ops, force)  # again: the folder may have changed
@@ -510,12 +520,15 @@ def _finish_soc(soc_dir, document, out_dir):
 
 
 def print_progress(event, stream=None):
-    """The CLI's progress line for one (SoC, dtype)."""
+    """The CLI's progress line for one (SoC, op, dtype); the op is named when the package has
+    more than one."""
     stream = stream or sys.stderr
     width = len(str(event.total))
     what = ("npubins %d bytes" % event.binary_size if event.binary_size
             else "no npubins")
-    stream.write("[%*d/%d] %-15s %-8s %d variants (%s): %s; %s (%.2f s)\n" % (
-        width, event.done, event.total, event.soc, event.dtype, len(event.variants),
+    named = event.op and len(op_def.OPS) > 1
+    stream.write("[%*d/%d] %-15s %s%-8s %d variants (%s): %s; %s (%.2f s)\n" % (
+        width, event.done, event.total, event.soc, event.op + " " if named else "", event.dtype,
+        len(event.variants),
         " ".join(event.variants), event.stages, what, event.seconds))
     stream.flush()

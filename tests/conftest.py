@@ -579,7 +579,8 @@ def fake_toolkit(tmp_path):
     return make
 
 
-# --- a second, synthetic op (docs/adding-an-op.md): what every generator and step does with it
+# --- a synthetic op for the GE sources' compile check (tests/ge/test_cann_sources.py) ------------
+# (the op added for real, end to end, is tests/package/test_adding_an_op.py's SquareCustom)
 
 # Appended to a copy of tf_ge_custom/op_def.py: an op unlike AddCustom in every field a
 # generator writes (three inputs, another type attr, two dtypes, its own kernel entry, one variant).
@@ -604,7 +605,7 @@ OPS = OPS + (SCALED_MUL,)
 
 @pytest.fixture
 def two_op_source(tmp_path):
-    """A source tree whose op definition holds AddCustom and the synthetic ScaledMulCustom:
+    """A source tree whose op definition holds the package's ops and the synthetic ScaledMulCustom:
     ``(source root, the loaded op_def module)``. Everything else is the repository's own
     (linked), so the generators and build steps run unchanged over it."""
     import importlib.util

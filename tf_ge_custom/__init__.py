@@ -1,19 +1,22 @@
-"""tf-ge-custom: the Triton-written ``AddCustom`` op for TensorFlow on Ascend NPUs.
+"""tf-ge-custom: Triton-written ops for TensorFlow on Ascend NPUs (``op_def.OPS``:
+``AddCustom`` and ``LeakyReluCustom``).
 
-``import tf_ge_custom`` registers the ``AddCustom`` op with TensorFlow (so SavedModels and
-GraphDefs holding it load) and makes the package's OPP root (``opp_root()``) visible to
-TF Adapter and GE by putting it first in ``ASCEND_CUSTOM_OPP_PATH``
-(``TF_GE_CUSTOM_SET_OPP_PATH=0`` opts out). ``tf_ge_custom.add_custom(x, y)`` is the op's
-Python function; ``tf_ge_custom.npu`` configures TF1 sessions and the TF2 device.
+``import tf_ge_custom`` registers every op of the package with TensorFlow (so SavedModels
+and GraphDefs holding them load) and makes the package's OPP root (``opp_root()``) visible
+to TF Adapter and GE by putting it first in ``ASCEND_CUSTOM_OPP_PATH``
+(``TF_GE_CUSTOM_SET_OPP_PATH=0`` opts out). Each op has its Python function under its
+record's Python name: ``tf_ge_custom.add_custom(x, y)``,
+``tf_ge_custom.leaky_relu_custom(x, alpha=0.2)``; ``tf_ge_custom.layers`` has a Keras layer
+per op, and ``tf_ge_custom.npu`` configures TF1 sessions and the TF2 device.
 
 Without TensorFlow installed the package still imports, so that its pure-Python tools
-(the kernel builder, the manifest reader) run in a toolchain-only environment;
-``add_custom`` then raises :class:`OpLibraryError`.
+(the kernel builder, the manifest reader) run in a toolchain-only environment; the op
+functions then raise :class:`OpLibraryError`.
 
 The ``tf-ge-custom`` command (and ``python -m tf_ge_custom`` on Python 3.10+) imports the
-package without TensorFlow: most of its commands do not need the op, and TensorFlow's
-import costs seconds. There ``add_custom`` (or ``tf_ge_custom.ops``) imports TensorFlow
-and loads the op on first use.
+package without TensorFlow: most of its commands do not need the ops, and TensorFlow's
+import costs seconds. There an op function (or ``tf_ge_custom.ops``) imports TensorFlow
+and loads the ops on first use.
 """
 import builtins as _builtins
 import os as _os
@@ -102,11 +105,26 @@ def _add_custom_without_tensorflow(error):
     return add_custom
 
 
+_TENSORFLOW_ERROR = []  # the ImportError of TensorFlow's one failed import, once tried
+
+
+def _tensorflow_error():
+    """Why TensorFlow cannot be imported (an ImportError), or None; one attempt per process,
+    however many op functions ask."""
+    if not _TENSORFLOW_ERROR:
+        try:
+            import tensorflow as _tf  # noqa: F401
+        except ImportError as e:
+            _TENSORFLOW_ERROR.append(e)
+        else:
+            _TENSORFLOW_ERROR.append(None)
+    return _TENSORFLOW_ERROR[0]
+
+
 def _import_add_custom():
-    try:
-        import tensorflow as _tf  # noqa: F401
-    except ImportError as e:
-        return _add_custom_without_tensorflow(e)
+    error = _tensorflow_error()
+    if error is not None:
+        return _add_custom_without_tensorflow(error)
     from .ops import add_custom as function
 
     return function
@@ -120,13 +138,12 @@ __all__ += list(_OTHER_FUNCTIONS)
 def _import_function(name):
     """The function ``name`` of an op beyond AddCustom (ops.py), or, without TensorFlow,
     one that says so as add_custom does."""
-    try:
-        import tensorflow as _tf  # noqa: F401
-    except ImportError as e:
+    error = _tensorflow_error()
+    if error is not None:
         def function(*args, **kwargs):
             raise OpLibraryError(
                 "tf_ge_custom.%s needs TensorFlow, which cannot be imported here (%s). "
-                "Install TensorFlow, then rebuild this package against it." % (name, e))
+                "Install TensorFlow, then rebuild this package against it." % (name, error))
         function.__name__ = name
         return function
     from . import ops

@@ -20,6 +20,7 @@ import os
 import sys
 import warnings
 
+from . import op_def
 from .errors import NpuPlacementWarning
 from .opp import opp_root
 
@@ -162,8 +163,9 @@ def _adapter_read_warnings(modules, root):
         _warn_once("npu_bridge", (
             "npu_bridge was imported before tf_ge_custom. If a TensorFlow session already "
             "ran in this process, TF Adapter has read ASCEND_CUSTOM_OPP_PATH without %s and "
-            "AddCustom stays on the CPU until the process restarts. Import tf_ge_custom "
-            "first (or export ASCEND_CUSTOM_OPP_PATH=%s before starting Python)." % (root, root)))
+            "%s stay on the CPU until the process restarts. Import tf_ge_custom "
+            "first (or export ASCEND_CUSTOM_OPP_PATH=%s before starting Python)."
+            % (root, op_def.type_names(), root)))
     device_module = modules.get("npu_device.npu_device")
     opened = getattr(device_module, "_npu_device_instances", None) if device_module else None
     if opened:
@@ -171,9 +173,9 @@ def _adapter_read_warnings(modules, root):
         # npu_device.cpp, NpuDevice::LoadCustomSupportedOps).
         _warn_once("npu_device", (
             "an NPU device was opened (npu_device.open) before tf_ge_custom was imported: "
-            "it has read ASCEND_CUSTOM_OPP_PATH without %s, so AddCustom runs on the CPU "
+            "it has read ASCEND_CUSTOM_OPP_PATH without %s, so %s run on the CPU "
             "on that device. Import tf_ge_custom before npu_device.open(), or open the "
-            "device with tf_ge_custom.npu.open_device()." % root))
+            "device with tf_ge_custom.npu.open_device()." % (root, op_def.type_names())))
 
 
 def _layout_warning(environ):
@@ -186,9 +188,9 @@ def _layout_warning(environ):
         _warn_once("layout:" + opp_path, (
             "ASCEND_OPP_PATH=%s has no built-in/ folder (the old OPP layout, or a wrong "
             "path): TF Adapter for TF1 (npu_bridge) then ignores ASCEND_CUSTOM_OPP_PATH and "
-            "AddCustom stays on the CPU in TF1 sessions. Source the set_env.sh of a CANN "
+            "%s stay on the CPU in TF1 sessions. Source the set_env.sh of a CANN "
             "whose opp folder has built-in/, or run `tf-ge-custom doctor` for the details."
-            % opp_path))
+            % (opp_path, op_def.type_names())))
 
 
 def activate(root=None, environ=None, modules=None):
@@ -215,7 +217,7 @@ def activate(root=None, environ=None, modules=None):
     elif separator_problem(root):
         skipped = separator_problem(root)
         _warn_once("separator:" + root, "%s; ASCEND_CUSTOM_OPP_PATH is left as it is, so "
-                   "AddCustom stays on the CPU. Fix: %s." % (skipped, INSTALL_ELSEWHERE))
+                   "%s stay on the CPU. Fix: %s." % (skipped, op_def.type_names(), INSTALL_ELSEWHERE))
     if skipped:
         result = Activation(root, before, before, False, skipped)
     else:

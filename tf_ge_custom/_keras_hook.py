@@ -1,10 +1,11 @@
-"""``import tf_ge_custom`` makes the ``AddCustom`` Keras layer loadable without importing Keras.
+"""``import tf_ge_custom`` makes the package's Keras layers (``AddCustom``,
+``LeakyReluCustom``) loadable without importing Keras.
 
-A ``.keras`` / ``.h5`` file that holds the layer names it (``tf_ge_custom>AddCustom``), and
+A ``.keras`` / ``.h5`` file that holds a layer names it (``tf_ge_custom>AddCustom``), and
 Keras finds it only if ``tf_ge_custom.layers`` registered it first. Importing Keras costs a
-second or more, so ``import tf_ge_custom`` does not: when Keras is already imported the layer
-is registered at once; otherwise a finder on ``sys.meta_path`` waits for the first import of
-``keras`` (or ``tf_keras``) and registers the layer right after that module has run. The
+second or more, so ``import tf_ge_custom`` does not: when Keras is already imported the layers
+are registered at once; otherwise a finder on ``sys.meta_path`` waits for the first import of
+``keras`` (or ``tf_keras``) and registers the layers right after that module has run. The
 finder only watches those names and hands every import to the usual finders.
 """
 import importlib
@@ -25,8 +26,8 @@ def register_layers():
     try:
         importlib.import_module("tf_ge_custom.layers")
     except Exception as e:  # a Keras we cannot register with must not break its import
-        warnings.warn("tf_ge_custom could not register its AddCustom Keras layer (%s: %s); "
-                      "import tf_ge_custom.layers before loading a model that holds it"
+        warnings.warn("tf_ge_custom could not register its Keras layers (%s: %s); "
+                      "import tf_ge_custom.layers before loading a model that holds one"
                       % (type(e).__name__, e), RuntimeWarning, stacklevel=2)
 
 

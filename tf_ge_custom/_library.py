@@ -310,8 +310,8 @@ def _check_defines_ops(module, path):
 
 
 def ensure_loaded():
-    """Register ``AddCustom`` (and its XLA kernels) in this process's TensorFlow before a
-    graph that may hold it is read; raise :class:`OpLibraryError` when it cannot be.
+    """Register the package's ops (and their XLA kernels) in this process's TensorFlow before
+    a graph that may hold one is read; raise :class:`OpLibraryError` when it cannot be.
 
     Every command that reads or runs a graph calls it first, however the process started:
     the command line imports the package without TensorFlow (``tf_ge_custom/__init__.py``),

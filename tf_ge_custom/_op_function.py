@@ -20,7 +20,7 @@ import numpy as np
 import tensorflow as tf
 
 from . import _xla
-from .errors import AttrError, DTypeError, InputError, ShapeError
+from .errors import AttrError, DTypeError, InputError, OpLibraryError, ShapeError
 
 try:  # the concrete class of eager tensors, for the per-call fast path (TF 1.15 and 2.x)
     from tensorflow.python.framework.ops import EagerTensor as _EagerTensor
@@ -33,7 +33,8 @@ except ImportError:  # pragma: no cover
 
 
 class OpMeaning(NamedTuple):
-    """What an op means, beyond its record: written by hand once per op."""
+    """What an op means, beyond its record: written by hand in ``_op_meanings.MEANINGS``, or
+    derived from the record's ``equivalent`` (``_op_meanings.meaning_of``)."""
 
     summary: str  # the first line of the function's docstring
     # The TensorFlow computation with the op's result: equivalent(*inputs, name=..., **attrs).
@@ -170,6 +171,12 @@ def make_function(op, raw, meaning, load_error=None):
             check_dtypes(op, tensors)
             check_shapes(op, tensors)
             if _xla.must_lower(op.type_name):
+                if meaning.equivalent is None:
+                    raise OpLibraryError(
+                        "%s: this build has no XLA kernel for %s (tf_ops/%s_xla.cc) and its record "
+                        "names no TensorFlow equivalent to compute under XLA (op_def.py, "
+                        "equivalent); call it outside jit_compile" % (
+                            op.python_name, op.type_name, op.python_name))
                 return meaning.equivalent(*tensors, name=scope, **values)
             return raw(*tensors, name=scope, **values)
 
@@ -197,7 +204,8 @@ def make_function(op, raw, meaning, load_error=None):
     function.__module__ = "tf_ge_custom.ops"
     function.__qualname__ = op.python_name
     function.__doc__ = _docstring(op, meaning)
-    register_gradient(op, meaning.gradient)
+    if meaning.gradient is not None:  # else TensorFlow says the op has no gradient
+        register_gradient(op, meaning.gradient)
     return function
 
 

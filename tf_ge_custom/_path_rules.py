@@ -2,7 +2,7 @@
 
 Each function follows one program's search rules over the real file system and a given
 environment, and returns what that program would read or load, so that
-``tf-ge-custom doctor`` can say *why* ``AddCustom`` would or would not be found. The rules
+``tf-ge-custom doctor`` can say *why* an op (``AddCustom``) would or would not be found. The rules
 were read off the public sources (hicann/tensorflow, hicann/ge, 2026-11); each function
 names the file it replicates. Pure standard library.
 

@@ -1,12 +1,14 @@
-"""``AddCustom`` under XLA: ``tf.function(jit_compile=True)``, Keras ``jit_compile=True``.
+"""The package's ops under XLA: ``tf.function(jit_compile=True)``, Keras ``jit_compile=True``.
 
 Where the build made ``libtf_ge_custom_xla.so`` (TensorFlow wheels that ship the tf2xla
 headers and export their symbols: see docs/tensorflow-op.md), loading it registers an XLA
-kernel for ``AddCustom``, and XLA compiles the node like ``AddV2``. TensorFlow registers XLA
-kernels once per process, at its first XLA compilation, so this works when
-``tf_ge_custom`` is imported before that. Otherwise (no XLA library in this build, or
-imported too late) ``add_custom`` puts ``tf.math.add`` into graphs traced inside an XLA
-context instead of ``AddCustom``, the same numbers from XLA's own add.
+kernel for each op that has a ``tf_ops/<op>_xla.cc`` (``AddCustom`` compiles like ``AddV2``,
+``LeakyReluCustom`` like ``LeakyRelu``). TensorFlow registers XLA kernels once per process,
+at its first XLA compilation, so this works when ``tf_ge_custom`` is imported before that.
+Otherwise (no XLA library in this build, or imported too late) each op's function puts its
+TensorFlow equivalent into graphs traced inside an XLA context instead of its node
+(``add_custom`` ``tf.math.add``, ``leaky_relu_custom`` ``tf.nn.leaky_relu``: the same numbers
+from XLA's own kernels).
 """
 import os
 import warnings
@@ -29,7 +31,7 @@ def _xla_kernels_registered_already():
 
 
 def load_kernels():
-    """Load the XLA kernel library if there is one; return why add_custom lowers, or None."""
+    """Load the XLA kernel library if there is one; return why the ops lower, or None."""
     global _lowering_reason
     info = _library.build_info().get("tensorflow") or {}
     relative = info.get("xla_library")
@@ -52,13 +54,15 @@ def load_kernels():
                 path, e, _library.rebuild_command())
         if _lowering_reason is not None:  # the build made one, and it cannot be used: say so
             warnings.warn("tf_ge_custom: the XLA kernel library is not used: %s (under "
-                          "jit_compile=True, add_custom becomes tf.math.add until then)"
-                          % _lowering_reason, RuntimeWarning, stacklevel=3)
+                          "jit_compile=True, each op becomes its TensorFlow equivalent until "
+                          "then: add_custom tf.math.add)" % _lowering_reason, RuntimeWarning,
+                          stacklevel=3)
     return _lowering_reason
 
 
 def lowering_reason():
-    """Why add_custom lowers to tf.math.add inside XLA clusters; None when it does not."""
+    """Why the ops lower to their TensorFlow equivalents inside XLA clusters; None when they
+    do not."""
     return _lowering_reason
 
 

@@ -116,7 +116,8 @@ class NpuStackError(TfGeCustomError, ImportError):
 
 
 class NpuPlacementWarning(RuntimeWarning):
-    """``AddCustom`` will probably not be placed on the NPU (it runs on the CPU kernel)."""
+    """The package's ops will probably not be placed on the NPU (they run on their CPU
+    kernels)."""
 
 
 # --- kernel manifests and the kernel build ---

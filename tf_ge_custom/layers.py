@@ -2,17 +2,16 @@
 models reload.
 
 ``import tf_ge_custom.layers`` (or the attribute ``tf_ge_custom.layers``) registers the
-layers under ``tf_ge_custom>AddCustom`` and ``tf_ge_custom>LeakyReluCustom``; a saved ``.keras`` / H5 / SavedModel Keras model
-using it reloads after that import, or with ``custom_objects=custom_objects()``.
+layers under ``tf_ge_custom>AddCustom`` and ``tf_ge_custom>LeakyReluCustom``; a saved
+``.keras`` / H5 / SavedModel Keras model using them reloads after that import, or with
+``custom_objects=custom_objects()``.
 Imported on first use only: Keras adds a second or more to ``import tf_ge_custom``.
 """
 import tensorflow as tf
 
-from . import ops as _ops
 from ._op_function import attr_value as _attr_value
-from .errors import OpLibraryError
 from .op_def import LEAKY_RELU_CUSTOM
-from .ops import add_custom
+from .ops import add_custom, leaky_relu_custom
 
 _keras = tf.keras
 
@@ -87,14 +86,6 @@ def _check_two(inputs, what="inputs"):
             "AddCustom layer expects a list of two %s [x, y], got %r" % (what, inputs))
 
 
-def _function(op):
-    function = getattr(_ops, op.python_name, None)
-    if function is None:
-        raise OpLibraryError("the %s layer needs the %s op, which this build of tf_ge_custom "
-                             "does not ship (op_def.OPS)" % (op.type_name, op.type_name))
-    return function
-
-
 @_register
 class LeakyReluCustom(_keras.layers.Layer):
     """``y = x if x > 0 else x * alpha`` through the LeakyReluCustom op: what
@@ -115,7 +106,7 @@ class LeakyReluCustom(_keras.layers.Layer):
         self.supports_masking = True
 
     def call(self, inputs):
-        return _function(LEAKY_RELU_CUSTOM)(inputs, alpha=self.alpha)
+        return leaky_relu_custom(inputs, alpha=self.alpha)
 
     def compute_mask(self, inputs, mask=None):
         return mask

@@ -168,6 +168,12 @@ class OpDefinition(NamedTuple):
     broadcasts: bool = False
     # The op's attributes, in REGISTER_OP order (OpAttr).
     attrs: Tuple[OpAttr, ...] = ()
+    # The TensorFlow function with the op's result, by its public name ("tf.math.square"),
+    # called with the inputs, then each attribute as a keyword: the op's Python function puts
+    # it in place of the node inside an XLA cluster that has no kernel for it, and the op's
+    # gradient is that function's (unless _op_meanings.py writes the op's meaning by hand).
+    # "": none (then the op has no gradient, and no XLA path without its own XLA kernel).
+    equivalent: str = ""
     # Placement hints written into npu_supported_ops.json: keep both false
     # (docs/ascend-stack.md, "How TF Adapter picks ops").
     is_gray: bool = False
@@ -247,6 +253,7 @@ ADD_CUSTOM = OpDefinition(
     ),
     commutative=True,
     broadcasts=True,
+    equivalent="tf.math.add",
 )
 
 # y = x if x > 0 else x * alpha, as tf.nn.leaky_relu computes it (alpha cast to the element
@@ -265,12 +272,30 @@ LEAKY_RELU_CUSTOM = OpDefinition(
                                 ("input:0", "output:0", "num_elements", "attr:alpha")),),
     ),
     attrs=(OpAttr("alpha", "float", 0.2),),
+    equivalent="tf.nn.leaky_relu",
 )
 
 # Every op the package ships, in a stable order.
-# LEAKY_RELU_CUSTOM joins when every layer carries it (its record is read by the layers'
-# own tests meanwhile).
-OPS = (ADD_CUSTOM,)
+OPS = (ADD_CUSTOM, LEAKY_RELU_CUSTOM)
+
+
+def in_words(names, conjunction="and"):
+    """``names`` as a sentence lists them: "A", "A and B", "A, B and C"."""
+    names = list(names)
+    if len(names) < 2:
+        return "".join(names)
+    return "%s %s %s" % (", ".join(names[:-1]), conjunction, names[-1])
+
+
+def type_names(ops=None, conjunction="and"):
+    """The TF/GE types of ``ops`` (every op of ``OPS`` by default) in words, for the messages
+    that are about every op: "AddCustom and LeakyReluCustom"."""
+    return in_words((op.type_name for op in (OPS if ops is None else ops)), conjunction)
+
+
+def python_names(ops=None, conjunction="and"):
+    """The Python functions of ``ops`` in words: "add_custom and leaky_relu_custom"."""
+    return in_words((op.python_name for op in (OPS if ops is None else ops)), conjunction)
 
 
 def entry_names(ops=None):

@@ -1,6 +1,6 @@
 """``add_custom``: the Python face of the ``AddCustom`` op, and its gradient; and the
 function of every other op of ``op_def.OPS``, made from its record (``_op_function.py``) and
-its meaning (``_op_meanings.py``): ``leaky_relu_custom`` once the op ships.
+its meaning (``_op_meanings.py``): ``leaky_relu_custom``.
 
 ``AddCustom`` broadcasts by itself with ``tf.math.add``'s rules (its shape function is
 TensorFlow's own, its CPU kernel TensorFlow's binary-op machinery), so this wrapper only
@@ -238,7 +238,7 @@ def _make_other_functions():
             continue
         raw = getattr(library, op.python_name, None) if library is not None else None
         globals()[op.python_name] = _op_function.make_function(
-            op, raw, _op_meanings.MEANINGS[op.type_name], _load_error)
+            op, raw, _op_meanings.meaning_of(op), _load_error)
         made.append(op.python_name)
     return made
 

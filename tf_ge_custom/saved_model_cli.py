@@ -1,9 +1,10 @@
-"""``python -m tf_ge_custom.saved_model_cli``: TensorFlow's ``saved_model_cli`` with AddCustom.
+"""``python -m tf_ge_custom.saved_model_cli``: TensorFlow's ``saved_model_cli`` with the
+package's ops (``AddCustom``, ``LeakyReluCustom``).
 
 TensorFlow's own ``saved_model_cli run`` (and ``show --all``, ``scan``...) imports the
 SavedModel's graph in a process that never loaded this package's op library, so a model
 holding ``AddCustom`` fails there with "Op type not registered 'AddCustom'". This wrapper
-registers the op first (the checked op library, :func:`tf_ge_custom._library.ensure_loaded`),
+registers every op of the package first (the checked op library, :func:`tf_ge_custom._library.ensure_loaded`),
 then hands every argument, unchanged, to the ``saved_model_cli`` of the TensorFlow installed
 (``tensorflow.python.tools.saved_model_cli``, on TensorFlow 1.15 as on 2.x)::
 

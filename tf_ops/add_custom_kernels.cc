@@ -19,7 +19,7 @@
 #include "tensorflow/core/framework/register_types.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/util/bcast.h"
-#include "tf_ge_custom_op_registrations.h"
+#include "add_custom_registrations.h"
 
 namespace tf_ge_custom {
 

@@ -4,7 +4,7 @@
 #include "tensorflow/core/framework/common_shape_fns.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
-#include "tf_ge_custom_op_registrations.h"
+#include "add_custom_registrations.h"
 
 namespace tf_ge_custom {
 

@@ -8,7 +8,7 @@
 // tf.math.add's XLA kernel does; the computation is one xla::Add.
 #include "tensorflow/compiler/tf2xla/kernels/cwise_ops.h"
 #include "tensorflow/compiler/tf2xla/xla_op_registry.h"
-#include "tf_ge_custom_op_registrations.h"
+#include "add_custom_registrations.h"
 
 namespace tf_ge_custom {
 

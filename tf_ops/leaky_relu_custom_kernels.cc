@@ -1,6 +1,5 @@
 // CPU kernels of LeakyReluCustom, one per dtype of the op definition (registered by the
-// generated TF_GE_CUSTOM_REGISTER_CPU_KERNELS_LeakyReluCustom; the file is empty while
-// op_def.OPS does not hold the op). y = x > 0 ? x : x * alpha, tf.nn.leaky_relu's meaning:
+// generated TF_GE_CUSTOM_REGISTER_CPU_KERNELS_LeakyReluCustom). y = x > 0 ? x : x * alpha, tf.nn.leaky_relu's meaning:
 // the arithmetic is TensorFlow's own LeakyRelu CPU kernel, taken from the kernel registry with
 // this node's alpha (tensorflow_kernel.h, as AddCustom takes AddV2's), so that every bit of
 // the result is tf.nn.leaky_relu's, at its speed. Where a TensorFlow registers no LeakyRelu
@@ -8,9 +7,7 @@
 // expression (TF_GE_CUSTOM_OWN_CPU_FUNCTORS=1 in the environment makes it compute every node,
 // so that the tests compare that path too). The attribute is read, and checked against op_def.py's range for it, by the
 // generated LeakyReluCustomAttrs. See docs/tensorflow-op.md.
-#include "tf_ge_custom_op_registrations.h"
-
-#ifdef TF_GE_CUSTOM_REGISTER_OP_LeakyReluCustom
+#include "leaky_relu_custom_registrations.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -69,5 +66,3 @@ class LeakyReluCustomOp : public ::tensorflow::OpKernel {
 TF_GE_CUSTOM_REGISTER_CPU_KERNELS_LeakyReluCustom(LeakyReluCustomOp)
 
 }  // namespace tf_ge_custom
-
-#endif  // TF_GE_CUSTOM_REGISTER_OP_LeakyReluCustom

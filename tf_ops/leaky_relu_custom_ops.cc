@@ -2,11 +2,8 @@
 // default included) and its shape function (one input, not broadcast: TensorFlow's
 // UnchangedShape, as LeakyRelu's) come from tf_ge_custom/op_def.py through the generated
 // TF_GE_CUSTOM_REGISTER_OP_LeakyReluCustom and TF_GE_CUSTOM_SHAPE_FN_LeakyReluCustom
-// (tf_ge_custom/_build/tf_codegen.py); this file adds the documentation. Empty while
-// op_def.OPS does not hold the op.
-#include "tf_ge_custom_op_registrations.h"
-
-#ifdef TF_GE_CUSTOM_REGISTER_OP_LeakyReluCustom
+// (tf_ge_custom/_build/tf_codegen.py); this file adds the documentation.
+#include "leaky_relu_custom_registrations.h"
 
 #include "tensorflow/core/framework/common_shape_fns.h"
 #include "tensorflow/core/framework/op.h"
@@ -24,5 +21,3 @@ this library's CPU kernel runs.
 )doc");
 
 }  // namespace tf_ge_custom
-
-#endif  // TF_GE_CUSTOM_REGISTER_OP_LeakyReluCustom

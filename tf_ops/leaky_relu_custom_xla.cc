@@ -1,14 +1,11 @@
 // The XLA kernel of LeakyReluCustom, for tf.function(jit_compile=True), Keras'
 // jit_compile=True and auto-clustering, in the XLA kernel library beside AddCustom's
-// (add_custom_xla.cc says when that library is built). Empty while op_def.OPS does not hold
-// the op.
+// (add_custom_xla.cc says when that library is built).
 //
 // The computation is the one TensorFlow's own LeakyRelu XLA kernel builds: select(x > 0, x,
 // x * alpha), with alpha a literal of the element type; the attribute is read and checked by
 // the generated LeakyReluCustomAttrs, as in the CPU kernel.
-#include "tf_ge_custom_op_registrations.h"
-
-#ifdef TF_GE_CUSTOM_REGISTER_OP_LeakyReluCustom
+#include "leaky_relu_custom_registrations.h"
 
 #include "tensorflow/compiler/tf2xla/kernels/cwise_ops.h"
 #include "tensorflow/compiler/tf2xla/xla_helpers.h"
@@ -39,5 +36,3 @@ class LeakyReluCustomXlaOp : public ::tensorflow::XlaOpKernel {
 TF_GE_CUSTOM_REGISTER_XLA_KERNEL_LeakyReluCustom(LeakyReluCustomXlaOp)
 
 }  // namespace tf_ge_custom
-
-#endif  // TF_GE_CUSTOM_REGISTER_OP_LeakyReluCustom

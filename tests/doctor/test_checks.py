@@ -237,12 +237,13 @@ def test_without_the_ge_library_the_adapters_keep_addcustom_on_the_cpu_as_intend
 def test_npu_placement_says_which_case_this_install_is_in(tmp_path, fake_toolkit):
     built = doctor.check_npu_placement(context(make_root(tmp_path / "a", ge_built()["ge"]),
                                                build_info=ge_built()))
-    assert built.status == doctor.OK and built.data["npu_ops"] == ["AddCustom"]
-    assert "lists AddCustom: where TF Adapter runs a graph, it hands AddCustom to GE" in built.detail
+    assert built.status == doctor.OK and built.data["npu_ops"] == ["AddCustom", "LeakyReluCustom"]
+    assert ("lists AddCustom and LeakyReluCustom: where TF Adapter runs a graph, it hands AddCustom "
+            "and LeakyReluCustom to GE") in built.detail
     root = make_root(tmp_path / "b", NOT_BUILT["ge"])
     check = doctor.check_npu_placement(context(root, build_info=NOT_BUILT))
     assert check.status == doctor.WARN
-    assert ("lists no op, so AddCustom stays on the CPU kernel, also where TF Adapter runs the "
+    assert ("lists no op, so AddCustom and LeakyReluCustom stay on the CPU kernel, also where TF Adapter runs the "
             "graph, because the GE library was not built: CANN 8.5.0 at /cann") in check.detail
     # no toolkit that can host the library anywhere here: an instruction, not a command
     assert not doctor.is_command(check.fix) and "CANN toolkit >= 9.2.0-beta.1" in check.fix
@@ -338,15 +339,17 @@ def reader(manifests, verdicts):
         verdict = verdicts[path]
         if isinstance(verdict, ManifestError):
             raise verdict
-        kernels = [types.SimpleNamespace(op="AddCustom", dtype=d, binary=binary)
-                   for d, binary in verdict]
+        # (dtype, binary) of AddCustom, or (op type, dtype, binary)
+        kernels = [types.SimpleNamespace(op=k[0] if len(k) == 3 else "AddCustom", dtype=k[-2], binary=k[-1])
+                   for k in verdict]
         return types.SimpleNamespace(soc=path.split("/")[-2], kernels=kernels)
 
     return types.SimpleNamespace(find_manifests=lambda root: dict(manifests),
                                  load_manifest=load_manifest, ManifestError=ManifestError)
 
 
-ALL = [(d, "add_kernel_%s.npubin" % d) for d in ("float32", "float16", "bfloat16", "int32")]
+ALL = [(d, "add_kernel_%s.npubin" % d) for d in ("float32", "float16", "bfloat16", "int32")] + [
+    ("LeakyReluCustom", d, "leaky_relu_custom_flat_%s.npubin" % d) for d in ("float32", "float16", "bfloat16")]
 
 
 def test_npubins_for_every_dtype_are_ok(root):
@@ -363,7 +366,10 @@ def test_missing_dtypes_and_ir_only_manifests_warn(root):
     partial = [("float32", "add_kernel_float32.npubin"), ("int32", None)]
     check = doctor.check_kernels(context(root, manifest_reader=reader({"Ascend910B1": path}, {path: partial})))
     assert check.status == doctor.WARN
-    assert check.data["socs"]["Ascend910B1"]["missing"] == ["float16", "bfloat16", "int32"]
+    # every (op, dtype) of the package without an npubin, named by op
+    assert check.data["socs"]["Ascend910B1"]["missing"] == [
+        "AddCustom float16", "AddCustom bfloat16", "AddCustom int32", "LeakyReluCustom float32",
+        "LeakyReluCustom float16", "LeakyReluCustom bfloat16"]
 
 
 def test_broken_checksum_fails(root):

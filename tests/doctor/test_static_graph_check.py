@@ -4,7 +4,7 @@ shared fixture tests/fixtures/manifests/valid_binaries.json)."""
 import pathlib
 import sys
 
-from tf_ge_custom import doctor
+from tf_ge_custom import doctor, op_def
 
 FIXTURE = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "manifests" / "valid_binaries.json"
 
@@ -21,7 +21,8 @@ def _context(tmp_path, ge, manifest_text=None):
 def test_with_the_ge_library_a_static_graph_is_sunk(tmp_path):
     check = doctor.check_static_graph_path(_context(tmp_path, {"built": True}, FIXTURE.read_text()))
     assert check.status == doctor.OK, check
-    assert check.detail.startswith("sunk: GE runs AddCustom as a task of the model with the launch it declared")
+    assert check.detail.startswith("sunk: GE runs AddCustom and LeakyReluCustom as tasks of the model with the "
+                                   "launches they declared")
     assert "no copies inserted" in check.detail and "compile_dynamic_mode" in check.detail
     # the fixture's kernels allow 2^30 elements per launch
     assert "a static shape of more than 1073741824 output elements needs several launches and is refused" \
@@ -34,14 +35,16 @@ def test_a_kernel_that_cannot_be_declared_warns_naming_it(tmp_path):
         '"magic": "ELF_VECTOR_CORE"', '"magic": "ELF_AICORE"', 1)
     check = doctor.check_static_graph_path(_context(tmp_path, {"built": True}, text))
     assert check.status == doctor.WARN, check
-    assert "these kernels cannot be declared, so a static graph using them fails to build: Ascend910B1 " in \
-        check.detail and "(mix_mode mix)" in check.detail
+    assert "these kernels cannot be declared, so a static graph using them fails to build: Ascend910B1 " \
+        "AddCustom flat float32 (mix_mode mix)" in check.detail
     assert "compile_dynamic_mode=True" in check.fix
 
 
 def test_without_the_ge_library_there_is_no_ge_path(tmp_path):
     check = doctor.check_static_graph_path(_context(tmp_path, {"built": False, "reason": "no CANN toolkit"}))
     assert check.status == doctor.WARN
-    assert check.detail == "no GE path at all (no CANN toolkit): AddCustom runs on the CPU kernel in any graph"
+    assert check.detail == ("no GE path at all (no CANN toolkit): %s run on their CPU kernels in any graph"
+                            % op_def.type_names())
+    assert op_def.type_names() == "AddCustom and LeakyReluCustom"
     check = doctor.check_static_graph_path(_context(tmp_path / "b", None))
     assert "this build has no GE library" in check.detail

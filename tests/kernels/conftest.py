@@ -55,32 +55,53 @@ def _load_fixture_generator():
     return module
 
 
+def layout_leaky_relu():
+    """LeakyReluCustom's flat kernel, hand-computed: 5 pointers (40 bytes), n_elements (40..44),
+    alpha's fp32 word (44..48), the grid (48..60) -> 64 bytes (docs/kernel-manifest.md)."""
+    names = (("ffts_base_address", "ffts", None), ("sync_block_lock", "sync_block_lock", None),
+             ("workspace", "workspace", None), ("x_ptr", "input", 0), ("y_ptr", "output", 0))
+    slots = [dict({"name": n, "role": r, "offset": 8 * i, "size": 8}, **({} if x is None else {"index": x}))
+             for i, (n, r, x) in enumerate(names)]
+    slots += [{"name": "n_elements", "role": "num_elements", "offset": 40, "size": 4},
+              {"name": "alpha", "role": "attr", "index": 0, "offset": 44, "size": 4},
+              {"name": "gridX", "role": "grid_x", "offset": 48, "size": 4},
+              {"name": "gridY", "role": "grid_y", "offset": 52, "size": 4},
+              {"name": "gridZ", "role": "grid_z", "offset": 56, "size": 4}]
+    return {"size": 64, "has_ffts": True, "slots": slots}
+
+
 @pytest.fixture
 def complete_soc_folder():
     """complete_soc_folder(dst, dtypes) -> dst: a SoC folder as build-kernels lays it out
-    (manifest.json + npubins of filler bytes) with EVERY kernel variant of op_def.ADD_CUSTOM
-    for each dtype, built with the fixture generator's hand-computed layouts (the flat layout
-    for the 1-D blocks, the tiled one for the 2-D blocks)."""
+    (manifest.json + npubins of filler bytes) with EVERY kernel variant of every op of
+    op_def.OPS for each dtype the op has, built with hand-computed layouts (the fixture
+    generator's flat and tiled ones for AddCustom's 1-D and 2-D blocks, layout_leaky_relu
+    for LeakyReluCustom's)."""
     from tf_ge_custom import op_def
 
     generate = _load_fixture_generator()
+    layouts = {"LeakyReluCustom": lambda variant: layout_leaky_relu(),
+               "AddCustom": lambda variant: generate.layout_tiled() if len(variant.block) == 2
+               else generate.layout_with_ffts()}
 
     def make(dst, dtypes):
         dst = pathlib.Path(str(dst))
         dst.mkdir(parents=True)
         kernels = []
         for dtype in dtypes:
-            for variant in op_def.ADD_CUSTOM.kernel.variants:
-                binary = generate.binary_bytes(dtype, variant.name)
-                k = generate.kernel(dtype, binary)
-                name = op_def.ADD_CUSTOM.binary_name(variant.name, dtype)
-                k.update(variant=variant.name,
-                         entry=op_def.ADD_CUSTOM.entry_name(variant.name, dtype), block=list(variant.block),
-                         binary=name,
-                         args=generate.layout_tiled() if len(variant.block) == 2
-                         else generate.layout_with_ffts())
-                (dst / name).write_bytes(binary)
-                kernels.append(k)
+            for op in op_def.OPS:
+                if dtype not in op.dtypes:
+                    continue
+                for variant in op.kernel.variants:
+                    entry = op.entry_name(variant.name, dtype)
+                    binary = generate.binary_bytes(dtype, variant.name) if op is op_def.ADD_CUSTOM \
+                        else generate.elf_object.elf_object([entry], b"fixture filler for %s\n" % entry.encode())
+                    k = generate.kernel(dtype, binary)
+                    name = op.binary_name(variant.name, dtype)
+                    k.update(op=op.type_name, variant=variant.name, entry=entry,
+                             block=list(variant.block), binary=name, args=layouts[op.type_name](variant))
+                    (dst / name).write_bytes(binary)
+                    kernels.append(k)
         (dst / "manifest.json").write_text(json.dumps(generate.manifest(kernels, cann="8.5.0"), indent=2))
         return dst
 

@@ -128,9 +128,13 @@ def test_with_hivmc_double_npubins_and_checksums_come_from_its_output(tmp_path, 
                 assert data.startswith(b"\x7fELF")
                 assert k.entry == op_def.ADD_CUSTOM.entry_name(variant, dtype)
                 assert k.sha256 == hashlib.sha256(data).hexdigest() and k.binary_size == len(data)
+        # and LeakyReluCustom's float32 kernel (it has no int32), from its own source
+        leaky = m.kernel("LeakyReluCustom", "flat", "float32")
+        assert leaky.entry == "tf_ge_custom_leaky_relu_custom_flat_float32"
+        assert m.source_sha256("LeakyReluCustom") != m.source_sha256("AddCustom")
         assert sorted(os.listdir(str(out / soc))) == sorted(
             ["add_custom_%s_%s.npubin" % (v, d) for v in variants for d in ("float32", "int32")]
-            + ["ir", "manifest.json"])
+            + ["leaky_relu_custom_flat_float32.npubin", "ir", "manifest.json"])
 
 
 def test_a_failing_hivmc_fails_the_build_and_keeps_the_old_output(tmp_path, hivmc_env):
@@ -151,17 +155,21 @@ def test_a_rebuild_replaces_the_soc_folder_whole(tmp_path, hivmc_env):
     build = dict(env=hivmc_env, variants=["flat", "scalar"])
     builder.build_kernels(["Ascend910B1"], ["float32", "int32"], str(out), **build)
     builder.build_kernels(["Ascend910B1"], ["float16"], str(out), **build)
+    # each op with the variants of those it has: LeakyReluCustom has flat only
     assert sorted(os.listdir(str(out / "Ascend910B1"))) == [
         "add_custom_flat_float16.npubin", "add_custom_scalar_float16.npubin", "ir",
-        "manifest.json"]
+        "leaky_relu_custom_flat_float16.npubin", "manifest.json"]
     # a file the build did not write is refused, by name, unless forced
     (out / "Ascend910B1" / "stale.npubin").write_bytes(b"old")
     with pytest.raises(ValueError, match="stale.npubin"):
         builder.build_kernels(["Ascend910B1"], ["int32"], str(out), **build)
     assert (out / "Ascend910B1" / "stale.npubin").read_bytes() == b"old"
     builder.build_kernels(["Ascend910B1"], ["int32"], str(out), force=True, **build)
+    # int32 is AddCustom's alone: the set holds its kernels and records its source alone
     assert sorted(os.listdir(str(out / "Ascend910B1"))) == [
         "add_custom_flat_int32.npubin", "add_custom_scalar_int32.npubin", "ir", "manifest.json"]
+    alone = kernel_manifest.load_manifest(str(out / "Ascend910B1" / "manifest.json"))
+    assert "kernel_sources" not in alone.document and [k.op for k in alone.kernels] == ["AddCustom"] * 2
     with pytest.raises(ValueError, match="no kernel variant 'row_8x512'"):
         builder.build_kernels(["Ascend910B1"], ["int32"], str(out), env=hivmc_env,
                               variants=["row_8x512"])
@@ -170,7 +178,7 @@ def test_a_rebuild_replaces_the_soc_folder_whole(tmp_path, hivmc_env):
 @pytest.mark.parametrize("socs, dtypes, message", [
     ("Ascend910B9", "all", "unsupported SoC"),
     ("", "all", "no SoC"),
-    ("Ascend910B1", "float64", "no dtype"),
+    ("Ascend910B1", "float64", "has dtype 'float64'"),
     # the refusal lists the board names it accepts too (kernels/socs.py ALIASES)
     ("Ascend910B4-2", "all", "board names served by one of them: Ascend910B4-1 (by Ascend910B4), "
                              "Ascend910_9361 (by Ascend910_9362)"),
@@ -208,12 +216,14 @@ def test_cli_ir_only_prints_one_progress_line_per_soc_and_dtype(tmp_path):
                            "--out", str(tmp_path / "out"), env=_env_without_hivmc())
     assert proc.returncode == 0, proc.stderr
     ours = [l for l in proc.stderr.splitlines() if l.startswith(("[", "tf-ge-custom"))]
-    assert ours[0].startswith("[1/2] Ascend910B1") and "float32" in ours[0]
-    assert ours[1].startswith("[2/2] Ascend910B1") and "int32" in ours[1]
-    # each line names the variants compiled for that (SoC, dtype)
+    # one line per (op, dtype) the op has, the op named (the package has two)
+    assert [l.split()[:4] for l in ours] == [["[1/3]", "Ascend910B1", "AddCustom", "float32"],
+                                             ["[2/3]", "Ascend910B1", "AddCustom", "int32"],
+                                             ["[3/3]", "Ascend910B1", "LeakyReluCustom", "float32"]]
+    # each line names the variants compiled for that (SoC, op, dtype)
     names = " ".join(v.name for v in op_def.ADD_CUSTOM.kernel.variants)
     assert "11 variants (%s): TTIR, linalg, HIVM IR; no npubins" % names in ours[0]
-    assert len(ours) == 2
+    assert "1 variants (flat): TTIR, linalg, HIVM IR; no npubins" in ours[2]
 
 
 @pytest.mark.documents("tf-ge-custom build-kernels --ir-only")

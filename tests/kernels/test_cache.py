@@ -159,6 +159,7 @@ def test_the_key_covers_every_ops_kernel_source(tmp_path, monkeypatch):
     another file, the key's digest is the sources' combined one, and each op's own source
     is what its entry's manifest must record."""
     env = _env(tmp_path)
+    monkeypatch.setattr(op_def, "OPS", (OP,))
     alone = cache.identity(env)
     assert alone.sources == {"AddCustom": alone.kernel_source_sha256}
     monkeypatch.setattr(op_def, "OPS", (OP, op_def.LEAKY_RELU_CUSTOM))
@@ -187,10 +188,10 @@ def test_the_identity_is_this_environment_s_toolchain(tmp_path):
     assert ident.toolchain["bishengir"] == toolchain.tool_version(toolchain.find_bishengir_compile(env),
                                                                   "bishengir-compile")
     assert ident.toolchain["cann"] is None and ident.missing == ("hivmc",)
-    with open(os.path.join(os.path.dirname(builder.__file__), "add_kernel.py"), "rb") as f:
-        import hashlib
-
-        assert ident.kernel_source_sha256 == hashlib.sha256(f.read()).hexdigest()
+    # each op's kernel source file, read here
+    for o in op_def.OPS:
+        with open(os.path.join(os.path.dirname(builder.__file__), o.kernel.source), "rb") as f:
+            assert ident.sources[o.type_name] == hashlib.sha256(f.read()).hexdigest()
     with_hivmc = cache.identity(_hivmc_env(tmp_path))
     assert with_hivmc.toolchain["cann"] == "8.5.0" and with_hivmc.missing == ()
     assert with_hivmc.key != ident.key and with_hivmc.key.endswith("-cann_8.5.0-entry_naming_2")
@@ -219,7 +220,8 @@ def test_the_key_is_read_as_the_real_builder_records_its_toolchain(tmp_path):
     assert done.built
     manifest = cache.load_entry(done.path, "Ascend910B1", "float32")
     assert manifest.toolchain == cache.identity(env).toolchain
-    assert manifest.kernel_source_sha256 == cache.identity(env).kernel_source_sha256
+    # an entry holds one op's kernels: the source it records is that op's own
+    assert manifest.source_sha256(OP.type_name) == cache.identity(env).sources[OP.type_name]
     # every variant, its layout read from the real HIVM IR (hand-computed sizes:
     # tests/fixtures/manifests/generate.py)
     assert manifest.missing_variants(OP, "float32") == []
@@ -401,6 +403,8 @@ def test_compile_kernel_reports_a_missing_tool_with_what_to_do(tmp_path, capsys,
 def test_build_kernels_cache_prewarms_then_keeps(tmp_path, capsys, monkeypatch):
     env = _env(tmp_path)
     monkeypatch.setattr(os, "environ", env)
+    # the double lays out AddCustom's kernels: the cache's protocol is the same for any op
+    monkeypatch.setattr(op_def, "OPS", (OP,))
     monkeypatch.setattr(builder, "build_kernels", double.fake_build)
     argv = ["build-kernels", "--soc", "Ascend910B1", "--dtype", "float32,int32", "--cache", "--quiet"]
     assert cli.main(argv) == 0
@@ -445,7 +449,8 @@ def test_build_kernels_cache_with_the_real_builder_names_hivmc_and_caches_nothin
     assert cli.main(["build-kernels", "--soc", "Ascend910B1", "--dtype", "float32", "--cache"]) == 1
     err = capsys.readouterr().err
     assert "[1/1]" not in err  # refused before the first stage: nothing compiled
-    assert "error: Ascend910B1 float32: hivmc is missing, so nothing was compiled" in err
+    # the first op the command compiles for float32 names itself (the package has two)
+    assert "error: Ascend910B1 AddCustom float32: hivmc is missing, so nothing was compiled" in err
     assert "pass --ir-only" in err
     key_dir = tmp_path / "cache" / "Ascend910B1" / cache.identity(env).key / OP.type_name
     assert [p.name for p in key_dir.iterdir()] == ["float32.lock"]

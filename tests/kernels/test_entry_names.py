@@ -1,8 +1,9 @@
 """Every kernel of a set has its own entry symbol (docs/kernel-manifest.md, "Entry names").
 
-GE keeps one binary per kernel name in a model, so the 44 kernels of a set (11 variants x 4
-dtypes) need 44 names, and none may be another project's (GE's own Triton sample launches
-``add_kernel``). The names are stated here by hand (``tf_ge_custom_add_custom_<variant>_<dtype>``)
+GE keeps one binary per kernel name in a model, so the 47 kernels of a set (AddCustom's 11
+variants x 4 dtypes, LeakyReluCustom's one variant x 3 dtypes) need 47 names, and none may be
+another project's (GE's own Triton sample launches ``add_kernel``). The names are stated here by
+hand (``tf_ge_custom_<python name>_<variant>_<dtype>``)
 and checked against the op definition, against what ``tf-ge-custom build-kernels --ir-only``
 writes through the installed console script (each name the device entry of its own HIVM IR,
 the compiler being the oracle), and against the kernel names of GE's samples in the hicann/ge
@@ -31,8 +32,13 @@ DTYPES = ("float32", "float16", "bfloat16", "int32")
 OTHER_PROJECTS = ("add_kernel", "add_custom", "add_custom_kernel", "triton_add_kernel")
 
 
-def _expected(variant, dtype):
-    return "tf_ge_custom_add_custom_%s_%s" % (variant, dtype)
+def _expected(variant, dtype, python_name="add_custom"):
+    return "tf_ge_custom_%s_%s_%s" % (python_name, variant, dtype)
+
+
+LEAKY_NAMES = ["tf_ge_custom_leaky_relu_custom_flat_float32",
+               "tf_ge_custom_leaky_relu_custom_flat_float16",
+               "tf_ge_custom_leaky_relu_custom_flat_bfloat16"]
 
 
 def test_the_op_definition_names_all_44_kernels_apart():
@@ -41,20 +47,20 @@ def test_the_op_definition_names_all_44_kernels_apart():
     names = [op.entry_name(v, d) for v in VARIANTS for d in DTYPES]
     assert names == [_expected(v, d) for v in VARIANTS for d in DTYPES]
     assert len(set(names)) == 44
-    assert [n for n, _, _, _ in op_def.entry_names()] == names
+    assert [n for n, _, _, _ in op_def.entry_names((op,))] == names
+    # the package's kernels: AddCustom's, then LeakyReluCustom's, all apart
+    assert [n for n, _, _, _ in op_def.entry_names()] == names + LEAKY_NAMES
     assert op_def.entry_name_problems() == []
     assert not set(names) & set(OTHER_PROJECTS)
 
 
 def test_the_second_op_names_its_kernels_apart_from_the_first():
-    """LeakyReluCustom (not yet in OPS): 3 names of its own, written out here, none of them
+    """LeakyReluCustom, the package's second op: 3 names of its own, written out here, none of them
     AddCustom's or another project's, each within the 49 characters a kernel name may have;
     both ops' 47 kernels can sit in one model."""
     leaky = op_def.LEAKY_RELU_CUSTOM
     names = [n for n, _, _, _ in op_def.entry_names((leaky,))]
-    assert names == ["tf_ge_custom_leaky_relu_custom_flat_float32",
-                     "tf_ge_custom_leaky_relu_custom_flat_float16",
-                     "tf_ge_custom_leaky_relu_custom_flat_bfloat16"]
+    assert names == LEAKY_NAMES
     assert max(len(n) for n in names) == 44
     both = op_def.entry_names((op_def.ADD_CUSTOM, leaky))
     assert len(set(n for n, _, _, _ in both)) == 47
@@ -99,7 +105,7 @@ def _entries_of(hivm_text):
 
 
 @pytest.mark.slow
-def test_build_kernels_ir_only_writes_44_distinct_names_each_its_hivm_entry(tmp_path):
+def test_build_kernels_ir_only_writes_47_distinct_names_each_its_hivm_entry(tmp_path):
     """The documented command, through the installed console script in a fresh process."""
     exe = shutil.which("tf-ge-custom") or os.path.join(os.path.dirname(sys.executable), "tf-ge-custom")
     out = tmp_path / "kernels"
@@ -109,13 +115,15 @@ def test_build_kernels_ir_only_writes_44_distinct_names_each_its_hivm_entry(tmp_
     assert proc.returncode == 0, proc.stderr[-4000:]
     with open(str(out / "Ascend910B1" / "manifest.json")) as f:
         kernels = json.load(f)["kernels"]
-    assert len(kernels) == 44
+    # AddCustom's 44 (11 variants x 4 dtypes) and LeakyReluCustom's 3
+    assert len(kernels) == 47
     names = [k["entry"] for k in kernels]
-    assert len(set(names)) == 44
-    assert sorted(names) == sorted(_expected(v, d) for v in VARIANTS for d in DTYPES)
+    assert len(set(names)) == 47
+    assert sorted(names) == sorted([_expected(v, d) for v in VARIANTS for d in DTYPES] + LEAKY_NAMES)
+    python_names = {"AddCustom": "add_custom", "LeakyReluCustom": "leaky_relu_custom"}
     for k in kernels:
-        assert k["entry"] == _expected(k["variant"], k["dtype"])
-        stem = "add_custom_%s_%s" % (k["variant"], k["dtype"])
+        assert k["entry"] == _expected(k["variant"], k["dtype"], python_names[k["op"]])
+        stem = "%s_%s_%s" % (python_names[k["op"]], k["variant"], k["dtype"])
         with open(str(out / "Ascend910B1" / "ir" / (stem + ".hivm.mlir"))) as f:
             assert _entries_of(f.read()) == [k["entry"]], stem
     assert not set(names) & set(OTHER_PROJECTS)

@@ -84,7 +84,8 @@ def _installed_json(root):
 
 
 @pytest.mark.parametrize("ge, listed, why", [
-    (GE_BUILT, {"AddCustom": {"isGray": False, "isHeavy": False}}, None),
+    (GE_BUILT, {"AddCustom": {"isGray": False, "isHeavy": False},
+                "LeakyReluCustom": {"isGray": False, "isHeavy": False}}, None),
     (GE_SKIPPED, {}, "the GE library was not built: " + GE_SKIPPED["reason"]),
     (None, {}, "this build has no GE step record"),
 ])
@@ -109,8 +110,8 @@ def test_step_builds_the_skeleton_and_records_it(tmp_path, ge, listed, why):
 def test_without_the_ge_library_the_build_says_why_the_ops_stay_on_the_cpu(tmp_path, capsys):
     _run_step(tmp_path, ge=GE_SKIPPED)
     err = capsys.readouterr().err
-    assert ("npu_supported_ops.json lists no op, so TF Adapter keeps AddCustom on the CPU "
-            "kernel: the GE library was not built: CANN 8.5.0 at /cann") in err
+    assert ("npu_supported_ops.json lists no op, so TF Adapter keeps AddCustom and LeakyReluCustom "
+            "on the CPU kernel: the GE library was not built: CANN 8.5.0 at /cann") in err
 
 
 def test_step_is_repeatable_and_drops_libraries_an_earlier_build_left(tmp_path):

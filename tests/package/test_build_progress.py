@@ -8,8 +8,9 @@
 - ``make_report.py summary`` reads the installed package's build record and says, one line
   per part, what was built and why a part was skipped.
 - The object cache (``_build/object_cache.py``): a second build of the op library compiles
-  nothing unless a source, a header, a flag or the compiler changed; the compiler here is the
-  real one, run through a shim that records each compile.
+  nothing unless a source, a header it includes, a flag or the compiler changed (a new header
+  no unit includes, as a new op's, recompiles nothing); the compiler here is the real one, run
+  through a shim that records each compile.
 """
 import json
 import os
@@ -21,7 +22,7 @@ import textwrap
 
 import pytest
 
-from tf_ge_custom import _build
+from tf_ge_custom import _build, op_def
 from tf_ge_custom._build import object_cache, op_library, tensorflow_info
 
 pytestmark = pytest.mark.kind("oracle")
@@ -161,6 +162,7 @@ def small_op_tree(tmp_path, monkeypatch):
     shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("CXX", str(shim))
     monkeypatch.delenv("TF_GE_CUSTOM_XLA", raising=False)
+    monkeypatch.setattr(op_def, "OPS", ())  # no op's sources here: only the two units
     info = {"version": "9.9.9", "compile_flags": ["-std=c++17"], "link_flags": [],
             "include": str(tmp_path), "lib": str(tmp_path), "cxx11_abi": 1, "python": "3"}
     monkeypatch.setattr(tensorflow_info, "query", lambda python=None, cache_dir=None: dict(info))
@@ -197,18 +199,35 @@ def test_a_second_build_compiles_nothing_and_links_the_same_library(small_op_tre
             == first.build_info["tensorflow"]["library_sha256"])
 
 
-@pytest.mark.parametrize("change", ["source", "header", "tensorflow", "flags"])
+@pytest.mark.parametrize("change", ["source", "header", "nested header", "new header", "macro include",
+                                    "tensorflow", "flags"])
 def test_a_change_recompiles_what_it_touches(small_op_tree, tmp_path, monkeypatch, change):
     source, log, info = small_op_tree
+    if change == "nested header":  # one.cc includes shared.h, which includes inner.h
+        (source / "tf_ops" / "shared.h").write_text('#include "inner.h"\n#define SHARED INNER\n')
+        (source / "tf_ops" / "inner.h").write_text("#define INNER 1\n")
     cache = tmp_path / "cache"
     _build_once(source, tmp_path, "first", cache)
     log.unlink()
     if change == "source":
         (source / "tf_ops" / "two.cc").write_text("int two() { return 22; }\n")
         expected = ["two.cc"]
-    elif change == "header":  # any header beside the sources: every unit may include it
+    elif change == "header":  # only the units that include it (one.cc)
         (source / "tf_ops" / "shared.h").write_text("#define SHARED 11\n")
-        expected = ["one.cc", "two.cc"]
+        expected = ["one.cc"]
+    elif change == "nested header":  # included through another header
+        (source / "tf_ops" / "inner.h").write_text("#define INNER 11\n")
+        expected = ["one.cc"]
+    elif change == "new header":  # a new op's header beside the sources: no unit includes it
+        (source / "tf_ops" / "new_op_functor.h").write_text("#define NEW 1\n")
+        expected = []
+    elif change == "macro include":  # a name the text cannot tell: every header counts
+        (source / "tf_ops" / "two.cc").write_text('#define WHICH "shared.h"\n#include WHICH\n'
+                                                  "int two() { return SHARED; }\n")
+        _build_once(source, tmp_path, "macro", cache)
+        log.unlink()
+        (source / "tf_ops" / "new_op_functor.h").write_text("#define NEW 1\n")
+        expected = ["two.cc"]
     else:
         changed = dict(info, version="9.9.10") if change == "tensorflow" else \
             dict(info, compile_flags=["-std=c++17", "-DOTHER=1"])

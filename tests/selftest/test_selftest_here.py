@@ -20,7 +20,7 @@ from tf_ge_custom.selftest import stages
 
 COMMAND = os.path.join(os.path.dirname(sys.executable), "tf-ge-custom")
 LINE = re.compile(r"^([A-Z0-9_]+)=(PASS|FAIL|SKIP)(?: \((.*)\))?$")
-CPU_STAGES = ("DOCTOR", "CPU_ADD")
+CPU_STAGES = ("DOCTOR", "CPU_ADD", "CPU_OPS")
 
 
 def _no_ascend_stack():
@@ -80,8 +80,8 @@ def test_the_summary_says_nothing_ran_on_an_npu(here):
     proc, _, _, _ = here
     (summary,) = [l for l in proc.stdout.splitlines() if l.startswith("SELFTEST=")]
     skipped = len(stages.NAMES) - len(CPU_STAGES)
-    assert re.match(r"^SELFTEST=PASS \(2 PASS, 0 FAIL, %d SKIP in [0-9.]+ s; CPU only: %d NPU stages skipped, "
-                    r"nothing ran on an NPU\)$" % (skipped, skipped), summary), summary
+    assert re.match(r"^SELFTEST=PASS \(%d PASS, 0 FAIL, %d SKIP in [0-9.]+ s; CPU only: %d NPU stages skipped, "
+                    r"nothing ran on an NPU\)$" % (len(CPU_STAGES), skipped, skipped), summary), summary
 
 
 def test_the_doctor_stage_claims_nothing_about_the_shells_variable(here):
@@ -105,6 +105,12 @@ def test_cpu_stages_pass(here):
     # 4 dtypes x 5 shape pairs x (graph, eager, tf.function) on TensorFlow 2
     assert cpu_add["figures"]["comparisons"] == 4 * 5 * 3
     assert cpu_add["figures"]["modes"] == ["graph", "eager", "tf.function"]
+    cpu_ops = next(s for s in report["stages"] if s["name"] == "CPU_OPS")
+    # LeakyReluCustom: 3 dtypes x 3 shapes x 8 alphas (the default 0.2; 0, 1, -0.5, 2.5, -0.0,
+    # NaN, infinity) x (graph, eager, tf.function)
+    assert cpu_ops["figures"]["comparisons"] == 3 * 3 * 8 * 3
+    assert lines["CPU_OPS"][1].startswith("LeakyReluCustom: 3 dtypes x 3 shapes x 8 attribute cases in graph, "
+                                          "eager, tf.function: equal to their TensorFlow equivalents bit for bit")
 
 
 # what each NPU stage must name on a host without the Ascend stack
@@ -114,6 +120,7 @@ MISSING_HERE = {
     "KERNELS": ("--soc",),
     "NPU_ADD_STATIC": ("TF Adapter", "Ascend NPU", "GE library"),
     "NPU_ADD_DYNAMIC": ("TF Adapter", "Ascend NPU", "GE library"),
+    "NPU_OPS_STATIC": ("TF Adapter", "Ascend NPU", "GE library"),
     "NPU_LARGE": ("TF Adapter", "Ascend NPU", "GE library"),
     "NPU_BROADCAST": ("TF Adapter", "Ascend NPU", "GE library"),
     "COMPILE_AT_BUILD": ("--soc", "CANN toolkit"),
@@ -171,7 +178,7 @@ def test_json_report_has_the_versions_and_every_stage(here):
         status, text = lines[s["name"]]
         assert s["status"] == status and text.startswith(s["detail"]), (s, text)
         assert s["timeout"] == stages.get(s["name"]).timeout
-    assert report["counts"] == {"PASS": 2, "FAIL": 0, "SKIP": len(stages.NAMES) - 2}
+    assert report["counts"] == {"PASS": len(CPU_STAGES), "FAIL": 0, "SKIP": len(stages.NAMES) - len(CPU_STAGES)}
     # versions against independent sources: this process's TensorFlow, the build record
     import tensorflow as tf
 

@@ -39,8 +39,8 @@ def run(tmp_path, selftest_paths, host, only, behaviours="", timeouts=None):
     return status, lines, json.loads(report.read_text()), out.getvalue()
 
 
-NPU_STAGES = "TF1_SESSION,TF2_DEVICE,NPU_ADD_STATIC,NPU_ADD_DYNAMIC,NPU_LARGE,NPU_BROADCAST,GE_LOAD_ONCE," \
-             "EXPORT_OM,RUN_OM"
+NPU_STAGES = "TF1_SESSION,TF2_DEVICE,NPU_ADD_STATIC,NPU_ADD_DYNAMIC,NPU_OPS_STATIC,NPU_LARGE,NPU_BROADCAST," \
+             "GE_LOAD_ONCE,EXPORT_OM,RUN_OM"
 
 
 @pytest.mark.slow
@@ -59,6 +59,16 @@ def test_process_handling_every_npu_stage_judged_pass_when_the_double_adds_right
     assert sorted(static["max_error_ulp"]) == ["bfloat16", "float16", "float32", "int32"]
     assert static["shapes"] == ["[8, 2048]+[8, 2048]", "[1]+[1]", "[3, 5, 7]+[3, 5, 7]", "[0, 4]+[0, 4]"]
     assert "compile_dynamic_mode" in lines["NPU_ADD_DYNAMIC"][1]
+    # every other op of the package, each of its dtypes judged against its TensorFlow equivalent
+    ops = by_name["NPU_OPS_STATIC"]["figures"]
+    assert sorted(ops["max_error_ulp"]) == ["LeakyReluCustom bfloat16", "LeakyReluCustom float16",
+                                            "LeakyReluCustom float32"]
+    assert ops["shapes"] == ["[4099]", "[0, 3]", "[2, 3, 4, 5, 6]", "[8, 2048]"]
+    assert lines["NPU_OPS_STATIC"][1].startswith(
+        "LeakyReluCustom (3 dtypes x 4 shapes x 8 attribute cases) via npu_bridge: max error ")
+    # the model EXPORT_OM saved holds both ops, in the order model_ops() names them
+    assert re.search(r"from a SavedModel with add_custom \[4, 8\] \+ \[4, 8\] then leaky_relu_custom, "
+                     r"[0-9.]+ s$", lines["EXPORT_OM"][1]), lines["EXPORT_OM"][1]
     large = by_name["NPU_LARGE"]["figures"]
     # no npubins are packaged here: block 4096 from op_def, 48 programs from Ascend910B1's vector
     # cores; four passes of the whole grid plus 3 elements
@@ -75,11 +85,12 @@ def test_process_handling_every_npu_stage_judged_pass_when_the_double_adds_right
 
 @pytest.mark.slow
 def test_process_handling_each_failure_is_named_and_the_run_goes_on(tmp_path, selftest_paths, full_host):
-    behaviours = ("TF1_SESSION=host,NPU_ADD_STATIC=wrong,NPU_ADD_DYNAMIC=skip,NPU_LARGE=crash,"
-                  "NPU_BROADCAST=hang,GE_LOAD_ONCE=two_copies,COMPILE_AT_BUILD=fail,EXPORT_OM=fail")
+    behaviours = ("TF1_SESSION=host,NPU_ADD_STATIC=wrong,NPU_ADD_DYNAMIC=skip,NPU_OPS_STATIC=wrong,"
+                  "NPU_LARGE=crash,NPU_BROADCAST=hang,GE_LOAD_ONCE=two_copies,COMPILE_AT_BUILD=fail,"
+                  "EXPORT_OM=fail")
     host = full_host(modules={"npu_bridge": True, "npu_device": False})
-    only = "TF1_SESSION,TF2_DEVICE,KERNELS,NPU_ADD_STATIC,NPU_ADD_DYNAMIC,NPU_LARGE,NPU_BROADCAST," \
-           "COMPILE_AT_BUILD,GE_LOAD_ONCE,EXPORT_OM,RUN_OM"
+    only = "TF1_SESSION,TF2_DEVICE,KERNELS,NPU_ADD_STATIC,NPU_ADD_DYNAMIC,NPU_OPS_STATIC,NPU_LARGE," \
+           "NPU_BROADCAST,COMPILE_AT_BUILD,GE_LOAD_ONCE,EXPORT_OM,RUN_OM"
     started = time.time()
     status, lines, report, text = run(tmp_path, selftest_paths, host, only, behaviours, {"NPU_BROADCAST": 30})
     assert status == 1, text
@@ -89,6 +100,8 @@ def test_process_handling_each_failure_is_named_and_the_run_goes_on(tmp_path, se
         "KERNELS": ("SKIP", "no packaged npubins for Ascend910B1: kernels for it are compiled at graph build"),
         "NPU_ADD_STATIC": ("FAIL", "float32 [8, 2048]+[8, 2048]: result differs from tf.math.add on the CPU by"),
         "NPU_ADD_DYNAMIC": ("SKIP", "the double was told to skip"),
+        "NPU_OPS_STATIC": ("FAIL", "LeakyReluCustom float32 [4099] alpha=0.2: result differs from its "
+                                   "TensorFlow equivalent on the CPU by 4 ulp"),
         "NPU_LARGE": ("FAIL", "the stage's process died of SIGABRT"),
         "NPU_BROADCAST": ("FAIL", "did not finish within 30 s: killed with its process group"),
         "COMPILE_AT_BUILD": ("FAIL", "build-kernels --soc Ascend910B1 --cache exited with status 1: compiling "
@@ -101,7 +114,7 @@ def test_process_handling_each_failure_is_named_and_the_run_goes_on(tmp_path, se
         got, detail = lines[name]
         assert (got, words in detail) == (want, True), (name, detail)
     assert re.search(r"by \d+(\.\d+)? ulp", lines["NPU_ADD_STATIC"][1])
-    assert report["counts"] == {"PASS": 0, "FAIL": 7, "SKIP": 4}
+    assert report["counts"] == {"PASS": 0, "FAIL": 8, "SKIP": 4}
     # the hung stage's grandchild went with its process group
     with open(tmp_path / "kept" / "NPU_BROADCAST" / "grandchild.pid") as f:
         grandchild = int(f.read())

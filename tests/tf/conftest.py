@@ -64,49 +64,14 @@ def python_subprocess(tmp_path):
     return run
 
 
-# --- LeakyReluCustom before it ships ---------------------------------------------------------
-# What a process is once op_def.OPS holds both records: the package imported without loading
-# its installed library, OPS set to both ops, and the library the build step made for them
-# (two_op_package) loaded in place of the installed one.
-TWO_OP_PRELUDE = r"""
-import builtins, json, sys
-builtins.__TF_GE_CUSTOM_NO_TENSORFLOW__ = True  # import the package without loading its library
-import tf_ge_custom
-from tf_ge_custom import _library, op_def
-op_def.OPS = (op_def.ADD_CUSTOM, op_def.LEAKY_RELU_CUSTOM)  # what the record joining OPS makes
-_library._LIBRARY = %(package)r + "/_lib/libtf_ge_custom_ops.so"
-_library._BUILD_INFO = %(package)r + "/build_info.json"
-"""
-
-
 @pytest.fixture(scope="session")
-def two_op_package(tmp_path_factory):
-    """A package folder whose op library (and XLA library) the op library build step made
-    for AddCustom and LeakyReluCustom, with its build record; compiled objects come from the
-    checkout's object cache when a build made them before."""
-    from tf_ge_custom import op_def
-    from tf_ge_custom._build import BuildContext, object_cache, op_library
-
-    root = tmp_path_factory.mktemp("two_ops")
-    package = root / "pkg" / "tf_ge_custom"
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(op_def, "OPS", (op_def.ADD_CUSTOM, op_def.LEAKY_RELU_CUSTOM))
-        ctx = BuildContext(REPO_ROOT, str(package), str(root / "build"),
-                           cache_dir=object_cache.cache_dir(REPO_ROOT))
-        op_library.run(ctx)
-        ctx.write_build_info()
-    return str(package)
-
-
-@pytest.fixture(scope="session")
-def two_op_child(two_op_package):
-    """run(code, cwd, env=None): ``code`` run after TWO_OP_PRELUDE in a fresh interpreter
+def fresh_child():
+    """run(code, cwd, env=None): ``code`` run in a fresh interpreter with the installed package
     (``env`` added to its environment); returns the JSON of its last ``REPORT `` line."""
     import json
 
     def run(code, cwd, env=None):
-        done = run_python(TWO_OP_PRELUDE % {"package": two_op_package} + code, cwd=cwd,
-                          env=env, timeout=900)
+        done = run_python(code, cwd=cwd, env=env, timeout=900)
         assert done.returncode == 0, done.stderr[-4000:]
         line = [l for l in done.stdout.splitlines() if l.startswith("REPORT ")][-1]
         return json.loads(line[len("REPORT "):])

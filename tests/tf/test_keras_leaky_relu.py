@@ -4,18 +4,15 @@ tf.nn.leaky_relu.
 Oracles: Keras' own layer test procedure (``keras.src.testing.TestCase.run_layer_test``:
 symbolic and eager calls, serialization, a training step, mixed precision,
 ``supports_masking``), tf.nn.leaky_relu of the same Dense outputs, and a fresh process that
-reloads the saved ``.keras`` file and SavedModel. The layer's calls run in fresh processes with
-the two-op library (tests/tf/conftest.py, ``two_op_child``) until the installed build ships
-the op; its configuration, shapes and masks need no op and are checked here.
+reloads the saved ``.keras`` file and SavedModel with nothing but the installed package.
 """
-import json
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from tf_ge_custom import op_def
-from tf_ge_custom.errors import AttrError, InputError, OpLibraryError
+from tf_ge_custom.errors import AttrError, InputError
 from tf_ge_custom.layers import LeakyReluCustom, custom_objects
 
 pytestmark = pytest.mark.kind("oracle")
@@ -54,27 +51,20 @@ def test_shapes_and_masks_pass_through():
     assert layer.supports_masking
 
 
-def test_calling_the_layer_needs_the_op_shipped_or_computes_it():
-    x = tf.constant([[-2.0, 3.0]])
-    if op_def.LEAKY_RELU_CUSTOM in op_def.OPS:
-        np.testing.assert_array_equal(LeakyReluCustom(alpha=0.5)(x).numpy(),
-                                      tf.nn.leaky_relu(x, alpha=0.5).numpy())
-    else:
-        with pytest.raises(OpLibraryError, match="needs the LeakyReluCustom op, which this "
-                                                 "build of tf_ge_custom does not ship"):
-            LeakyReluCustom(alpha=0.5)(x)
+def test_calling_the_layer_computes_tf_nn_leaky_relu():
+    x = tf.constant([[-2.0, 3.0, -0.0, float("nan")]])
+    np.testing.assert_array_equal(LeakyReluCustom(alpha=0.5)(x).numpy(),
+                                  tf.nn.leaky_relu(x, alpha=0.5).numpy())
 
 
-KERAS_CHILD = r'''
-import numpy as np
-import tensorflow as tf
-from tf_ge_custom.layers import LeakyReluCustom, custom_objects
-from keras.src import testing
-keras = tf.keras
-folder, mode = FOLDER, MODE
-x = np.random.RandomState(3).standard_normal((6, 4)).astype(np.float32)
-report = {}
-if mode == "save":
+def _save(folder):
+    """Keras' own layer test for several alphas, a masked model, and a model saved as a
+    .keras file and a SavedModel into ``folder``, in this process."""
+    from keras.src import backend, testing
+
+    x = np.random.RandomState(3).standard_normal((6, 4)).astype(np.float32)
+    report = {}
+
     class Harness(testing.TestCase):
         def runTest(self):
             pass
@@ -93,36 +83,46 @@ if mode == "save":
     masked = keras.Sequential([keras.Input((3,), dtype="int32"),
                                keras.layers.Embedding(5, 4, mask_zero=True), LeakyReluCustom(),
                                keras.layers.LSTM(2)])
-    from keras.src import backend
     emb = masked.layers[0](tf.constant([[1, 0, 2]]))
     out = masked.layers[1](emb)
     report["mask"] = np.asarray(backend.get_keras_mask(out)).tolist()
     report["lstm_out"] = masked(tf.constant([[1, 0, 2]])).shape.as_list()
     model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(4), LeakyReluCustom(alpha=-0.3)])
+    np.save(folder + "/x.npy", x)
     np.save(folder + "/dense_out.npy", model.layers[0](x).numpy())
     np.save(folder + "/saved_out.npy", model(x).numpy())
     model.save(folder + "/m.keras")
     model.export(folder + "/sm")
-else:
-    import tf_ge_custom.layers  # noqa: F401  (registers the layer)
-    loaded = keras.models.load_model(folder + "/m.keras")
-    np.save(folder + "/keras_out.npy", loaded(x).numpy())
-    report["alpha"] = loaded.layers[-1].alpha
-    sm = tf.saved_model.load(folder + "/sm")
-    np.save(folder + "/sm_out.npy", sm.serve(tf.constant(x)).numpy())
-    graph = sm.serve.get_concrete_function(tf.TensorSpec((None, 4))).graph.as_graph_def()
-    report["sm_ops"] = sorted(set(n.op for n in graph.node) | set(
-        n.op for f in graph.library.function for n in f.node_def))
+    return report
+
+
+LOAD_CHILD = r'''
+import json
+import numpy as np
+import tensorflow as tf
+import tf_ge_custom.layers  # noqa: F401  (registers the layer)
+keras = tf.keras
+folder = FOLDER
+x = np.load(folder + "/x.npy")
+report = {}
+loaded = keras.models.load_model(folder + "/m.keras")
+np.save(folder + "/keras_out.npy", loaded(x).numpy())
+report["alpha"] = loaded.layers[-1].alpha
+sm = tf.saved_model.load(folder + "/sm")
+np.save(folder + "/sm_out.npy", sm.serve(tf.constant(x)).numpy())
+graph = sm.serve.get_concrete_function(tf.TensorSpec((None, 4))).graph.as_graph_def()
+report["sm_ops"] = sorted(set(n.op for n in graph.node) | set(
+    n.op for f in graph.library.function for n in f.node_def))
 print("REPORT " + json.dumps(report))
 '''
 
 
 @pytest.fixture(scope="module")
-def keras_children(two_op_child, tmp_path_factory):
+def keras_children(tmp_path_factory, fresh_child):
+    """The layer saved here, and reloaded in a fresh process (the installed package)."""
     folder = str(tmp_path_factory.mktemp("keras_leaky"))
-    code = KERAS_CHILD.replace("FOLDER", repr(folder))
-    saved = two_op_child(code.replace("MODE", "'save'"), folder)
-    loaded = two_op_child(code.replace("MODE", "'load'"), folder)
+    saved = _save(folder)
+    loaded = fresh_child(LOAD_CHILD.replace("FOLDER", repr(folder)), folder)
     return folder, saved, loaded
 
 

@@ -1,21 +1,12 @@
-"""LeakyReluCustom, the second op, through the package's generic machinery: its record
-(``op_def.LEAKY_RELU_CUSTOM``) given to the op library build step beside AddCustom's, the
-library built into a temporary package, and loaded in a fresh process in place of the
-installed one, with ``op_def.OPS`` holding both ops: what the package is once the record joins
-``OPS`` (the installed build ships AddCustom only until every layer carries the new op).
+"""LeakyReluCustom, the second op, as the installed package ships it: ``leaky_relu_custom``
+(eager, ``tf.function``, XLA, a TF1 session, gradients, the CPU kernel's own functor) against
+the oracle, ``tf.nn.leaky_relu`` and ``tf.raw_ops.LeakyReluGrad``, compared bit for bit (every
+float16 and bfloat16 bit pattern, float32's special values and random bits; alpha 0, 1,
+negative, above 1, -0.0, NaN, infinities, a denormal).
 
-The child computes with ``leaky_relu_custom`` (eager, ``tf.function``, XLA, a TF1 session,
-gradients, the Keras layer and its saved forms); this process, which never loads that library,
-computes the oracle: ``tf.nn.leaky_relu`` and ``tf.raw_ops.LeakyReluGrad``, compared bit for
-bit (every float16 and bfloat16 bit pattern, float32's special values and random bits; alpha
-0, 1, negative, above 1, -0.0, NaN, infinities, a denormal).
-
-``test_every_shipped_op_beyond_add_custom_matches_its_oracle`` runs the same comparisons in
-this process over the ops the installed build ships, so that it covers LeakyReluCustom from
-the moment the record joins ``OPS``.
+``test_every_shipped_op_beyond_add_custom_matches_its_oracle`` runs the comparisons over every
+op the installed build ships beyond AddCustom (each needs its oracle in ``ORACLES``).
 """
-import json
-
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -53,90 +44,67 @@ def _bits(t):
     return tf.bitcast(t, tf.uint32 if t.dtype == tf.float32 else tf.uint16).numpy()
 
 
-CHILD = r'''
-data, out = DATA, OUT
-import numpy as np
-import tensorflow as tf
-from tf_ge_custom import ops, errors
-f = ops.leaky_relu_custom
-inputs = dict(np.load(data))
-alphas = json.loads(ALPHAS)
-results, report = {}, {"functions": ops.FUNCTIONS, "xla_ops": _library.build_info()["tensorflow"]["xla_ops"]}
-
-def x_of(dtype):
-    return tf.bitcast(tf.constant(inputs[dtype]), tf.as_dtype(dtype))
-
-traced = tf.function(lambda x, alpha: f(x, alpha=alpha))
-jitted = tf.function(lambda x, alpha: f(x, alpha=alpha), jit_compile=True)
-for dtype in ("float32", "float16", "bfloat16"):
-    x = x_of(dtype)
-    for i, alpha in enumerate(alphas):
-        results["eager/%s/%d" % (dtype, i)] = f(x, alpha=alpha)
-        results["function/%s/%d" % (dtype, i)] = traced(x, alpha)
-        results["xla/%s/%d" % (dtype, i)] = jitted(x, alpha)
-        dy = tf.cast(tf.range(tf.size(x)) % 7 - 3, x.dtype)
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            y = f(x, alpha=alpha)
-        results["grad/%s/%d" % (dtype, i)] = tape.gradient(y, x, output_gradients=dy)
-    results["default/%s" % dtype] = f(x)
-    graph = tf.compat.v1.Graph()
-    with graph.as_default():
-        p = tf.compat.v1.placeholder(tf.as_dtype(dtype), [None])
-        y = f(p, alpha=-0.5, name="lrelu")
-        g = tf.compat.v1.gradients(y, p)[0]
-        report["tf1_node/" + dtype] = [y.op.type, y.op.name, y.op.get_attr("alpha")]
-        with tf.compat.v1.Session(graph=graph) as s:
-            results["tf1/%s" % dtype], results["tf1_grad/%s" % dtype] = s.run(
-                [y, g], {p: x.numpy()})
-
-# what is refused, and how
-for label, call in [("int32", lambda: f(tf.constant([1, -2]))),
-                    ("float64", lambda: f(np.array([1.0, -2.0]))),
-                    ("string_alpha", lambda: f([1.0], alpha="0.1")),
-                    ("tensor_alpha", lambda: f([1.0], alpha=tf.constant(0.1))),
-                    ("none", lambda: f(None)),
-                    ("sparse", lambda: f(tf.sparse.from_dense([1.0, 0.0])))]:
-    try:
-        call()
-        report[label] = None
-    except errors.TfGeCustomError as e:
-        report[label] = [type(e).__name__, str(e)]
-report["numpy_alpha"] = f(np.float32([-2.0]), alpha=np.float64(0.25)).numpy().tolist()
-report["array_alpha"] = f([-2.0], alpha=np.array(0.5)).numpy().tolist()
-report["int_alpha"] = f([-2.0], alpha=2).numpy().tolist()
-ragged = tf.ragged.constant([[-1.0, 2.0], [-4.0]])
-report["ragged"] = f(ragged, alpha=0.5).to_list()
-with tf.Graph().as_default():
-    y = f([[1.0, -1.0]], alpha=0.5, name="named")
-    report["graph_name"] = y.op.name
-    report["shape"] = y.shape.as_list()
-    report["grad_registered"] = tf.compat.v1.gradients(y, y.op.inputs[0])[0].op.type
-import inspect
-report["signature"] = str(inspect.signature(f))
-np.savez(out, **{k: tf.bitcast(v, tf.uint32 if v.dtype == tf.float32 else tf.uint16).numpy()
-                 if isinstance(v, tf.Tensor) else
-                 v.view(np.uint32 if v.dtype == np.float32 else np.uint16)
-                 for k, v in results.items()})
-print("REPORT " + json.dumps(report))
-'''
-
-
 @pytest.fixture(scope="module")
-def child(two_op_child, tmp_path_factory):
-    """What the fresh process computed with the two-op library: (arrays, report)."""
-    folder = tmp_path_factory.mktemp("leaky_child")
-    data = str(folder / "inputs.npz")
-    np.savez(data, **_inputs())
-    out = str(folder / "out.npz")
-    report = two_op_child(CHILD.replace("DATA", repr(data)).replace("OUT", repr(out))
-                          .replace("ALPHAS", repr(json.dumps(ALPHAS))), str(folder))
-    return dict(np.load(out)), report
+def computed():
+    """What the installed package's leaky_relu_custom computes: (arrays as bits, report)."""
+    from tf_ge_custom import _library, errors, ops
+
+    f = ops.leaky_relu_custom
+    inputs = _inputs()
+    results, report = {}, {"functions": ops.FUNCTIONS,
+                           "xla_ops": _library.build_info()["tensorflow"]["xla_ops"]}
+    traced = tf.function(lambda x, alpha: f(x, alpha=alpha))
+    jitted = tf.function(lambda x, alpha: f(x, alpha=alpha), jit_compile=True)
+    for dtype in DTYPES:
+        x = _as_tensor(inputs[dtype], dtype)
+        for i, alpha in enumerate(ALPHAS):
+            results["eager/%s/%d" % (dtype, i)] = f(x, alpha=alpha)
+            results["function/%s/%d" % (dtype, i)] = traced(x, alpha)
+            results["xla/%s/%d" % (dtype, i)] = jitted(x, alpha)
+            dy = tf.cast(tf.range(tf.size(x)) % 7 - 3, x.dtype)
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = f(x, alpha=alpha)
+            results["grad/%s/%d" % (dtype, i)] = tape.gradient(y, x, output_gradients=dy)
+        results["default/%s" % dtype] = f(x)
+        graph = tf.compat.v1.Graph()
+        with graph.as_default():
+            p = tf.compat.v1.placeholder(tf.as_dtype(dtype), [None])
+            y = f(p, alpha=-0.5, name="lrelu")
+            g = tf.compat.v1.gradients(y, p)[0]
+            report["tf1_node/" + dtype] = [y.op.type, y.op.name, y.op.get_attr("alpha")]
+            with tf.compat.v1.Session(graph=graph) as s:
+                results["tf1/%s" % dtype], results["tf1_grad/%s" % dtype] = s.run(
+                    [y, g], {p: x.numpy()})
+    # what is refused, and how
+    for label, call in [("int32", lambda: f(tf.constant([1, -2]))),
+                        ("float64", lambda: f(np.array([1.0, -2.0]))),
+                        ("string_alpha", lambda: f([1.0], alpha="0.1")),
+                        ("tensor_alpha", lambda: f([1.0], alpha=tf.constant(0.1))),
+                        ("none", lambda: f(None)),
+                        ("sparse", lambda: f(tf.sparse.from_dense([1.0, 0.0])))]:
+        try:
+            call()
+            report[label] = None
+        except errors.TfGeCustomError as e:
+            report[label] = [type(e).__name__, str(e)]
+    report["numpy_alpha"] = f(np.float32([-2.0]), alpha=np.float64(0.25)).numpy().tolist()
+    report["array_alpha"] = f([-2.0], alpha=np.array(0.5)).numpy().tolist()
+    report["int_alpha"] = f([-2.0], alpha=2).numpy().tolist()
+    report["ragged"] = f(tf.ragged.constant([[-1.0, 2.0], [-4.0]]), alpha=0.5).to_list()
+    with tf.Graph().as_default():
+        y = f([[1.0, -1.0]], alpha=0.5, name="named")
+        report["graph_name"] = y.op.name
+        report["shape"] = y.shape.as_list()
+        report["grad_registered"] = tf.compat.v1.gradients(y, y.op.inputs[0])[0].op.type
+    import inspect
+    report["signature"] = str(inspect.signature(f))
+    return {k: _bits(v) for k, v in results.items()}, report
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_eager_and_traced_results_are_tf_nn_leaky_relus_bit_for_bit(child, dtype):
-    arrays, _ = child
+def test_eager_and_traced_results_are_tf_nn_leaky_relus_bit_for_bit(computed, dtype):
+    arrays, _ = computed
     x = _as_tensor(_inputs()[dtype], dtype)
     traced = tf.function(lambda x, alpha: tf.nn.leaky_relu(x, alpha=alpha))
     for i, alpha in enumerate(ALPHAS):
@@ -149,8 +117,8 @@ def test_eager_and_traced_results_are_tf_nn_leaky_relus_bit_for_bit(child, dtype
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_under_xla_the_results_are_xlas_leaky_relus(child, dtype):
-    arrays, report = child
+def test_under_xla_the_results_are_xlas_leaky_relus(computed, dtype):
+    arrays, report = computed
     assert "LeakyReluCustom" in report["xla_ops"]  # its own XLA kernel, not the lowering
     x = _as_tensor(_inputs()[dtype], dtype)
     jitted = tf.function(lambda x, alpha: tf.nn.leaky_relu(x, alpha=alpha), jit_compile=True)
@@ -160,8 +128,8 @@ def test_under_xla_the_results_are_xlas_leaky_relus(child, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_gradients_are_leaky_relu_grads_bit_for_bit(child, dtype):
-    arrays, _ = child
+def test_gradients_are_leaky_relu_grads_bit_for_bit(computed, dtype):
+    arrays, _ = computed
     x = _as_tensor(_inputs()[dtype], dtype)
     dy = tf.cast(tf.range(tf.size(x)) % 7 - 3, x.dtype)
     for i, alpha in enumerate(ALPHAS):
@@ -176,8 +144,8 @@ def test_gradients_are_leaky_relu_grads_bit_for_bit(child, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_a_tf1_session_runs_the_node_and_its_gradient(child, dtype):
-    arrays, report = child
+def test_a_tf1_session_runs_the_node_and_its_gradient(computed, dtype):
+    arrays, report = computed
     assert report["tf1_node/" + dtype] == ["LeakyReluCustom", "lrelu", -0.5]
     x = _as_tensor(_inputs()[dtype], dtype)
     np.testing.assert_array_equal(arrays["tf1/" + dtype], _bits(tf.nn.leaky_relu(x, alpha=-0.5)))
@@ -186,8 +154,8 @@ def test_a_tf1_session_runs_the_node_and_its_gradient(child, dtype):
         tf.raw_ops.LeakyReluGrad(gradients=dy, features=x, alpha=-0.5)))
 
 
-def test_the_function_is_made_from_the_record(child):
-    _, report = child
+def test_the_function_is_made_from_the_record(computed):
+    _, report = computed
     assert report["functions"] == ["add_custom", "leaky_relu_custom"]
     assert report["signature"] == "(x, alpha=0.2, name=None)"
     assert report["graph_name"] == "named"
@@ -212,45 +180,35 @@ def test_the_function_is_made_from_the_record(child):
     ("none", "InputError", "leaky_relu_custom: argument x (a NoneType) cannot be converted"),
     ("sparse", "InputError", "leaky_relu_custom: argument x is a SparseTensor;"),
 ])
-def test_bad_arguments_are_refused_in_one_line_naming_what_is_accepted(child, label, kind, text):
-    _, report = child
+def test_bad_arguments_are_refused_in_one_line_naming_what_is_accepted(computed, label, kind, text):
+    _, report = computed
     assert report[label][0] == kind
     assert report[label][1].startswith(text) and "\n" not in report[label][1]
 
 
-OWN_FUNCTOR_CHILD = r'''
-import numpy as np
-import tensorflow as tf
-from tf_ge_custom import ops
-inputs, alphas = dict(np.load(DATA)), json.loads(ALPHAS)
-out = {}
-for dtype in ("float32", "float16", "bfloat16"):
-    x = tf.bitcast(tf.constant(inputs[dtype]), tf.as_dtype(dtype))
-    for i, alpha in enumerate(alphas):
-        y = ops.leaky_relu_custom(x, alpha=alpha)
-        out["%s/%d" % (dtype, i)] = tf.bitcast(y, tf.uint32 if dtype == "float32" else tf.uint16).numpy()
-np.savez(OUT, **out)
-print("REPORT {}")
-'''
-
-
-def test_the_own_functor_gives_tf_nn_leaky_relus_numbers(two_op_child, tmp_path):
+def test_the_own_functor_gives_tf_nn_leaky_relus_numbers(monkeypatch):
     """The CPU kernel's own functor (what a TensorFlow without a LeakyRelu kernel for the dtype
-    runs; TF_GE_CUSTOM_OWN_CPU_FUNCTORS=1 makes it compute every node): every bit for
-    float32; for float16 and bfloat16 every number and where the NaNs are, but not a NaN's
-    payload and sign (Eigen's portable half and bfloat16 conversions make every NaN the one
-    quiet NaN, where TensorFlow's vectorised kernel keeps the payload: docs/tensorflow-op.md)."""
-    data, out = str(tmp_path / "inputs.npz"), str(tmp_path / "out.npz")
-    np.savez(data, **_inputs())
-    two_op_child(OWN_FUNCTOR_CHILD.replace("DATA", repr(data)).replace("OUT", repr(out))
-                 .replace("ALPHAS", repr(json.dumps(ALPHAS))), str(tmp_path),
-                 env={"TF_GE_CUSTOM_OWN_CPU_FUNCTORS": "1"})
-    arrays = dict(np.load(out))
+    runs; TF_GE_CUSTOM_OWN_CPU_FUNCTORS=1 makes it compute every node whose kernel is made
+    while it is set: here, the nodes of a new TF1 session): every bit for float32; for
+    float16 and bfloat16 every number and where the NaNs are, but not a NaN's payload and sign
+    (Eigen's portable half and bfloat16 conversions make every NaN the one quiet NaN, where
+    TensorFlow's vectorised kernel keeps the payload: docs/tensorflow-op.md)."""
+    from tf_ge_custom import ops
+
+    monkeypatch.setenv("TF_GE_CUSTOM_OWN_CPU_FUNCTORS", "1")
+    inputs = _inputs()
     for dtype in DTYPES:
-        x = _as_tensor(_inputs()[dtype], dtype)
-        for i, alpha in enumerate(ALPHAS):
+        x = _as_tensor(inputs[dtype], dtype)
+        feed = x.numpy()
+        graph = tf.compat.v1.Graph()
+        with graph.as_default():
+            p = tf.compat.v1.placeholder(tf.as_dtype(dtype), [None])
+            ys = [tf.bitcast(ops.leaky_relu_custom(p, alpha=alpha),
+                             tf.uint32 if dtype == "float32" else tf.uint16) for alpha in ALPHAS]
+            with tf.compat.v1.Session(graph=graph) as s:
+                ours_all = s.run(ys, {p: feed})
+        for alpha, ours in zip(ALPHAS, ours_all):
             expected = tf.nn.leaky_relu(x, alpha=alpha)
-            ours = arrays["%s/%d" % (dtype, i)]
             if dtype == "float32":
                 np.testing.assert_array_equal(ours, _bits(expected), err_msg="alpha %r" % alpha)
                 continue
@@ -260,6 +218,11 @@ def test_the_own_functor_gives_tf_nn_leaky_relus_numbers(two_op_child, tmp_path)
             np.testing.assert_array_equal(ours_nan, nan, err_msg="%s alpha %r" % (dtype, alpha))
             np.testing.assert_array_equal(ours[~nan], _bits(expected)[~nan],
                                           err_msg="%s alpha %r" % (dtype, alpha))
+    # the switch did make the own functor run: its NaNs are the one quiet NaN, where
+    # TensorFlow's kernel kept the input's payloads (float16 has NaNs of many payloads)
+    nan_bits = set(ours_all[0][np.isnan(tf.cast(tf.bitcast(tf.constant(ours_all[0]), tf.bfloat16),
+                                                tf.float32).numpy())].tolist())
+    assert len(nan_bits) <= 2, sorted(nan_bits)[:5]
 
 
 def test_every_shipped_op_beyond_add_custom_matches_its_oracle():
@@ -285,3 +248,34 @@ def test_every_shipped_op_beyond_add_custom_matches_its_oracle():
                                               _bits(gradient(dy, x, alpha)))
         checked.append(op.type_name)
     assert checked == [op.type_name for op in op_def.OPS if op is not op_def.ADD_CUSTOM]
+
+
+def test_a_meaning_is_derived_from_the_records_equivalent():
+    """An op without a hand-written meaning takes its record's equivalent: under XLA that
+    function, and its gradient, through a GradientTape over the node's inputs and attributes
+    (here on a LeakyRelu node, whose attribute has the record's name): TensorFlow's own."""
+    from tf_ge_custom import _op_meanings
+    from tf_ge_custom.errors import OpLibraryError
+
+    derived = op_def.LEAKY_RELU_CUSTOM._replace(type_name="LeakyReluDerived")
+    meaning = _op_meanings.meaning_of(derived)
+    assert meaning is not _op_meanings.MEANINGS["LeakyReluCustom"]
+    x = _as_tensor(_inputs()["float16"], "float16")
+    np.testing.assert_array_equal(_bits(meaning.equivalent(x, alpha=-0.5)), _bits(tf.nn.leaky_relu(x, alpha=-0.5)))
+    graph = tf.Graph()
+    with graph.as_default():
+        p = tf.compat.v1.placeholder(tf.float16, [None])
+        y = tf.nn.leaky_relu(p, alpha=3.0)
+        dy = tf.cast(tf.range(tf.size(p)) % 7 - 3, tf.float16)
+        (ours,) = meaning.gradient(y.op, dy)
+        (theirs,) = tf.compat.v1.gradients(y, p, grad_ys=dy)
+        with tf.compat.v1.Session(graph=graph) as s:
+            a, b = s.run([ours, theirs], {p: x.numpy()})
+    np.testing.assert_array_equal(a.view(np.uint16), b.view(np.uint16))
+    none = _op_meanings.meaning_of(derived._replace(equivalent=""))
+    assert none.equivalent is None and none.gradient is None
+    with pytest.raises(OpLibraryError, match=r"^the op record's equivalent tf\.math\.no_such_op is not in "
+                                             r"TensorFlow .* \(no tf\.math\.no_such_op\)$"):
+        _op_meanings.meaning_of(derived._replace(equivalent="tf.math.no_such_op"))
+    with pytest.raises(OpLibraryError, match="is not a TensorFlow function's public name"):
+        _op_meanings.meaning_of(derived._replace(equivalent="numpy.square"))

@@ -159,3 +159,68 @@ def test_inputs_that_share_one_shape_are_merged():
 def test_attributes_the_generator_cannot_write_are_refused_by_name(attr, match):
     with pytest.raises(tf_codegen.CodegenError, match=match):
         tf_codegen.header((op_def.LEAKY_RELU_CUSTOM._replace(attrs=(attr,)),))
+
+
+# --- one header per op, and the sources of an op whose tf_ops/ is its functor alone ---------
+
+
+def test_each_op_has_a_header_of_its_own_macros(tmp_path):
+    tf_codegen.write(str(tmp_path))
+    for op in op_def.OPS:
+        text = (tmp_path / tf_codegen.op_header_name(op)).read_text()
+        _check(text, op)  # the op's macros, parsed back
+        others = [o.type_name for o in op_def.OPS if o is not op]
+        assert not any("TF_GE_CUSTOM_REGISTER_OP_%s " % t in text for t in others)
+    assert tf_codegen.op_header_name(op_def.LEAKY_RELU_CUSTOM) == "leaky_relu_custom_registrations.h"
+
+
+def _tf_ops(tmp_path, *names):
+    folder = tmp_path / "tf_ops"
+    folder.mkdir(parents=True)
+    for name in names:
+        (folder / name).write_text("// %s\n" % name)
+    return str(folder)
+
+
+def test_which_ops_get_a_generated_kernel(tmp_path):
+    op = op_def.LEAKY_RELU_CUSTOM
+    both = _tf_ops(tmp_path / "a", "leaky_relu_custom_ops.cc", "leaky_relu_custom_kernels.cc")
+    assert tf_codegen.needs_generated_kernel(op, both) is False
+    functor = _tf_ops(tmp_path / "b", "leaky_relu_custom_functor.h")
+    assert tf_codegen.needs_generated_kernel(op, functor) is True
+    half = _tf_ops(tmp_path / "c", "leaky_relu_custom_ops.cc", "leaky_relu_custom_functor.h")
+    with pytest.raises(tf_codegen.CodegenError, match=r"^op LeakyReluCustom: tf_ops/ has leaky_relu_custom_ops\.cc; "
+                                                      r"an op needs either its functor alone"):
+        tf_codegen.needs_generated_kernel(op, half)
+    with pytest.raises(tf_codegen.CodegenError, match="has none of its sources"):
+        tf_codegen.needs_generated_kernel(op, _tf_ops(tmp_path / "d"))
+    broadcasting = op_def.ADD_CUSTOM
+    with pytest.raises(tf_codegen.CodegenError, match="for ops that do not broadcast, with one output; write "
+                                                      "tf_ops/add_custom_ops.cc and tf_ops/add_custom_kernels.cc"):
+        tf_codegen.needs_generated_kernel(broadcasting, _tf_ops(tmp_path / "e", "add_custom_functor.h"))
+
+
+def test_the_generated_kernel_checks_shapes_and_calls_the_functor_with_every_input():
+    two = op_def.LEAKY_RELU_CUSTOM._replace(type_name="BlendCustom", python_name="blend_custom",
+                                            inputs=("a", "b"), outputs=("out",))
+    text = tf_codegen.generated_source(two)
+    assert '#include "blend_custom_registrations.h"' in text and '#include "blend_custom_functor.h"' in text
+    assert text.index("TF_GE_CUSTOM_DEFINE_ATTRS_BlendCustom") < text.index('#include "blend_custom_functor.h"')
+    assert "TF_GE_CUSTOM_REGISTER_OP_BlendCustom\n    .SetShapeFn(TF_GE_CUSTOM_SHAPE_FN_BlendCustom);" in text
+    assert 'OP_REQUIRES(ctx, in_1.shape() == in_0.shape()' in text and '"BlendCustom: input b has shape "' in text
+    assert "forward_input_or_allocate_output({0, 1}, 0, in_0.shape(), &out)" in text
+    assert ("functor::BlendCustomFunctor<Device, T>()(ctx->eigen_device<Device>(), attrs_, in_0.flat<T>(), "
+            "in_1.flat<T>(), out->flat<T>());") in text
+    assert "TF_GE_CUSTOM_REGISTER_CPU_KERNELS_BlendCustom(BlendCustomOp)" in text
+
+
+def test_the_library_compiles_the_sources_of_the_ops_it_holds(tmp_path, monkeypatch):
+    from tf_ge_custom._build import op_library
+
+    tf_ops = _tf_ops(tmp_path, "add_custom_ops.cc", "add_custom_xla.cc", "leaky_relu_custom_kernels.cc",
+                     "shared_helpers.cc")
+    names = lambda ops: [p.rsplit("/", 1)[1] for p in op_library.sources_of_ops(tf_ops, ops)]
+    assert names(op_def.OPS) == ["add_custom_ops.cc", "add_custom_xla.cc", "leaky_relu_custom_kernels.cc",
+                                 "shared_helpers.cc"]
+    # an op the definition does not hold: its sources are left out, a source of no op is kept
+    assert names((op_def.ADD_CUSTOM,)) == ["add_custom_ops.cc", "add_custom_xla.cc", "shared_helpers.cc"]

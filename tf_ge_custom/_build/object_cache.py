@@ -11,8 +11,13 @@ decides its bytes:
   in another folder, as pip's from an sdist, reuses the objects);
 - the compiler itself (its ``--version`` text and the real path of its program);
 - the TensorFlow it is compiled against (version, header folder, ABI flag);
-- the bytes of the source and of every header beside it and in the generated folder
-  (the op's own headers; TensorFlow's headers are covered by its version and folder).
+- the bytes of the source and of every header of the package's own header folders (beside
+  the sources, and the generated folder) that it includes, directly or through another such
+  header (TensorFlow's headers are covered by its version and folder). The includes are read
+  from the text, every ``#include`` counted whatever ``#if`` surrounds it; a source that
+  includes through a macro counts every header of those folders. So a new op's sources and
+  headers, and the generated header of its registrations, leave every other op's objects as
+  they were.
 
 A library's key covers the link command and the bytes of every object it links. A changed
 byte in any of these is a different key, so a stale file is never reused. The cache lives in
@@ -27,6 +32,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 
 from .. import _atomic_files as atomic_files
 
@@ -53,6 +59,37 @@ def _headers(folders):
     return sorted(set(found))
 
 
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>|(\S.*))?', re.M)
+
+
+def included_headers(source, folders):
+    """The headers of ``folders`` that ``source`` includes, directly or through one another
+    (read from the text; a quoted name is looked for beside the including file first), sorted.
+    An include whose name is a macro counts every header of ``folders``."""
+    folders = [os.path.abspath(f) for f in folders]
+    seen, todo = set(), [os.path.abspath(source)]
+    while todo:
+        path = todo.pop()
+        try:
+            with open(path, "rb") as f:
+                text = f.read().decode("utf-8", "replace")
+        except (IOError, OSError):
+            continue
+        for quoted, angled, other in _INCLUDE.findall(text):
+            if other or not (quoted or angled):
+                return _headers(folders)  # #include MACRO: it may name any of them
+            name = quoted or angled
+            places = ([os.path.dirname(path)] if quoted else []) + folders
+            for place in places:
+                candidate = os.path.normpath(os.path.join(place, name))
+                if any(candidate.startswith(f + os.sep) for f in folders) and os.path.isfile(candidate):
+                    if candidate not in seen:
+                        seen.add(candidate)
+                        todo.append(candidate)
+                    break
+    return sorted(seen)
+
+
 def _file_digest(path):
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
@@ -73,7 +110,8 @@ def link_key(command, objects, identity):
 def object_key(command, source, header_folders, identity):
     """The cache key of compiling ``source`` with ``command`` (the compiler and its flags,
     without ``-c SOURCE -o OBJECT``); ``identity``: a JSON-able record of the compiler and the
-    TensorFlow it compiles against. Reads the source and the headers of ``header_folders``."""
+    TensorFlow it compiles against. Reads the source and the headers of ``header_folders`` it
+    includes (:func:`included_headers`)."""
     folders = [os.path.abspath(f) for f in header_folders]
 
     def placed(arg):  # where the tree lies is not what is compiled: the headers' bytes are
@@ -85,7 +123,7 @@ def object_key(command, source, header_folders, identity):
         "command": [placed(arg) for arg in command],
         "source": os.path.basename(source),
         "source_sha256": _file_digest(source),
-        "headers": [[os.path.basename(h), _file_digest(h)] for h in _headers(header_folders)],
+        "headers": [[os.path.basename(h), _file_digest(h)] for h in included_headers(source, header_folders)],
         "identity": identity,
     }
     return _key(record)

@@ -1,6 +1,9 @@
 """Build step: compile ``tf_ops/`` into the TensorFlow op library (and its XLA kernel).
 
-The registrations are generated from ``op_def.py`` first (``tf_codegen.py``). The op
+The registrations are generated from ``op_def.py`` first (``tf_codegen.py``), one header per
+op, and the registration and kernel class of an op whose ``tf_ops/`` is its functor alone. The
+sources of an op are ``tf_ops/<python name>_ops.cc``, ``_kernels.cc`` and ``_xla.cc``: those of
+an op ``op_def.OPS`` does not hold are not compiled; any other ``tf_ops/*.cc`` always is. The op
 library goes to ``tf_ge_custom/_lib/`` (never under ``opp/framework/``, where GE would
 dlopen it), and ``build_info["tensorflow"]`` records the TensorFlow it was built against so
 that the package refuses a mismatched binary instead of crashing, and each library's size and
@@ -10,8 +13,8 @@ SHA-256 so that it refuses a damaged one.
 and symbols that only some TensorFlow wheels ship (docs/tensorflow-op.md). When they are
 missing, or that build fails, or ``TF_GE_CUSTOM_XLA=0`` is set (it saves about half of this
 step's compile time, for hosts that never compile with XLA), the package still installs;
-``build_info`` says why there is no XLA library, and ``add_custom`` lowers to
-``tf.math.add`` inside XLA clusters instead.
+``build_info`` says why there is no XLA library, and each op lowers to its TensorFlow
+equivalent inside XLA clusters instead (``add_custom`` to ``tf.math.add``).
 """
 import contextlib
 import glob
@@ -37,6 +40,24 @@ _XLA_SYMBOL_LIBRARIES = ("libtensorflow_cc.so.2", os.path.join("python", "_pywra
 # Headers that the tf2xla/xla headers include but the wheel ships in bazel's external/ tree.
 _XLA_EXTRA_INCLUDES = (os.path.join("external", "highwayhash"),
                        os.path.join("external", "farmhash_archive", "src"))
+
+
+_OP_SOURCE_SUFFIXES = ("_ops.cc", "_kernels.cc", XLA_SUFFIX)
+
+
+def sources_of_ops(tf_ops, ops=None):
+    """The ``tf_ops/*.cc`` this build compiles, sorted: each source of an op of ``ops``
+    (``op_def.OPS``), and every source that is no op's; an op's source is
+    ``<python name>_ops.cc``, ``_kernels.cc`` or ``_xla.cc``, and those of an op ``ops`` does
+    not hold are left out (their op's registration header is not generated)."""
+    names = set(op.python_name for op in (op_def.OPS if ops is None else ops))
+    kept = []
+    for path in sorted(glob.glob(os.path.join(tf_ops, "*.cc"))):
+        base = os.path.basename(path)
+        owner = next((base[:-len(s)] for s in _OP_SOURCE_SUFFIXES if base.endswith(s)), None)
+        if owner is None or owner in names:
+            kept.append(path)
+    return kept
 
 
 def _compiler():
@@ -180,13 +201,17 @@ def run(ctx):
         tf = tensorflow_info.query(cache_dir=ctx.object_cache.directory)
     ctx.log("building the TensorFlow op library against TensorFlow %s" % tf["version"])
     tf_ops = os.path.join(ctx.source_root, "tf_ops")
-    sources = sorted(glob.glob(os.path.join(tf_ops, "*.cc")))
+    generated = os.path.join(ctx.build_temp, "tf_ops_generated")
+    tf_codegen.write(generated)
+    try:
+        made = tf_codegen.write_generated_sources(generated, tf_ops)
+    except tf_codegen.CodegenError as e:
+        raise BuildError(str(e))
+    sources = sources_of_ops(tf_ops) + made
     op_sources = [s for s in sources if not s.endswith(XLA_SUFFIX)]
     xla_sources = [s for s in sources if s.endswith(XLA_SUFFIX)]
     if not op_sources:
         raise BuildError("no sources under %s" % tf_ops)
-    generated = os.path.join(ctx.build_temp, "tf_ops_generated")
-    tf_codegen.write(generated)
     cxx = _compiler()
     cflags = _compile_flags(tf, generated)
     xla_flags, xla_symbols = _xla_setup(tf, xla_sources)
@@ -207,8 +232,10 @@ def run(ctx):
         xla_jobs = [] if xla_flags is None else [
             _compile(pool, cxx, cflags + xla_flags, src, os.path.join(ctx.build_temp, "tf_ops_xla"),
                      ctx, header_folders, identity, beat) for src in xla_sources]
-        op_jobs = [_compile(pool, cxx, cflags, src, os.path.join(ctx.build_temp, "tf_ops"), ctx,
-                            header_folders, identity, beat) for src in op_sources]
+        # a generated source includes its op's functor from tf_ops/
+        op_jobs = [_compile(pool, cxx, cflags + (["-I" + tf_ops] if src in made else []), src,
+                            os.path.join(ctx.build_temp, "tf_ops"), ctx, header_folders, identity, beat)
+                   for src in op_sources]
         cached = ctx.object_cache.hits
         beat.announce(starting_line(units, cached, ctx.object_cache.directory, jobs))
         linked = _link(cxx, [job.result() for job in op_jobs], list(tf["link_flags"]), out, ctx,
@@ -225,7 +252,8 @@ def run(ctx):
             except BuildError as e:
                 why_not = "its build failed: %s" % " ".join(str(e).split())[:800]
     if why_not:
-        ctx.log("no XLA kernel library (add_custom lowers to tf.math.add under XLA): %s" % why_not)
+        ctx.log("no XLA kernel library (under XLA each op lowers to its TensorFlow equivalent, "
+                "add_custom to tf.math.add): %s" % why_not)
     else:
         ctx.log("XLA kernel library: %s (%s)" % (xla_out, "linked" if xla_linked else
                                                  "from the object cache"))

@@ -61,7 +61,7 @@ def run(ctx):
     opp.write_supported_ops(os.path.join(root, opp.SUPPORTED_OPS_JSON), ops)
     if why_none:
         ctx.log("npu_supported_ops.json lists no op, so TF Adapter keeps %s on the CPU kernel: "
-                "%s" % (", ".join(op.type_name for op in op_def.OPS), why_none))
+                "%s" % (op_def.type_names(), why_none))
 
     # The copy shipped in the source tree is the full document (tests/opp enforces it too);
     # a drifted copy only misleads readers, so the build warns instead of failing users.

@@ -8,7 +8,9 @@ into its build folder before compiling::
 
     python -m tf_ge_custom._build.tf_codegen OUT_DIR    # to look at it
 
-``tf_ge_custom_op_registrations.h`` defines, for each op ``<Type>`` of ``op_def.OPS``:
+``<python name>_registrations.h`` defines, for its op ``<Type>`` of ``op_def.OPS`` (and
+``tf_ge_custom_op_registrations.h`` for every op, to look at; the sources include their own
+op's header, so that a new op's leaves every other op's objects as they were):
 
   TF_GE_CUSTOM_REGISTER_OP_<Type>           REGISTER_OP("<Type>") with its .Input/.Output/
                                             .Attr lines (the type attr, then each OpAttr
@@ -31,6 +33,13 @@ into its build folder before compiling::
   TF_GE_CUSTOM_REGISTER_XLA_KERNEL_<Type>(KERNEL)
                                             REGISTER_XLA_OP of KERNEL, constrained to the
                                             op's dtypes (only in the XLA kernel library)
+
+An op whose ``tf_ops/`` holds only ``<python name>_functor.h`` (no ``_ops.cc``, no
+``_kernels.cc``) gets the rest generated as ``<python name>_generated.cc``: its registration
+with the shape function above, and a CPU kernel class that checks that every input has the
+first's shape, forwards an input's buffer or allocates the output, and calls
+``functor::<Type>Functor<Device, T>()(device, attrs, <input>.flat<T>()..., <output>.flat<T>())``
+(ops that do not broadcast, with one output; docs/adding-an-op.md).
 
 Pure Python, Python 3.7 syntax; no TensorFlow import.
 """
@@ -234,11 +243,133 @@ def header(ops=None):
                    + ["\n#endif  // %s\n" % guard])
 
 
+def op_header_name(op):
+    """The header of one op's registrations: ``<python name>_registrations.h``."""
+    return "%s_registrations.h" % op.python_name
+
+
+def op_header(op):
+    """The text of ``<python name>_registrations.h``: ``op``'s macros alone."""
+    guard = "TF_GE_CUSTOM_%s_REGISTRATIONS_H_" % _identifier(op.python_name).upper()
+    return "".join([_BANNER, "#ifndef %s\n#define %s\n" % (guard, guard), op_registrations(op),
+                    "\n#endif  // %s\n" % guard])
+
+
 def write(out_dir, ops=None):
-    """Write the header into ``out_dir`` (only when its text changes); return its path."""
+    """Write the header of every op and each op's own into ``out_dir`` (each only when its
+    text changes); return the path of the one of every op."""
+    ops = op_def.OPS if ops is None else ops
+    for op in ops:
+        atomic_files.write_text_if_changed(os.path.join(out_dir, op_header_name(op)), op_header(op))
     path = os.path.join(out_dir, HEADER_NAME)
     atomic_files.write_text_if_changed(path, header(ops))
     return path
+
+
+FUNCTOR_SUFFIX = "_functor.h"
+GENERATED_SUFFIX = "_generated.cc"
+_HAND_WRITTEN = ("_ops.cc", "_kernels.cc")
+
+
+def needs_generated_kernel(op, tf_ops):
+    """Whether ``op``'s TensorFlow side is its functor alone (``tf_ops/<python
+    name>_functor.h``, neither ``_ops.cc`` nor ``_kernels.cc``); a CodegenError when it is
+    neither that nor both hand-written sources, naming what is missing."""
+    name = op.python_name
+    written = [s for s in _HAND_WRITTEN if os.path.isfile(os.path.join(tf_ops, name + s))]
+    if len(written) == len(_HAND_WRITTEN):
+        return False
+    functor = os.path.isfile(os.path.join(tf_ops, name + FUNCTOR_SUFFIX))
+    if written or not functor:
+        raise CodegenError(
+            "op %s: tf_ops/ has %s; an op needs either its functor alone (tf_ops/%s%s, the rest is "
+            "generated) or both tf_ops/%s_ops.cc and tf_ops/%s_kernels.cc (docs/adding-an-op.md)"
+            % (op.type_name, " and ".join("%s%s" % (name, s) for s in written) or "none of its sources",
+               name, FUNCTOR_SUFFIX, name, name))
+    if op.broadcasts or len(op.outputs) != 1:
+        raise CodegenError(
+            "op %s: the generated kernel class is for ops that do not broadcast, with one output; "
+            "write tf_ops/%s_ops.cc and tf_ops/%s_kernels.cc for it" % (op.type_name, name, name))
+    return True
+
+
+def generated_source(op):
+    """The text of ``<python name>_generated.cc`` for ``op`` (see the module docstring)."""
+    t = _identifier(op.type_name)
+    n = len(op.inputs)
+    inputs = ["in_%d" % i for i in range(n)]
+    lines = [
+        _BANNER.rstrip("\n"),
+        "// %s: its registration (shape function from op_def.py) and its CPU kernel class around"
+        % t,
+        "// tf_ops/%s%s." % (op.python_name, FUNCTOR_SUFFIX),
+        "#define EIGEN_USE_THREADS",
+        '#include "%s"' % op_header_name(op),
+        '#include "tensorflow/core/framework/common_shape_fns.h"',
+        '#include "tensorflow/core/framework/op.h"',
+        '#include "tensorflow/core/framework/op_kernel.h"',
+        '#include "tensorflow/core/framework/register_types.h"',
+        '#include "tensorflow/core/framework/shape_inference.h"',
+        '#include "tensorflow/core/framework/tensor.h"',
+        "",
+        "namespace tf_ge_custom {",
+        "TF_GE_CUSTOM_DEFINE_ATTRS_%s" % t,
+        "}  // namespace tf_ge_custom",
+        "",
+        '#include "%s%s"' % (op.python_name, FUNCTOR_SUFFIX),
+        "",
+        "namespace tf_ge_custom {",
+        "",
+        "TF_GE_CUSTOM_REGISTER_OP_%s" % t,
+        "    .SetShapeFn(TF_GE_CUSTOM_SHAPE_FN_%s);" % t,
+        "",
+        "template <typename Device, typename T>",
+        "class %sOp : public ::tensorflow::OpKernel {" % t,
+        " public:",
+        "  explicit %sOp(::tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx), attrs_(ctx) {}" % t,
+        "",
+        "  void Compute(::tensorflow::OpKernelContext* ctx) override {",
+    ]
+    for i, name in enumerate(inputs):
+        lines.append("    const ::tensorflow::Tensor& %s = ctx->input(%d);" % (name, i))
+    for i in range(1, n):
+        lines += ["    OP_REQUIRES(ctx, in_%d.shape() == in_0.shape(), ::tensorflow::errors::InvalidArgument("
+                  % i,
+                  "        %s, in_%d.shape().DebugString(), %s, in_0.shape().DebugString()));"
+                  % (_cpp_string("%s: input %s has shape " % (t, op.inputs[i])), i,
+                     _cpp_string(" but %s has " % op.inputs[0]))]
+    lines += [
+        "    ::tensorflow::Tensor* out = nullptr;",
+        "    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({%s}, 0, in_0.shape(), &out));"
+        % ", ".join(str(i) for i in range(n)),
+        "    if (out->NumElements() == 0) return;",
+        "    functor::%sFunctor<Device, T>()(ctx->eigen_device<Device>(), attrs_, %s, out->flat<T>());"
+        % (t, ", ".join("%s.flat<T>()" % name for name in inputs)),
+        "  }",
+        "",
+        " private:",
+        "  const %sAttrs attrs_;" % t,
+        "};",
+        "",
+        "TF_GE_CUSTOM_REGISTER_CPU_KERNELS_%s(%sOp)" % (t, t),
+        "",
+        "}  // namespace tf_ge_custom",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_generated_sources(out_dir, tf_ops, ops=None):
+    """``<python name>_generated.cc`` in ``out_dir`` for each op of ``ops`` whose
+    ``tf_ops/`` is its functor alone (each only when its text changes); their paths."""
+    ops = op_def.OPS if ops is None else ops
+    paths = []
+    for op in ops:
+        if needs_generated_kernel(op, tf_ops):
+            path = os.path.join(out_dir, op.python_name + GENERATED_SUFFIX)
+            atomic_files.write_text_if_changed(path, generated_source(op))
+            paths.append(path)
+    return paths
 
 
 if __name__ == "__main__":

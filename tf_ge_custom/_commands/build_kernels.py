@@ -37,7 +37,7 @@ def add_arguments(parser):
 
     dtypes = list(dict.fromkeys(d for op in op_def.OPS for d in op.dtypes))
     parser.description = ("Compile the Triton kernels of %s ahead of time: one npubin per "
-                          "(SoC, dtype) plus one manifest.json per SoC. Needs triton-ascend "
+                          "(SoC, op, kernel variant, dtype) plus one manifest.json per SoC. Needs triton-ascend "
                           "and bishengir-compile; the npubins also need CANN's hivmc."
                           % ", ".join(op.type_name for op in op_def.OPS))
     parser.add_argument("--soc", type=comma_list, default="all",

@@ -293,11 +293,14 @@ def _missing(manifest, soc, dtypes):
     absent = [d for d in wanted if d not in manifest.dtypes()]
     if absent:
         return "%s lacks dtype(s) %s" % (soc, ", ".join(absent))
-    # a dtype counts only with every kernel variant: the GE library needs each for some shapes
+    # a dtype counts only with every kernel variant of every op that has it: the GE library
+    # needs each for some shapes (AddCustom's sentence as it always read; another op's named)
     from tf_ge_custom import op_def
 
     for d in wanted:
-        missing = manifest.missing_variants(op_def.ADD_CUSTOM, d)
-        if missing:
-            return "%s lacks kernel variant(s) %s for dtype %s" % (soc, ", ".join(missing), d)
+        for op in op_def.OPS:
+            missing = manifest.missing_variants(op, d) if d in op.dtypes else []
+            if missing:
+                return "%s lacks %skernel variant(s) %s for dtype %s" % (
+                    soc, "" if op is op_def.ADD_CUSTOM else op.type_name + "'s ", ", ".join(missing), d)
     return None

@@ -10,7 +10,7 @@ Exit status: 0 when no stage FAILs (SKIPs included), 1 when one does, 2 for a ba
 def add_arguments(parser):
     from ..selftest.stages import NAMES
 
-    parser.description = ("Run, stage by stage, everything this host can run: the installation, add_custom "
+    parser.description = ("Run, stage by stage, everything this host can run: the installation, each op "
                           "on the CPU, and on an Ascend host the NPU session, device, kernels, broadcasting, "
                           "large tensors, the GE library and the offline OM route. One line per stage: "
                           "NAME=PASS / FAIL / SKIP. Exit status 1 when a stage FAILs.")

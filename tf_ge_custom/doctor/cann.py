@@ -128,7 +128,7 @@ def check_ge_finds_library(ctx):
 
 
 @check("online op compile (GE)",
-       "what GE's TF parser needs to compile the `REG_OP` it generates for `AddCustom`: "
+       "what GE's TF parser needs to compile the `REG_OP` it generates for each op: "
        "`g++` on `PATH`, `ASCEND_HOME_PATH` with the headers and libraries it uses, a "
        "writable working directory (`docs/cann.md`)")
 def check_online_compile(ctx):
@@ -158,7 +158,7 @@ def check_online_compile(ctx):
 
 @check("static graphs (sunk / eager)",
        "which path a graph with known static shapes takes: sunk (the GE library declares "
-       "AddCustom's launch), with the per-launch element limit above which a static shape is"
+       "each op's launch), with the per-launch element limit above which a static shape is"
        " refused, and the packaged kernels that could not be declared (WARN); none without "
        "the GE library")
 def check_static_graph_path(ctx):
@@ -169,7 +169,8 @@ def check_static_graph_path(ctx):
     ge = ctx.ge_info()
     if not ge or not ge.get("built"):
         why = (ge or {}).get("reason") or "this build has no GE library"
-        return Check(name, WARN, "no GE path at all (%s): AddCustom runs on the CPU kernel in any graph" % why,
+        return Check(name, WARN, "no GE path at all (%s): %s run on their CPU kernels in any graph"
+                     % (why, remedies.op_names()),
                      remedies.ge_rebuild_fix(ctx))
     try:
         reader = ctx.manifest_reader()
@@ -184,12 +185,13 @@ def check_static_graph_path(ctx):
             continue  # the npubins check reports it
         for k in manifest.kernels:
             if k.mix_mode != "aiv" or k.lock_num > 0:
-                refused.append("%s %s %s (%s%s)" % (soc, k.variant, k.dtype, "mix_mode " + k.mix_mode,
+                refused.append("%s %s %s %s (%s%s)" % (soc, k.op, k.variant, k.dtype, "mix_mode " + k.mix_mode,
                                                      ", %d locks" % k.lock_num if k.lock_num > 0 else ""))
             limit = k.max_elements_per_launch if limit is None else min(limit, k.max_elements_per_launch)
-    detail = ("sunk: GE runs AddCustom as a task of the model with the launch it declared when it built the "
-              "graph (DeclareLaunchArgs): no host call per step, no copies inserted around it; a dynamic "
-              "graph (compile_dynamic_mode, unknown dims) runs Execute on the host at every step")
+    detail = ("sunk: GE runs %s as tasks of the model with the launches they declared when it built the "
+              "graph (DeclareLaunchArgs): no host call per step, no copies inserted around them; a dynamic "
+              "graph (compile_dynamic_mode, unknown dims) runs Execute on the host at every step"
+              % remedies.op_names())
     if limit is not None:
         detail += "; a static shape of more than %d output elements needs several launches and is refused " \
                   "when GE builds the graph" % limit

@@ -11,7 +11,7 @@ from . import remedies
 from .results import FAIL, OK, WARN, Check, check, Instruction, worst
 
 @check("npubins",
-       "per SoC, a kernel for every dtype, manifest valid and checksums intact")
+       "per SoC, a kernel for every op and dtype, manifest valid and checksums intact")
 def check_kernels(ctx):
     name = "npubins"
     try:

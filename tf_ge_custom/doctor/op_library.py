@@ -46,7 +46,7 @@ def check_tensorflow(ctx):
 @check("op library",
        "the build record is readable; the library matches its recorded size and SHA-256, "
        "loads (in a child process: a damaged file crashes the child, not doctor) and "
-       "registers `AddCustom` with the inputs, outputs and dtypes of the op definition", own=True)
+       "registers every op with the inputs, outputs and dtypes of its definition", own=True)
 def check_op_library(ctx):
     name = "op library"
     if ctx.build_info_error:
@@ -79,8 +79,8 @@ def check_op_library(ctx):
 
 @check("XLA kernels",
        "the XLA kernel library the build recorded (`jit_compile`): there and undamaged (size"
-       " and SHA-256), or the build's reason for having none (then `add_custom` lowers to "
-       "`tf.math.add` under XLA)", own=True)
+       " and SHA-256), or the build's reason for having none (then under XLA each op lowers to "
+       "its TensorFlow equivalent: `add_custom` to `tf.math.add`)", own=True)
 def check_xla_library(ctx):
     """The XLA kernel library (``jit_compile``): the file the build recorded, undamaged."""
     name = "XLA kernels"
@@ -90,13 +90,19 @@ def check_xla_library(ctx):
     relative = built.get("xla_library")
     if not relative:
         return Check(name, OK, "this build has no XLA kernel library (%s): under "
-                     "jit_compile=True add_custom lowers to tf.math.add, the same numbers" % (
-                         built.get("xla_library_missing_because") or "not recorded"))
+                     "jit_compile=True %s lower to their TensorFlow equivalents, the same "
+                     "numbers" % (built.get("xla_library_missing_because") or "not recorded",
+                                  op_def.python_names()))
     path = os.path.join(os.path.dirname(os.path.abspath(_library.__file__)), relative)
     try:
         _library.check_library_file(path, ctx.build_info, key="xla_library")
     except OpLibraryError as e:
         return Check(name, FAIL, _without_fix(str(e)) + "; jit_compile graphs would hold "
-                     "tf.math.add instead of AddCustom", remedies.REBUILD)
-    return Check(name, OK, "%s matches its build record: jit_compile graphs keep AddCustom"
-                 % relative)
+                     "their TensorFlow equivalents instead of %s" % op_def.type_names(),
+                     remedies.REBUILD)
+    kept = [op for op in op_def.OPS if op.type_name in (built.get("xla_ops") or ())]
+    lowered = [op for op in op_def.OPS if op not in kept]
+    return Check(name, OK, "%s matches its build record: jit_compile graphs keep %s%s" % (
+        relative, op_def.type_names(kept) or "no op",
+        "; these have no XLA kernel and lower to their TensorFlow equivalents: %s"
+        % op_def.python_names(lowered) if lowered else ""))

@@ -56,12 +56,12 @@ def check_opp_root(ctx):
 
 
 def _listed(ops):
-    return ", ".join(op.type_name for op in ops) if ops else "no op"
+    return op_def.type_names(ops) if ops else "no op"
 
 
 @check("NPU placement",
-       "which case this install is in: the JSON lists `AddCustom`, so TF Adapter hands it to"
-       " GE; or it lists no op, so `AddCustom` stays on the CPU kernel, and why (the GE "
+       "which case this install is in: the JSON lists every op, so TF Adapter hands them to"
+       " GE; or it lists no op, so they stay on their CPU kernels, and why (the GE "
        "library's skip reason)")
 def check_npu_placement(ctx):
     """Which case this install is in: the ops go to GE on the NPU, or stay on the CPU."""
@@ -85,7 +85,8 @@ def _root_problem(ctx):
 
 @check("ASCEND_CUSTOM_OPP_PATH",
        "contains the OPP root; no relative, empty or missing entries; no other root "
-       "declaring `AddCustom`; whether your shell set the value or `import tf_ge_custom` did", own=True)
+       "declaring one of the package's ops; whether your shell set the value or `import tf_ge_custom` did",
+       own=True)
 def check_custom_opp_path(ctx):
     name = "ASCEND_CUSTOM_OPP_PATH"
     value = ctx.environ.get(path_rules.CUSTOM_OPP_PATH_VAR)
@@ -269,7 +270,7 @@ def _lookup_check(name, lookup, ctx, adapter_module):
 @check("TF1 adapter finds the JSON",
        "TF Adapter's (TF1) search rules replayed on this environment: which JSON files it "
        "reads, in which order, and which one decides (without the GE library: that it keeps "
-       "`AddCustom` on the CPU, as intended, and no other root hands it to GE)")
+       "each op on the CPU, as intended, and no other root hands one to GE)")
 def check_tf1_finds_json(ctx):
     name = "TF1 adapter finds the JSON"
     return _merge(name, [_lookup_check(name, path_rules.tf1_lookup(op.type_name, ctx.environ), ctx,

@@ -69,4 +69,5 @@ def export_line(root, value=None):
 
 
 def op_names():
-    return ", ".join(op.type_name for op in op_def.OPS)
+    """Every op of the package in words: "AddCustom and LeakyReluCustom"."""
+    return op_def.type_names()

@@ -12,7 +12,7 @@ RECORD_VERSION = 1
 # The op of a kept node whose entry names none ("op"): AddCustom, the package's first op, so
 # that AddCustom's records read and write as before a second op shipped.
 DEFAULT_OP = "AddCustom"
-MAX_RECORD_BYTES = 64 << 20  # a record lists inputs, outputs and AddCustom nodes: far below
+MAX_RECORD_BYTES = 64 << 20  # a record lists inputs, outputs and the ops' nodes: far below
 
 
 class TensorInfo(NamedTuple):
@@ -61,7 +61,8 @@ class GraphRecord(object):
         self.source_kind = source_kind
         self.source = source
         self.tensorflow_version = tensorflow_version
-        # (node name, dtype, (input shape, input shape)) for every AddCustom node
+        # (node name, dtype, (one shape per input)) for every node of the package's ops (the
+        # JSON key keeps its first op's name: AddCustom's records read and write as they did)
         self.add_custom_nodes = tuple(add_custom_nodes)
         # node name -> op type, for the nodes of add_custom_nodes that are not AddCustom's
         # (a record of version 1 written before a second op shipped names none)

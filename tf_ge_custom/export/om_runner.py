@@ -7,7 +7,7 @@ by ACL with no Python at all), it is compile-checked here against the public ACL
 it does not tie this package to the Python version a CANN release ships ``acl`` for.
 
 It runs with ``ASCEND_CUSTOM_OPP_PATH`` removed, as GE's offline sample does, so a passing
-run shows that the OM itself carries the ``AddCustom`` kernel. Inputs come from ``.npy``
+run shows that the OM itself carries the kernels of the package's ops. Inputs come from ``.npy``
 files (checked against ``PREFIX.json`` beside the OM when it is there), outputs are written
 as ``.npy``, and the source model (``compare_with``, default: the model the record names)
 runs on the CPU on the same inputs; the result is the max error per output and a

@@ -3,6 +3,7 @@ import importlib
 import numbers
 import warnings
 
+from .. import op_def
 from ..errors import NpuOptionError, NpuOptionTypeError, NpuPlacementWarning, NpuStackError
 from . import options as _options
 
@@ -56,7 +57,7 @@ def open_device(device_id=None, fallback_to_cpu=False, **options):
       device_id: the NPU to open; None lets npu_device choose (``ASCEND_DEVICE_ID`` or 0).
       fallback_to_cpu: a bool. When ``npu_device`` cannot be imported or opening the device
         fails, warn once (naming the error) and return None (the program then runs on the
-        CPU, ``add_custom`` on its CPU kernel) instead of raising.
+        CPU, the package's ops on their CPU kernels) instead of raising.
       **options: the same typed options as :func:`session_config`, named as TF Adapter's
         keys (``precision_mode_v2="origin"``, ``jit_compile="false"``, ``enable_dump=True,
         dump_path=...``); each goes to its field of ``npu_device.global_options()``
@@ -107,6 +108,6 @@ def _cannot_open(message, fallback_to_cpu, cause):
         error.__cause__ = cause
         raise error
     warnings.warn(
-        "open_device(fallback_to_cpu=True): %s Running on the CPU instead: add_custom uses "
-        "its CPU kernel." % message, NpuPlacementWarning, stacklevel=3)
+        "open_device(fallback_to_cpu=True): %s Running on the CPU instead: %s use "
+        "their CPU kernels." % (message, op_def.python_names()), NpuPlacementWarning, stacklevel=3)
     return None

@@ -25,6 +25,7 @@ import warnings
 from typing import Callable, NamedTuple, Optional, Tuple
 
 from .. import _files as files
+from .. import op_def
 from ..errors import NpuOptionError, NpuOptionTypeError
 
 BOOL, INT, STR, JSON = "bool", "int", "str", "json"
@@ -484,9 +485,9 @@ def static_sink(values, api=TF1):
     where = "%s(static_sink=True)" % api
     if values.get("compile_dynamic_mode") is True:
         raise NpuOptionError(
-            "%s: compile_dynamic_mode=True makes every input dynamic, so GE runs AddCustom through "
+            "%s: compile_dynamic_mode=True makes every input dynamic, so GE runs %s through "
             "Execute on the host at every step instead of sinking the graph; drop it or pass "
-            "static_sink=False" % where)
+            "static_sink=False" % (where, op_def.type_names()))
     jit = values.get("jit_compile")
     if jit is not None and jit != "true":
         raise NpuOptionError(

@@ -13,6 +13,7 @@ import importlib.util
 import sys
 import warnings
 
+from .. import op_def
 from ..errors import NpuOptionError, NpuOptionTypeError, NpuPlacementWarning
 from . import options as _options
 
@@ -60,10 +61,10 @@ def _ensure_npu_bridge():
     if "npu_bridge" not in _warned:
         _warned.add("npu_bridge")
         warnings.warn(
-            "%s, so this session runs the whole graph, AddCustom included, on the CPU. "
+            "%s, so this session runs the whole graph, %s included, on the CPU. "
             "NPU placement needs npu_bridge: install the TF Adapter wheel that matches your "
             "CANN and TensorFlow (npu_bridge ships in it) and source CANN's set_env.sh. "
-            "`tf-ge-custom doctor` checks the whole stack." % reason,
+            "`tf-ge-custom doctor` checks the whole stack." % (reason, op_def.type_names()),
             NpuPlacementWarning, stacklevel=3)
     return False
 
@@ -75,8 +76,8 @@ def session_config(config=None, static_sink=False, **options):
       config: an existing ``ConfigProto`` to complete (it is copied, not modified), or
         None for a new one. NpuOptimizer parameters already in it are validated and kept
         unless an option of the same name is given here.
-      static_sink: True for a static graph GE sinks to the device (AddCustom then runs as a
-        task of the model, its launch declared when GE builds it: no host call per step and
+      static_sink: True for a static graph GE sinks to the device (each of the package's ops
+        then runs as a task of the model, its launch declared when GE builds it: no host call per step and
         no copies around it; docs/npu.md, "Static, sunk graphs"). Sets
         ``compile_dynamic_mode=False`` and ``jit_compile="true"`` unless given, and refuses
         options that would make the graph dynamic (``compile_dynamic_mode=True``, another

@@ -1,4 +1,5 @@
-"""The stages every host runs: doctor, and add_custom on the CPU kernel against tf.math.add.
+"""The stages every host runs: doctor, add_custom on the CPU kernel against tf.math.add, and
+every other op on its CPU kernel against its TensorFlow equivalent.
 
 Also :func:`versions`, run before the stages: TensorFlow's and TF Adapter's versions for the
 report (a child process, as it imports TensorFlow).
@@ -82,6 +83,131 @@ def cpu_add(ctx):
     return passed("%d dtypes x %d shapes (equal, broadcasting, scalar, 0 elements, rank 5) in %s: equal to "
                   "tf.math.add" % (len(op_def.ADD_CUSTOM.dtypes), len(CPU_CASES), ", ".join(modes)),
                   comparisons=checked, modes=list(modes), tensorflow=tf.__version__)
+
+
+# CPU_OPS: one shape of random values with every special value in it, zero elements, rank 5
+OP_SHAPES = ((4099,), (0, 3), (2, 3, 4, 5, 6))
+# the attribute values each op is run with, one attribute at a time (the others at their
+# defaults), kept to those its record's range allows: the edges tf.nn's ops are tested at
+_ATTR_VALUES = {"float": (0.0, 1.0, -0.5, 2.5, -0.0, float("nan"), float("inf")),
+                "int": (0, 1, 3)}
+
+
+def attr_cases(op):
+    """[{attr: value}] for ``op``: its defaults, then each attribute at each of its type's
+    edge values that the record's range allows (the others at their defaults)."""
+    defaults = dict((a.name, a.default) for a in op.attrs)
+    cases = [defaults]
+    for a in op.attrs:
+        for value in _ATTR_VALUES[a.type]:
+            inside = (value == value and (a.minimum is None or value >= a.minimum)
+                      and (a.maximum is None or value <= a.maximum)) or (
+                value != value and a.minimum is None and a.maximum is None)
+            if inside:
+                cases.append(dict(defaults, **{a.name: value}))
+    return cases
+
+
+def op_inputs(op, dtype, shape, seed):
+    """One array per input of ``op``: normal values (scaled), the first elements 0, -0, 1, -1,
+    the largest finite, infinities and NaN for floats; [-1000, 1000) for int32."""
+    import numpy as np
+
+    from .npu_stages import numpy_dtype
+
+    rng = np.random.RandomState(seed)
+    arrays = []
+    for _ in op.inputs:
+        if dtype == "int32":
+            arrays.append(rng.randint(-1000, 1000, shape).astype(np.int32))
+            continue
+        t = numpy_dtype(dtype)
+        a = np.asarray(rng.standard_normal(shape) * 8, np.float32).astype(t)
+        flat = a.reshape(-1)
+        special = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan], np.float32).astype(t)
+        special = np.append(special, [np.finfo(t).max, -np.finfo(t).max]).astype(t) \
+            if dtype != "bfloat16" else special
+        n = min(flat.size, special.size)
+        flat[:n] = special[:n]
+        arrays.append(a)
+    return arrays
+
+
+def _same(got, want):
+    """Whether ``got`` is ``want`` bit for bit where ``want`` is a number, NaN where it is NaN
+    (a NaN's payload and sign are not compared), with the same shape and dtype."""
+    import numpy as np
+
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    if want.dtype.kind != "f" and want.dtype.name != "bfloat16":
+        return bool(np.array_equal(got, want))
+    wide_got, wide_want = got.astype(np.float32), want.astype(np.float32)
+    nan = np.isnan(wide_want)
+    if not np.array_equal(np.isnan(wide_got), nan):
+        return False
+    bits = "u%d" % want.dtype.itemsize
+    return bool(np.array_equal(got.view(bits)[~nan], want.view(bits)[~nan]))
+
+
+def cpu_ops(ctx):
+    """Every op of the package beyond AddCustom (CPU_ADD checks that one), every dtype, on
+    the CPU kernel against its TensorFlow equivalent (``_op_meanings.py``) bit for bit: a few
+    shapes, each attribute at its default and its type's edge values, in a graph session
+    pinned to the CPU, and on TensorFlow 2 also eagerly and in tf.function."""
+    import tensorflow as tf
+
+    import tf_ge_custom
+    from .. import _op_meanings
+
+    modes = _modes(tf)
+    checked, done = 0, []
+    for op in op_def.OPS:
+        if op is op_def.ADD_CUSTOM:
+            continue
+        ours, theirs = getattr(tf_ge_custom, op.python_name), _op_meanings.meaning_of(op).equivalent
+        if theirs is None:
+            done.append("%s: no TensorFlow equivalent to compare with (op_def.py)" % op.type_name)
+            continue
+        cases = attr_cases(op)
+        for i, dtype in enumerate(op.dtypes):
+            inputs = [op_inputs(op, dtype, shape, 10 * i + j) for j, shape in enumerate(OP_SHAPES)]
+            results = {m: [] for m in modes}
+            graph = tf.Graph()
+            with graph.as_default(), tf.device("/cpu:0"):
+                feeds, nodes = {}, []
+                for arrays in inputs:
+                    places = [tf.compat.v1.placeholder(dtype, a.shape) for a in arrays]
+                    feeds.update(zip(places, arrays))
+                    nodes += [(ours(*places, **attrs), theirs(*places, **attrs)) for attrs in cases]
+            with tf.compat.v1.Session(graph=graph) as session:
+                results["graph"] = session.run(nodes, feeds)
+            if "eager" in modes:
+                # one tf.function per attribute case: a function traced for alpha=0.0 is reused
+                # for alpha=-0.0 (its cache compares Python values, and 0.0 == -0.0)
+                traced = [tf.function(lambda *a, attrs=attrs: ours(*a, **attrs)) for attrs in cases]
+                with tf.device("/cpu:0"):
+                    for arrays in inputs:
+                        for attrs, function in zip(cases, traced):
+                            want = theirs(*arrays, **attrs).numpy()
+                            results["eager"].append((ours(*arrays, **attrs).numpy(), want))
+                            results["tf.function"].append((function(*arrays).numpy(), want))
+            labels = [(shape, attrs) for shape in OP_SHAPES for attrs in cases]
+            for mode in modes:
+                for (shape, attrs), (got, want) in zip(labels, results[mode]):
+                    checked += 1
+                    if not _same(got, want):
+                        return failed("%s %s %s %s%s: %s gives %s %s, its TensorFlow equivalent %s %s" % (
+                            mode, op.type_name, dtype, list(shape),
+                            "".join(" %s=%r" % kv for kv in sorted(attrs.items())), op.python_name,
+                            got.dtype, list(got.shape), want.dtype, list(want.shape)),
+                            mode=mode, op=op.type_name, dtype=dtype)
+        done.append("%s: %d dtypes x %d shapes x %d attribute cases" % (
+            op.type_name, len(op.dtypes), len(OP_SHAPES), len(cases)))
+    return passed("%s in %s: equal to their TensorFlow equivalents bit for bit" % (
+        "; ".join(done) or "no op beyond AddCustom", ", ".join(modes)),
+        comparisons=checked, modes=list(modes), tensorflow=tf.__version__)
 
 
 def _distribution_version(names, path=None):

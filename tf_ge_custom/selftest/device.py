@@ -24,7 +24,7 @@ ADAPTERS = ("npu_bridge", "npu_device")
 
 class DeviceRun(NamedTuple):
     outputs: list  # one numpy array per input pair, in order
-    on_npu: Optional[bool]  # True: AddCustom ran on the NPU; False: on the host; None: no evidence
+    on_npu: Optional[bool]  # True: the op ran on the NPU; False: on the host; None: no evidence
     evidence: str  # what was looked at, in words
     adapter: str  # "npu_bridge" (TF1 session) or "npu_device" (TF2 device)
 
@@ -53,16 +53,16 @@ def run_add(pairs, dtype, dynamic=False, runs=1, prefer=None):
     return (_run_tf1 if name == "npu_bridge" else _run_tf2)(pairs, dtype, dynamic, runs)
 
 
-def _tf1_placement(op_counts):
-    """Where AddCustom ran, from the op types in the partition graphs TF executed."""
-    geops, left = op_counts.get("GeOp", 0), op_counts.get("AddCustom", 0)
+def _tf1_placement(op_counts, op_type="AddCustom"):
+    """Where the op ``op_type`` ran, from the op types in the partition graphs TF executed."""
+    geops, left = op_counts.get("GeOp", 0), op_counts.get(op_type, 0)
     if left:
-        return False, ("%d AddCustom node(s) in the partition graphs: TF Adapter left AddCustom on the host "
+        return False, ("%d %s node(s) in the partition graphs: TF Adapter left %s on the host "
                        "(its CPU kernel ran; tf-ge-custom doctor checks npu_supported_ops.json and "
-                       "ASCEND_CUSTOM_OPP_PATH)" % left)
+                       "ASCEND_CUSTOM_OPP_PATH)" % (left, op_type, op_type))
     if geops:
-        return True, "AddCustom inside %d GeOp node(s), none left on the host" % geops
-    return None, "neither a GeOp nor an AddCustom node in the partition graphs"
+        return True, "%s inside %d GeOp node(s), none left on the host" % (op_type, geops)
+    return None, "neither a GeOp nor an %s node in the partition graphs" % op_type
 
 
 def _run_tf1(pairs, dtype, dynamic, runs):
@@ -150,6 +150,71 @@ def _run_tf2(pairs, dtype, dynamic, runs):
         return DeviceRun(outputs, False, "results on %s: AddCustom did not run on the NPU (tf-ge-custom doctor "
                          "checks npu_supported_ops.json and ASCEND_CUSTOM_OPP_PATH)" % ", ".join(sorted(set(devices))),
                          "npu_device")
+    return DeviceRun(outputs, None, "results on %s" % ", ".join(sorted(set(devices))), "npu_device")
+
+
+def run_op(op_type, cases, dtype, prefer=None):
+    """The op ``op_type`` (a type of ``op_def.OPS``) for each ``(inputs, attrs)`` of ``cases``
+    (a tuple of numpy arrays of ``dtype``, and a dict of attribute values) on the NPU, static
+    shapes.
+
+    TF1 (npu_bridge): one graph of placeholders of the cases' shapes, run together in one
+    session configured by ``npu.session_config``. TF2 (npu_device): one ``tf.function`` per
+    case on the device ``npu.open_device`` opens.
+    """
+    name = adapter(prefer)
+    return (_run_op_tf1 if name == "npu_bridge" else _run_op_tf2)(op_type, cases, dtype)
+
+
+def _op_function(op_type):
+    import tf_ge_custom
+    from tf_ge_custom import op_def
+
+    return getattr(tf_ge_custom, op_def.get(op_type).python_name)
+
+
+def _run_op_tf1(op_type, cases, dtype):
+    import tensorflow as tf
+
+    from tf_ge_custom import npu
+
+    function = _op_function(op_type)
+    config = npu.session_config(**OPTIONS)
+    graph = tf.Graph()
+    feeds, outputs = {}, []
+    with graph.as_default():
+        for i, (inputs, attrs) in enumerate(cases):
+            places = [tf.compat.v1.placeholder(dtype, a.shape, name="in%d_%d" % (k, i)) for k, a in enumerate(inputs)]
+            feeds.update(zip(places, inputs))
+            outputs.append(function(*places, **attrs))
+    run_options = tf.compat.v1.RunOptions(output_partition_graphs=True)
+    metadata = tf.compat.v1.RunMetadata()
+    with tf.compat.v1.Session(graph=graph, config=config) as session:
+        results = list(session.run(outputs, feeds, options=run_options, run_metadata=metadata))
+    op_counts = Counter(node.op for partition in metadata.partition_graphs for node in partition.node)
+    on_npu, evidence = _tf1_placement(op_counts, op_type)
+    return DeviceRun(results, on_npu, evidence, "npu_bridge")
+
+
+def _run_op_tf2(op_type, cases, dtype):
+    import tensorflow as tf
+
+    function = _op_function(op_type)
+    _open_device(False)
+    outputs, devices = [], []
+    for inputs, attrs in cases:
+        step = tf.function(lambda *a: function(*a, **attrs),
+                           input_signature=[tf.TensorSpec(a.shape, dtype) for a in inputs])
+        result = step(*[tf.constant(a, dtype) for a in inputs])
+        outputs.append(result.numpy())
+        devices.append(result.device)
+    kinds = set("NPU" if ":NPU:" in d.upper() else "CPU" if ":CPU:" in d.upper() else d for d in devices)
+    if kinds == {"NPU"}:
+        return DeviceRun(outputs, True, "every result on %s" % devices[0], "npu_device")
+    if "CPU" in kinds:
+        return DeviceRun(outputs, False, "results on %s: %s did not run on the NPU (tf-ge-custom doctor "
+                         "checks npu_supported_ops.json and ASCEND_CUSTOM_OPP_PATH)" % (
+                             ", ".join(sorted(set(devices))), op_type), "npu_device")
     return DeviceRun(outputs, None, "results on %s" % ", ".join(sorted(set(devices))), "npu_device")
 
 

@@ -4,9 +4,13 @@ Each stage runs ``add_custom`` on the NPU through ``ctx.device`` (:mod:`.device`
 compares with TensorFlow's ``tf.math.add`` run on the CPU in a plain session (or with numpy
 for the single float32 runs of the sample's scenario), and checks where ``AddCustom`` ran: a
 correct result from the host's CPU kernel is a FAIL here, since the point is the NPU.
+NPU_OPS_STATIC does the same for every other op of the package against its TensorFlow
+equivalent (``_op_meanings.py``) on the CPU.
 
 Tolerance: an add is one correctly rounded operation, so the NPU's result may differ from
-the CPU's by at most one unit in the last place of the result's dtype (int32: exactly).
+the CPU's by at most one unit in the last place of the result's dtype (int32: exactly);
+so is each other op of the package (LeakyReluCustom: one multiply where x <= 0), held to the
+same bound.
 """
 import math
 
@@ -78,12 +82,15 @@ def ulps(got, want, dtype):
     if np.any(np.isnan(g) != np.isnan(w)):
         return float("inf")
     both = ~np.isnan(w)
-    unit = _EPS[dtype] * np.maximum(np.abs(w[both]), _TINY[dtype])
-    return float(np.max(np.abs(g[both] - w[both]) / unit)) if both.any() else 0.0
+    g, w = g[both], w[both]
+    unit = _EPS[dtype] * np.maximum(np.abs(w), _TINY[dtype])
+    with np.errstate(invalid="ignore"):  # an infinity equal to the reference is no error
+        error = np.where(g == w, 0.0, np.abs(g - w) / unit)
+    return float(np.max(error)) if both.any() else 0.0
 
 
-def judge(run, wants, dtype, labels):
-    """(problem or "", worst error) of a DeviceRun against the references."""
+def judge(run, wants, dtype, labels, against="tf.math.add"):
+    """(problem or "", worst error) of a DeviceRun against the references (``against``'s)."""
     if len(run.outputs) != len(wants):
         return "%d results for %d inputs" % (len(run.outputs), len(wants)), float("inf")
     worst = 0.0
@@ -94,15 +101,16 @@ def judge(run, wants, dtype, labels):
             return "%s %s: %s" % (dtype, label, e), float("inf")
         worst = max(worst, err)
         if err > (0 if dtype == "int32" else 1):
-            return "%s %s: result differs from tf.math.add on the CPU by %s %s" % (
-                dtype, label, "%g" % err, "ulp" if dtype in _EPS else "(int32 must be exact)"), err
+            return "%s %s: result differs from %s on the CPU by %s %s" % (
+                dtype, label, against, "%g" % err, "ulp" if dtype in _EPS else "(int32 must be exact)"), err
     return "", worst
 
 
-def _placement_problem(run):
+def _placement_problem(run, op_type=op_def.ADD_CUSTOM.type_name):
     if run.on_npu is True:
         return ""
-    return "no evidence that AddCustom ran on the NPU: %s" % run.evidence if run.on_npu is None else run.evidence
+    return ("no evidence that %s ran on the NPU: %s" % (op_type, run.evidence) if run.on_npu is None
+            else run.evidence)
 
 
 def _shapes(cases):
@@ -128,6 +136,67 @@ def _compare_cases(ctx, cases, dynamic=False, dtypes=None, runs=1):
         len(dtypes), len(cases), adapter, " (compile_dynamic_mode)" if dynamic else "",
         ", ".join("%s %g" % kv for kv in worst.items()), evidence)
     return passed(detail, adapter=adapter, max_error_ulp=worst, shapes=_shapes(cases), evidence=evidence)
+
+
+def npu_ops_static(ctx):
+    """Every op of the package beyond AddCustom on the NPU, every dtype, static shapes, each
+    attribute case of CPU_OPS, against its TensorFlow equivalent on the CPU."""
+    from .cpu_stages import OP_SHAPES, attr_cases, op_inputs
+
+    shapes = list(OP_SHAPES) + [SAMPLE_SHAPE]
+    worst, evidence, adapter, done = {}, "", "", []
+    from .. import _op_meanings
+
+    for op in op_def.OPS:
+        if op is op_def.ADD_CUSTOM:
+            continue
+        if _op_meanings.meaning_of(op).equivalent is None:
+            done.append("%s (no TensorFlow equivalent to compare with)" % op.type_name)
+            continue
+        for i, dtype in enumerate(op.dtypes):
+            # every shape with every attribute case, in one graph (TF1) per dtype
+            cases, labels = [], []
+            for j, shape in enumerate(shapes):
+                inputs = op_inputs(op, dtype, shape, 200 + 10 * i + j)
+                for attrs in attr_cases(op):
+                    cases.append((inputs, attrs))
+                    labels.append("%s%s" % (list(shape), "".join(" %s=%r" % kv for kv in sorted(attrs.items()))))
+            run = ctx.device.run_op(op.type_name, cases, dtype)
+            evidence, adapter = run.evidence, run.adapter
+            problem = _placement_problem(run, op.type_name)
+            if problem:
+                return failed("%s %s: %s" % (op.type_name, dtype, problem), adapter=adapter)
+            problem, err = judge(run, op_reference(op, cases, dtype), dtype, labels,
+                                 against="its TensorFlow equivalent")
+            if problem:
+                return failed("%s %s" % (op.type_name, problem), adapter=adapter, max_error=err)
+            worst["%s %s" % (op.type_name, dtype)] = err
+        done.append("%s (%d dtypes x %d shapes x %d attribute cases)" % (
+            op.type_name, len(op.dtypes), len(shapes), len(attr_cases(op))))
+    if not done:
+        return passed("no op beyond AddCustom")
+    return passed("%s via %s: max error %s; %s" % (", ".join(done), adapter, ", ".join(
+        "%s %g" % kv for kv in worst.items()), evidence), adapter=adapter, max_error_ulp=worst,
+        shapes=["%s" % list(s) for s in shapes], evidence=evidence)
+
+
+def op_reference(op, cases, dtype):
+    """The TensorFlow equivalent of ``op`` (``_op_meanings.py``) for each ``(inputs, attrs)``
+    of ``cases``, in a plain graph session on the CPU."""
+    import tensorflow as tf
+
+    from .. import _op_meanings
+
+    equivalent = _op_meanings.meaning_of(op).equivalent
+    graph = tf.Graph()
+    with graph.as_default(), tf.device("/cpu:0"):
+        feeds, outputs = {}, []
+        for inputs, attrs in cases:
+            places = [tf.compat.v1.placeholder(dtype, a.shape) for a in inputs]
+            feeds.update(zip(places, inputs))
+            outputs.append(equivalent(*places, **attrs))
+    with tf.compat.v1.Session(graph=graph) as session:
+        return list(session.run(outputs, feeds))
 
 
 def _sample_run(ctx, prefer):

@@ -25,7 +25,10 @@ def _judge_manifest(path, soc):
         manifest = kernel_manifest.load_manifest(path, check_files=True, expected_soc=soc)
     except ManifestError as e:
         return "%s is refused (%s): %s" % (path, getattr(e, "kind", "invalid"), e), None
-    problems = missing_kernels(manifest)
+    problems = []
+    for op in op_def.OPS:  # AddCustom's as they always read; another op's named
+        problems += ["%s %s" % (op.type_name, p) if op is not op_def.ADD_CUSTOM else p
+                     for p in missing_kernels(manifest, op)]
     if problems:
         return "%s has no npubin for %s%s" % (path, "; ".join(problems),
                                               " (built IR only, without CANN)" if manifest.ir_only else ""), manifest
@@ -92,11 +95,13 @@ def kernels(ctx):
     if problem:
         return failed(problem)
     toolchain = manifest.toolchain
-    op = op_def.ADD_CUSTOM
-    return passed("%d npubins for %s (%d kernel variants x %s), manifest valid, sizes and sha256 verified; built "
+    return passed("%d npubins for %s (%s), manifest valid, sizes and sha256 verified; built "
                   "with triton-ascend %s, CANN %s" % (
-                      len(op.kernel.variants) * len(op.dtypes), ctx.soc, len(op.kernel.variants),
-                      ", ".join(op.dtypes), toolchain.get("triton_ascend"), toolchain.get("cann")),
+                      sum(len(op.kernel.variants) * len(op.dtypes) for op in op_def.OPS), ctx.soc,
+                      "; ".join("%s: %d kernel variant%s x %s" % (
+                          op.type_name, len(op.kernel.variants), "s" if len(op.kernel.variants) > 1 else "",
+                          ", ".join(op.dtypes)) for op in op_def.OPS),
+                      toolchain.get("triton_ascend"), toolchain.get("cann")),
                   manifest=manifests[ctx.soc], toolchain=toolchain)
 
 
@@ -132,9 +137,18 @@ def compile_at_build(ctx):
     return failed("; ".join(problems), seconds=seconds)
 
 
+def model_ops():
+    """The ops of the EXPORT_OM model in the order it applies them: add_custom(x, y), then each
+    other op of the package with a float32 kernel, on the result so far (every input), with
+    its attributes' defaults."""
+    return [op_def.ADD_CUSTOM] + [op for op in op_def.OPS
+                                  if op is not op_def.ADD_CUSTOM and "float32" in op.dtypes]
+
+
 def _save_model(folder, shape):
-    """A TF1-style SavedModel (graph, serving signature) with z = add_custom(x, y): it builds on
-    TensorFlow 1.15 and 2.x alike."""
+    """A TF1-style SavedModel (graph, serving signature) with z = add_custom(x, y) fed through
+    every other op of the package (:func:`model_ops`): it builds on TensorFlow 1.15 and 2.x
+    alike."""
     import tensorflow as tf
 
     import tf_ge_custom
@@ -143,7 +157,10 @@ def _save_model(folder, shape):
     with graph.as_default():
         x = tf.compat.v1.placeholder(tf.float32, shape, name="x")
         y = tf.compat.v1.placeholder(tf.float32, shape, name="y")
-        z = tf.identity(tf_ge_custom.add_custom(x, y), name="z")
+        z = tf_ge_custom.add_custom(x, y)
+        for op in model_ops()[1:]:
+            z = getattr(tf_ge_custom, op.python_name)(*[z] * len(op.inputs))
+        z = tf.identity(z, name="z")
         with tf.compat.v1.Session(graph=graph) as session:
             tf.compat.v1.saved_model.simple_save(session, folder, inputs={"x": x, "y": y}, outputs={"z": z})
 
@@ -163,9 +180,9 @@ def export_om(ctx):
     om = files.get("om")
     if not om or not os.path.isfile(om) or os.path.getsize(om) == 0:
         return failed("the export finished without an OM (files: %s)" % (", ".join(sorted(files)) or "none"))
-    return passed("%s (%d KB) for %s in %.1f s, from a SavedModel with add_custom %s + %s" % (
-        om, os.path.getsize(om) // 1024, ctx.soc, seconds, list(EXPORT_SHAPE), list(EXPORT_SHAPE)),
-        files=files, seconds=seconds)
+    return passed("%s (%d KB) for %s in %.1f s, from a SavedModel with add_custom %s + %s%s" % (
+        om, os.path.getsize(om) // 1024, ctx.soc, seconds, list(EXPORT_SHAPE), list(EXPORT_SHAPE),
+        "".join(" then %s" % op.python_name for op in model_ops()[1:])), files=files, seconds=seconds)
 
 
 def run_om(ctx):

@@ -10,7 +10,7 @@ the name of the working directory the runner started the child in. Behaviours:
 
   pass        right results, placed on the NPU, one mapping of the GE library
   wrong       one element of the first result off by 3 ulp
-  host        right results, but the evidence says AddCustom ran on the host
+  host        right results, but the evidence says the op (AddCustom) ran on the host
   skip        raises StageSkip (something the step needs is missing)
   hang        starts a grandchild that sleeps (its pid in ./grandchild.pid), then sleeps
   crash       the process aborts (SIGABRT)
@@ -69,6 +69,28 @@ def run_add(pairs, dtype, dynamic=False, runs=1, prefer=None):
     if what == "host":
         return DeviceRun(outputs, False, "1 AddCustom node(s) in the partition graphs (double)", adapter)
     return DeviceRun(outputs, True, "AddCustom inside 1 GeOp node(s) (double)", adapter)
+
+
+def run_op(op_type, cases, dtype, prefer=None):
+    """The op's TensorFlow equivalent (_op_meanings.py) on the CPU stands in for the NPU."""
+    import tensorflow as tf
+
+    from tf_ge_custom import _op_meanings
+
+    what = behaviour()
+    _common(what)
+    from tf_ge_custom import op_def
+
+    equivalent = _op_meanings.meaning_of(op_def.get(op_type)).equivalent
+    outputs = [equivalent(*[tf.constant(a) for a in inputs], **attrs).numpy() for inputs, attrs in cases]
+    if what == "wrong":  # one finite element of the first non-empty result off by 4 ulp
+        flat = next(o for o in outputs if o.size).reshape(-1)
+        at = int(np.flatnonzero(np.isfinite(flat.astype(np.float32)) & (flat.astype(np.float32) != 0))[0])
+        flat[at] = np.asarray(float(flat[at]) * (1 + 4 * EPS[dtype])).astype(flat.dtype)
+    adapter = prefer or "npu_bridge"
+    if what == "host":
+        return DeviceRun(outputs, False, "1 %s node(s) in the partition graphs (double)" % op_type, adapter)
+    return DeviceRun(outputs, True, "%s inside 1 GeOp node(s) (double)" % op_type, adapter)
 
 
 def process_maps():

@@ -160,20 +160,3 @@ def deliverable_problems(opp_root, soc, kernels, arch=None):
                                     "reinstall" % (", ".join(sorted(missing)), soc, op, soc,
                                                    ",".join(sorted(missing))))
     return problems
-    manifest_path = os.path.join(opp_root, opp.KERNELS_DIR, soc, kernel_manifest.MANIFEST_NAME)
-    if not os.path.isfile(manifest_path):
-        problems.append("no npubins for %s under %s: build them on a CANN host (tf-ge-custom "
-                        "build-kernels --soc %s), then reinstall" % (soc, os.path.dirname(manifest_path), soc))
-    else:
-        try:
-            manifest = kernel_manifest.load_manifest(manifest_path, check_files=True)
-        except kernel_manifest.ManifestError as e:
-            problems.append("the npubins for %s are not usable: %s" % (soc, e))
-        else:
-            have = set(k.dtype for k in manifest.kernels if k.binary)
-            missing = sorted(set(dtypes) - have)
-            if missing:
-                problems.append("no npubin for %s on %s (the graph's AddCustom nodes use it): build "
-                                "it (tf-ge-custom build-kernels --soc %s --dtype %s), then reinstall"
-                                % (", ".join(missing), soc, soc, ",".join(missing)))
-    return problems

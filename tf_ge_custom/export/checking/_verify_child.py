@@ -1,7 +1,7 @@
 """The fresh process of the verification: the frozen graph with nothing but ``tf_ge_custom``.
 
 ``python -m tf_ge_custom.export.checking._verify_child GRAPH.pb INPUTS_DIR OUTPUTS_DIR FETCH...``
-imports TensorFlow and ``tf_ge_custom`` (which registers ``AddCustom``) and nothing of the
+imports TensorFlow and ``tf_ge_custom`` (which registers the package's ops) and nothing of the
 source model, loads the GraphDef, feeds the arrays in ``INPUTS_DIR`` (written by
 :func:`tf_ge_custom.export.arrays.save_arrays`, named by input node) and writes the fetched
 tensors to ``OUTPUTS_DIR``. It prints nothing on success; on failure the traceback goes to
@@ -18,7 +18,7 @@ def main(argv):
     fetch = argv[3:]
     import tensorflow as tf
 
-    import tf_ge_custom  # noqa: F401  (registers AddCustom: the only thing the graph may need)
+    import tf_ge_custom  # noqa: F401  (registers the package's ops: the only thing the graph may need)
     from tf_ge_custom.export.arrays import load_arrays, save_arrays
 
     graph_def = tf.compat.v1.GraphDef()

@@ -1,8 +1,9 @@
 """Checks on a frozen graph before anything is written, and the report of what it holds.
 
-- Every op type is registered in this TensorFlow (``tf_ge_custom`` registers ``AddCustom``);
-  an unknown one is named, with the node that uses it.
-- Every ``AddCustom`` node's dtype is one of the op definition's (``tf_ge_custom.op_def``).
+- Every op type is registered in this TensorFlow (``tf_ge_custom`` registers each of its ops:
+  ``AddCustom``, ``LeakyReluCustom``); an unknown one is named, with the node that uses it.
+- Every node of one of the package's ops has a dtype of that op's definition
+  (``tf_ge_custom.op_def``).
 - The graph imports into TensorFlow, which runs the registered shape function of every node:
   an ``AddCustom`` whose input shapes its shape function refuses fails here. The rule is
   TensorFlow's own, not restated in Python, so the check follows whatever the op accepts.
@@ -12,11 +13,10 @@ import tensorflow as tf
 from tensorflow.python.framework import op_def_registry
 
 from tf_ge_custom.errors import ExportError
-from tf_ge_custom.op_def import OPS
+from tf_ge_custom.op_def import OPS, type_names
 from tf_ge_custom.export.frozen_graph import describe
 from tf_ge_custom.export.graph_record import DEFAULT_OP
 
-OPS_NAMES = tuple(op.type_name for op in OPS)
 VARIABLE_OPS = frozenset(("Variable", "VariableV2", "VarHandleOp", "ReadVariableOp",
                           "AssignVariableOp", "Assign", "VarIsInitializedOp"))
 
@@ -104,7 +104,8 @@ def checked(graph_def, inputs, outputs, source_kind="", source=""):
 
 
 def report(record):
-    """The export report: inputs, outputs, AddCustom nodes, op counts (lines of text)."""
+    """The export report: inputs, outputs, the nodes of the package's ops, op counts (lines of
+    text)."""
     lines = ["source: %s %s" % (record.source_kind, record.source),
              "inputs (%d):" % len(record.inputs)]
     for t in record.inputs:
@@ -114,9 +115,10 @@ def report(record):
     for t in record.outputs:
         key = "" if t.key == t.name else "   (%s)" % t.key
         lines.append("  %-28s %-9s %s%s" % (t.name, t.dtype, t.shape_text(), key))
-    kept = ", ".join(OPS_NAMES)
-    lines.append("%s nodes (%d):" % (kept, len(record.add_custom_nodes)))
-    lines += [] if record.add_custom_nodes else ["  note: none in this model, so it exports as any TensorFlow graph and runs without %s" % kept]
+    lines.append("%s nodes (%d):" % (type_names(), len(record.add_custom_nodes)))
+    lines += [] if record.add_custom_nodes else [
+        "  note: none in this model, so it exports as any TensorFlow graph and runs without %s"
+        % type_names(conjunction="or")]
     for name, dtype, shapes in record.add_custom_nodes:
         op = record.op_of(name)  # named where it is not AddCustom, whose lines stay as they were
         lines.append("  %-28s %-9s %s%s" % (name, dtype, " + ".join(

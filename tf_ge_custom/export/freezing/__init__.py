@@ -27,7 +27,7 @@ def freeze(model, signature=None, tags=None, outputs=None, checkpoint=None, inpu
     from tf_ge_custom import _tensorflow
 
     _tensorflow.require()
-    # Before any graph is read: a process started as the command line has no AddCustom yet.
+    # Before any graph is read: a process started as the command line has none of the ops yet.
     from tf_ge_custom._library import ensure_loaded
     ensure_loaded()
     frozen = _freeze(source, signature, tags, outputs, inputs)

@@ -1,4 +1,5 @@
-"""Turn a frozen GraphDef into an inference graph, keeping every ``AddCustom`` node.
+"""Turn a frozen GraphDef into an inference graph, keeping every node of the package's ops
+(``op_def.OPS``: ``AddCustom``, ``LeakyReluCustom``).
 
 Steps: clear device placements and colocation constraints (the graph leaves this machine);
 turn ``PlaceholderWithDefault`` nodes that are not model inputs (``is_training`` switches
@@ -6,9 +7,9 @@ and the like) into ``Identity`` of their default; run Grappler with the passes b
 only what the outputs need.
 
 Grappler's constant folding replaces any node whose inputs are all constants by a
-``Const`` holding its value: an ``AddCustom`` fed by constants would vanish from the graph,
+``Const`` holding its value: an op's node fed by constants would vanish from the graph,
 and the OM would never run the kernel. Listing the node among the nodes to preserve does not
-help (Grappler then keeps the *name*, but as a ``Const``). So each ``AddCustom`` input is
+help (Grappler then keeps the *name*, but as a ``Const``). So each such node's input is
 routed through a ``PlaceholderWithDefault`` barrier for the duration of the optimization
 (Grappler never folds a placeholder) and the barriers are removed afterwards
 (docs/export.md, "Freezing").

@@ -1,6 +1,6 @@
 """Freeze a Keras model file (``.keras`` or ``.h5``) through a concrete function.
 
-The model is loaded with the ``AddCustom`` layer registered (``tf_ge_custom.layers``) and
+The model is loaded with the package's layers registered (``tf_ge_custom.layers``) and
 called in inference mode (``training=False``: dropout off, batch norm on its moving
 statistics) inside a ``tf.function`` whose input signature is the model's inputs; the
 placeholders take the Keras input names (made valid node names).
@@ -29,7 +29,7 @@ def node_name(name, taken):
 
 
 def load_model(path):
-    from tf_ge_custom import layers  # noqa: F401  (registers the AddCustom layer for the loader)
+    from tf_ge_custom import layers  # noqa: F401  (registers the package's layers for the loader)
 
     try:
         return tf.keras.models.load_model(path, compile=False)

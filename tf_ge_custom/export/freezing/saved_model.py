@@ -88,7 +88,7 @@ def freeze_saved_model(path, signature=None, tags=None):
     if _is_tf2_saved_model(meta):
         if os.path.isfile(os.path.join(path, KERAS_METADATA)):
             # A Keras SavedModel: Keras registers how to revive its objects (optimizers,
-            # layers, the AddCustom layer) when it is imported, so before the load; else
+            # layers, the package's layers) when it is imported, so before the load; else
             # TensorFlow 2.6 revives the optimizer as a bare object and fails ("add_slot").
             from tf_ge_custom import layers  # noqa: F401
         try:
