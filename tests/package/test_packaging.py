@@ -64,9 +64,13 @@ def sdist(tmp_path_factory):
 def wheel(sdist, tmp_path_factory):
     empty = tmp_path_factory.mktemp("empty")
     out = tmp_path_factory.mktemp("wheelhouse")
+    # The checkout's object cache (filled by the install this suite tests): a build from an
+    # sdist in another folder takes its unchanged objects (tf_ge_custom/_build/object_cache.py)
+    # instead of compiling the op library again.
+    env = dict(_env(), TF_GE_CUSTOM_BUILD_CACHE=os.path.join(REPO_ROOT, "build", "object-cache"))
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out),
                            str(sdist)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, env=_env(), cwd=str(empty))
+                          universal_newlines=True, env=env, cwd=str(empty))
     assert proc.returncode == 0, proc.stdout[-5000:]
     assert os.listdir(str(empty)) == []  # nothing written beside the build
     (whl,) = list(out.glob("tf_ge_custom-*.whl"))
