@@ -201,7 +201,10 @@ def node_table(pb_path, op_types=("AddCustom",)):
     node_defs = dict((n.name, n) for n in graph_def.node)
     graph = tf.Graph()
     with graph.as_default():
-        tf.import_graph_def(graph_def, name="")
+        # a copy: the importer adds the default-valued attributes to the NodeDefs it is given
+        imported = tf.compat.v1.GraphDef()
+        imported.CopyFrom(graph_def)
+        tf.import_graph_def(imported, name="")
     nodes = []
     for op in graph.get_operations():
         if op.type not in op_types:
