@@ -70,13 +70,14 @@ Measured Run(const Scenario &s, int rounds, double round_seconds) {
   RecordingWorkspaces workspaces;
   const std::string soc = kSoc;  // the adapter's copy of Compile's SoC
   std::vector<TensorInfo> inputs(2);
+  std::vector<std::vector<int64_t>> shapes(2);
   KernelCall call;
   LaunchDeclaration d;
   const auto once = [&]() -> bool {
-    for (size_t i = 0; i < 2; ++i) {  // kernel_op.cc: names and dims into its kept lists
+    for (size_t i = 0; i < 2; ++i) {  // kernel_op.cc: names and one dims list per input, kept
       if (inputs[i].dtype != "float32") inputs[i].dtype = "float32";
-      inputs[i].dims.clear();
-      for (int64_t v : i == 0 ? s.x : s.y) inputs[i].dims.push_back(v);
+      shapes[i].clear();
+      for (int64_t v : i == 0 ? s.x : s.y) shapes[i].push_back(v);
     }
     call.inputs.resize(2);
     call.inputs[0] = 0x0000100000000000ull;
@@ -85,7 +86,7 @@ Measured Run(const Scenario &s, int rounds, double round_seconds) {
     call.outputs[0] = 0x0000300000000000ull;
     auto dtype = CheckDTypes(op, inputs);
     if (!dtype.ok()) return false;
-    if (!PrepareCall(op, *dtype.value(), inputs[0].dims, inputs[1].dims, &call).ok()) return false;
+    if (!PrepareCall(op, *dtype.value(), shapes, &call).ok()) return false;  // the list form, as kernel_op.cc
     const Status st = DeclareLaunch(call, soc, *registry, workspaces, &d);
     if (!st.ok()) std::fprintf(stderr, "DeclareLaunch: %s\n", st.ToString().c_str());
     return st.ok();

@@ -18,8 +18,9 @@
 //                 count is 0 (ACL's answer where the driver has none): 2 x 24 AI cores = 48
 //   steady_core_counts_unknown   the same with no AI-core count either: the manifest's 40
 //   adapter        as "steady", plus what kernel_op.cc's Execute does around the core: the
-//                  dtype names and dims read into its per-thread lists, the call prepared in
-//                  place (adapter_broadcast: the same for [8, 2048] + [2048])
+//                  dtype names and one dims list per input read into its per-thread lists,
+//                  the call prepared in place (PrepareCall's list form), the node's attribute
+//                  words (none for AddCustom) (adapter_broadcast: the same for [8, 2048] + [2048])
 //   adapter_fresh_lists  the adapter before its per-thread lists: inputs, addresses and the
 //                  KernelCall built anew on every call (the adapter's share, reported apart)
 //   reload_every_call  a fresh registry and cache each call: manifest read and parsed,
@@ -154,6 +155,12 @@ bool ExecuteInCore(const OpDefinition &op, const std::vector<TensorInfo> &inputs
   return true;
 }
 
+// A node without attributes, as GE's RuntimeAttrs of an AddCustom node reads (kernel_op.cc).
+struct NoAttrs : AttrValues {
+  const float *Float(size_t) const override { return nullptr; }
+  const int64_t *Int(size_t) const override { return nullptr; }
+};
+
 KernelCall CallWithInputs(const OpDefinition &op) {
   KernelCall call;
   call.op = &op;
@@ -195,7 +202,9 @@ Measured Run(const Scenario &s, const std::string &opp_root, int rounds, double 
   const std::vector<TensorInfo> prepared = InputsAsTheAdapterBuildsThem(s.dtype, s.x, s.y);
   KernelCall reused = CallWithInputs(op);
   std::vector<TensorInfo> scratch_inputs;  // the adapter's per-thread scratch (kAdapter)
+  std::vector<std::vector<int64_t>> scratch_shapes;
   KernelCall scratch_call;
+  const NoAttrs no_attrs;
 
   auto once = [&]() -> bool {
     switch (s.kind) {
@@ -217,22 +226,23 @@ Measured Run(const Scenario &s, const std::string &opp_root, int rounds, double 
         return AllocateOutputs(&call, outputs).ok() && LaunchKernels(call, *registry, cache, runtime).ok();
       }
       case Scenario::kAdapter: {
-        // kernel_op.cc's Execute as written: the dtype name and dims read into kept lists (the
-        // dims element by element, as from a gert::Shape), the kept call prepared in place.
+        // kernel_op.cc's Execute as written: the dtype names and one dims list per input read
+        // into kept lists (the dims element by element, as from a gert::Shape), the kept call
+        // prepared in place by PrepareCall's list form, the node's attribute words.
         scratch_inputs.resize(2);
+        scratch_shapes.resize(2);
         scratch_call.inputs.resize(2);
         const std::vector<int64_t> *shapes[2] = {&s.x, &s.y};
         for (size_t i = 0; i < 2; ++i) {
           if (scratch_inputs[i].dtype != s.dtype) scratch_inputs[i].dtype = s.dtype;  // SetDTypeName
-          scratch_inputs[i].dims.clear();
-          for (int64_t d : *shapes[i]) scratch_inputs[i].dims.push_back(d);
+          scratch_shapes[i].clear();
+          for (int64_t d : *shapes[i]) scratch_shapes[i].push_back(d);
           scratch_call.inputs[i] = i == 0 ? 0x0000100000000000ull : 0x0000200000000000ull;
         }
         auto dtype = CheckDTypes(op, scratch_inputs);
         if (!dtype.ok()) return false;
-        if (!PrepareCall(op, *dtype.value(), scratch_inputs[0].dims, scratch_inputs[1].dims, &scratch_call).ok()) {
-          return false;
-        }
+        if (!PrepareCall(op, *dtype.value(), scratch_shapes, &scratch_call).ok()) return false;
+        if (!SetAttrWords(op, no_attrs, &scratch_call.attrs).ok()) return false;
         return AllocateOutputs(&scratch_call, outputs).ok() &&
                LaunchKernels(scratch_call, *registry, cache, runtime).ok();
       }

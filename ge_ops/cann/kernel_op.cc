@@ -69,9 +69,47 @@ void ReadDims(const gert::Shape &shape, std::vector<int64_t> *dims) {
 // a call's shapes, Execute allocates nothing on the host (the core keeps its own per-thread
 // state the same way; docs/ge-library.md, "What Execute does").
 struct ExecuteScratch {
-  std::vector<core::TensorInfo> inputs;
+  std::vector<core::TensorInfo> inputs;      // the dtype names (CheckDTypes)
+  std::vector<std::vector<int64_t>> shapes;  // one per input (PrepareCall's list form)
   core::KernelCall call;
 };
+
+// The node's attributes as GE's context holds them (ExtendedKernelContext::GetAttrs: the
+// RuntimeAttrs GE builds from the node's IR attributes, by their index in REG_OP's ATTRs, which
+// the generated REG_OP lists in op.attrs order). Where GE found an IR attribute missing on the
+// node it keeps none of them (bg_ir_attrs.cc, GetAllIrAttrs): an index past GetAttrNum is an
+// attribute the node does not carry, and the core takes its default.
+class NodeAttrs : public core::AttrValues {
+ public:
+  explicit NodeAttrs(const gert::RuntimeAttrs *attrs) : attrs_(attrs) {}
+  const float *Float(size_t index) const override { return Has(index) ? attrs_->GetFloat(index) : nullptr; }
+  const int64_t *Int(size_t index) const override { return Has(index) ? attrs_->GetInt(index) : nullptr; }
+
+ private:
+  bool Has(size_t index) const { return attrs_ != nullptr && index < attrs_->GetAttrNum(); }
+  const gert::RuntimeAttrs *attrs_;
+};
+
+// "inputs [8, 2048] and [2048]", "input [8, 2048]", "inputs [2], [2] and [2]": the call's input
+// shapes in a refusal's context (built only for a refusal).
+std::string InputShapes(const std::vector<std::vector<int64_t>> &shapes) {
+  std::string s = shapes.size() == 1 ? "input " : "inputs ";
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    s += (i == 0 ? "" : i + 1 == shapes.size() ? " and " : ", ") + core::ShapeText(shapes[i]);
+  }
+  return s;
+}
+
+// "the inputs x [8, 2048] and y [2048] broadcast to [8, 2048]", "the input x [4, 5] gives
+// [4, 5]": what the op's inputs make of the output shape, for a refusal.
+std::string WhatTheInputsGive(const core::OpDefinition &op, const std::vector<std::vector<int64_t>> &shapes,
+                              const std::vector<int64_t> &output) {
+  std::string s = shapes.size() == 1 ? "the input " : "the inputs ";
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    s += (i == 0 ? "" : i + 1 == shapes.size() ? " and " : ", ") + op.inputs[i] + " " + core::ShapeText(shapes[i]);
+  }
+  return s + (op.broadcasts ? " broadcast to " : shapes.size() == 1 ? " gives " : " give ") + core::ShapeText(output);
+}
 
 uint64_t Address(const void *p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); }
 
@@ -114,6 +152,7 @@ class ContextOutputs : public core::OutputAllocator {
 // thread has declared a node of that kernel; ge_ops/bench/ measures it).
 struct DeclareScratch {
   std::vector<core::TensorInfo> inputs;
+  std::vector<std::vector<int64_t>> shapes;
   std::vector<int64_t> output_dims;
   core::KernelCall call;
   core::LaunchDeclaration declaration;
@@ -254,23 +293,28 @@ ge::graphStatus KernelOp::Execute(gert::EagerOpExecutionContext *ctx) {
     thread_local ExecuteScratch scratch;
     std::vector<core::TensorInfo> &inputs = scratch.inputs;
     core::KernelCall &call = scratch.call;
-    inputs.resize(op_->inputs.size());
-    call.inputs.resize(op_->inputs.size());
-    for (size_t i = 0; i < op_->inputs.size(); ++i) {
+    const size_t count = op_->inputs.size();  // the op's own inputs
+    inputs.resize(count);
+    scratch.shapes.resize(count);
+    call.inputs.resize(count);
+    for (size_t i = 0; i < count; ++i) {
       const gert::Tensor *t = ctx->GetInputTensor(i);
       if (t == nullptr) {
         return Fail(node, core::Status::ApiError("GetInputTensor", "returned null for input " + std::to_string(i)));
       }
       SetDTypeName(t->GetDataType(), &inputs[i].dtype);
-      ReadDims(t->GetStorageShape(), &inputs[i].dims);
+      ReadDims(t->GetStorageShape(), &scratch.shapes[i]);
       call.inputs[i] = Address(t->GetAddr());
     }
     auto dtype = core::CheckDTypes(*op_, inputs);
     if (!dtype.ok()) return Fail(node, dtype.status());
-    // Broadcast as tf.math.add does, reduce the shapes, pick the kernel variant (core/broadcast.h);
-    // into the kept call, whose input addresses it leaves alone.
-    const core::Status prepared = core::PrepareCall(*op_, *dtype.value(), inputs[0].dims, inputs[1].dims, &call);
+    // The inputs' shapes (broadcast as tf.math.add does where the op broadcasts, reduced) and
+    // the kernel variant (core/broadcast.h), into the kept call, whose addresses it leaves alone;
+    // then the node's attributes as the kernel's attribute words.
+    const core::Status prepared = core::PrepareCall(*op_, *dtype.value(), scratch.shapes, &call);
     if (!prepared.ok()) return Fail(node, prepared);
+    const core::Status attrs = core::SetAttrWords(*op_, NodeAttrs(ctx->GetAttrs()), &call.attrs);
+    if (!attrs.ok()) return Fail(node, attrs);
 
     ContextOutputs outputs(ctx, *ctx->GetInputTensor(0), call.choice.output);
     const core::Status allocated = core::AllocateOutputs(&call, outputs);
@@ -335,21 +379,26 @@ ge::graphStatus KernelOp::DeclareLaunchArgs(gert::AnnotatedArgsContext &ctx) {
     thread_local DeclareScratch scratch;
     std::vector<core::TensorInfo> &inputs = scratch.inputs;
     core::KernelCall &call = scratch.call;
-    inputs.resize(op_->inputs.size());
-    call.inputs.resize(op_->inputs.size());
-    for (size_t i = 0; i < op_->inputs.size(); ++i) {
+    const size_t count = op_->inputs.size();  // the op's own inputs
+    inputs.resize(count);
+    scratch.shapes.resize(count);
+    call.inputs.resize(count);
+    for (size_t i = 0; i < count; ++i) {
       const gert::Tensor *t = ctx.GetInputTensor(i);
       if (t == nullptr) {
         return Fail(node, core::Status::ApiError("GetInputTensor", "returned null for input " + std::to_string(i)));
       }
       SetDTypeName(t->GetDataType(), &inputs[i].dtype);
-      ReadDims(t->GetStorageShape(), &inputs[i].dims);
+      ReadDims(t->GetStorageShape(), &scratch.shapes[i]);
       call.inputs[i] = Address(t->GetAddr());  // a logical address of the model: GE refreshes it
     }
     auto dtype = core::CheckDTypes(*op_, inputs);
     if (!dtype.ok()) return Fail(node, dtype.status());
-    const core::Status prepared = core::PrepareCall(*op_, *dtype.value(), inputs[0].dims, inputs[1].dims, &call);
+    const core::Status prepared = core::PrepareCall(*op_, *dtype.value(), scratch.shapes, &call);
     if (!prepared.ok()) return Fail(node, prepared);
+    // The node's attributes: value words of the declared launch (GE keeps them in the model).
+    const core::Status attrs = core::SetAttrWords(*op_, NodeAttrs(ctx.GetAttrs()), &call.attrs);
+    if (!attrs.ok()) return Fail(node, attrs);
     call.outputs.resize(op_->outputs.size());
     for (size_t o = 0; o < op_->outputs.size(); ++o) {
       const gert::Tensor *t = ctx.GetOutputTensor(o);
@@ -360,10 +409,8 @@ ge::graphStatus KernelOp::DeclareLaunchArgs(gert::AnnotatedArgsContext &ctx) {
       if (scratch.output_dims != call.choice.output) {
         return Fail(node, core::Status::Error(core::Code::kBadShape,
                                               "GE planned output " + std::to_string(o) + " as " +
-                                                  core::ShapeText(scratch.output_dims) + ", but the inputs " +
-                                                  core::ShapeText(inputs[0].dims) + " and " +
-                                                  core::ShapeText(inputs[1].dims) + " broadcast to " +
-                                                  core::ShapeText(call.choice.output)));
+                                                  core::ShapeText(scratch.output_dims) + ", but " +
+                                                  WhatTheInputsGive(*op_, scratch.shapes, call.choice.output)));
       }
       call.outputs[o] = Address(t->GetAddr());
     }
@@ -377,8 +424,7 @@ ge::graphStatus KernelOp::DeclareLaunchArgs(gert::AnnotatedArgsContext &ctx) {
     const core::Status declared =
         core::DeclareLaunch(call, soc.value(), *registry.value(), workspaces, &d, target_cores);
     if (!declared.ok()) {
-      return Fail(node, declared.WithContext("inputs " + core::ShapeText(inputs[0].dims) + " and " +
-                                             core::ShapeText(inputs[1].dims)));
+      return Fail(node, declared.WithContext(InputShapes(scratch.shapes)));
     }
     const uint32_t stream_id = ctx.GetStreamId();
     for (core::DeclaredLaunch &launch : d.launches) {

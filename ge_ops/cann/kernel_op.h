@@ -38,9 +38,11 @@ class KernelOp : public ge::EagerExecuteOp,
   // Serialize names the node.
   ge::graphStatus Compile(gert::OpCompileContext *ctx) override;
 
-  // Checks dtypes (GE does not), broadcasts the shapes and picks the kernel variant
-  // (core::PrepareCall), allocates the output, then launches the kernel for the current SoC
-  // and dtype (core::LaunchKernels).
+  // Reads the op's own inputs, checks their dtypes (GE does not), takes their shapes (broadcast
+  // only where the op broadcasts) and picks the kernel variant (core::PrepareCall), takes the
+  // node's attributes as the kernel's attribute words (their defaults where the node has none:
+  // core::SetAttrWords), allocates the output, then launches the kernel for the current SoC and
+  // dtype (core::LaunchKernels).
   ge::graphStatus Execute(gert::EagerOpExecutionContext *ctx) override;
   // Static graphs (GE sinks them): when GE builds the model, declares the launch Execute would
   // make for the node's static shapes (core::DeclareLaunch: the kernel of the SoC GE's graph
@@ -48,8 +50,9 @@ class KernelOp : public ge::EagerExecuteOp,
   // model, refreshes its addresses itself and inserts no copies (docs/ge-library.md, "Sunk
   // static graphs"). Dynamic graphs still run Execute.
   ge::graphStatus DeclareLaunchArgs(gert::AnnotatedArgsContext &ctx) override;
-  // The output takes the inputs' broadcast shape (tf.math.add's rules, with GE's unknown
-  // dims and rank) and x's dtype; incompatible shapes and differing dtypes are refused.
+  // The output takes the inputs' broadcast shape where the op broadcasts (tf.math.add's rules),
+  // else their one shape, with GE's unknown dims and rank (core::InferOutputShape), and the
+  // first input's dtype; incompatible shapes and differing dtypes are refused.
   ge::graphStatus InferShape(gert::InferShapeContext *ctx) override;
   ge::graphStatus InferDataType(gert::InferDataTypeContext *ctx) override;
   // What Compile chose (npubins compiled on this host included, and the boards it served with

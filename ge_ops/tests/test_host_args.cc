@@ -1,5 +1,8 @@
 // Host-argument bytes for the A2/A3 layouts, against bytes computed by hand from the layout
 // triton-ascend emits (docs/ascend-stack.md, "Launching the kernel").
+#include <cstring>
+#include <map>
+
 #include "test_support.h"
 #include "testing.h"
 #include "tf_ge_custom_core/executor.h"
@@ -284,4 +287,68 @@ TEST(HostArgs, AOneInputCallPacksItsPointerCountAndAttributeInEveryLaunch) {
   REQUIRE_OK(PrepareCall(two, two.dtypes[0], {{2, 3}, {2, 3}}, &call));
   CHECK_EQ(call.choice.operands, (std::vector<int>{0, 1}));
   CHECK_EQ(call.choice.strides, (std::vector<std::vector<int64_t>>{{1}, {1}}));
+}
+
+namespace {
+// A node's attribute values as a table (the adapter reads GE's RuntimeAttrs instead): index ->
+// value; an index the table lacks is an attribute the node does not carry.
+struct AttrTable : AttrValues {
+  std::map<size_t, float> floats;
+  std::map<size_t, int64_t> ints;
+  const float *Float(size_t index) const override {
+    const auto it = floats.find(index);
+    return it == floats.end() ? nullptr : &it->second;
+  }
+  const int64_t *Int(size_t index) const override {
+    const auto it = ints.find(index);
+    return it == ints.end() ? nullptr : &it->second;
+  }
+};
+
+float FloatOfBits(uint32_t bits) {
+  float f = 0;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+}  // namespace
+
+TEST(HostArgs, AttributeWordsAreTheNodesValuesBitForBitOrTheDefault) {
+  // Bits worked out by hand from IEEE 754 binary32: 0.1f = 0x3DCCCCCD (exponent 123, mantissa
+  // 0x4CCCCD), -0.5f = 0xBF000000, 0.2f = 0x3E4CCCCD (LeakyReluCustom's default alpha).
+  const OpDefinition op = LeakyReluOp();
+  AttrTable node;
+  std::vector<uint64_t> words = {1, 2, 3};  // leftovers of another op: replaced, resized
+  node.floats[0] = 0.1f;
+  REQUIRE_OK(SetAttrWords(op, node, &words));
+  CHECK_EQ(words, (std::vector<uint64_t>{0x3DCCCCCDull}));
+  node.floats[0] = -0.5f;
+  REQUIRE_OK(SetAttrWords(op, node, &words));
+  CHECK_EQ(words, (std::vector<uint64_t>{0xBF000000ull}));
+  node.floats.clear();  // no alpha on the node: the default
+  REQUIRE_OK(SetAttrWords(op, node, &words));
+  CHECK_EQ(words, (std::vector<uint64_t>{0x3E4CCCCDull}));
+  // -0.0 keeps its sign, a NaN its payload, an infinity its bits
+  for (const uint32_t bits : {0x80000000u, 0x7FC00001u, 0xFF800000u, 0x00000001u}) {
+    node.floats[0] = FloatOfBits(bits);
+    REQUIRE_OK(SetAttrWords(op, node, &words));
+    CHECK_EQ(words, (std::vector<uint64_t>{bits}));
+  }
+  // an int attribute: its 64 bits, two's complement; several in op.attrs order
+  OpDefinition two = op;
+  two.attrs = {{"alpha", "float", 4, 0.2}, {"groups", "int", 8, 7}};
+  node.floats[0] = 1.5f;  // 0x3FC00000
+  node.ints[1] = -3;
+  REQUIRE_OK(SetAttrWords(two, node, &words));
+  CHECK_EQ(words, (std::vector<uint64_t>{0x3FC00000ull, 0xFFFFFFFFFFFFFFFDull}));
+  node.ints.clear();
+  REQUIRE_OK(SetAttrWords(two, node, &words));
+  CHECK_EQ(words, (std::vector<uint64_t>{0x3FC00000ull, 7ull}));
+  // no attribute: no word
+  REQUIRE_OK(SetAttrWords(*FindOp("AddCustom"), node, &words));
+  CHECK_TRUE(words.empty());
+  // a type the library cannot pass: refused, naming it
+  two.attrs[1].type = "string";
+  const Status unknown = SetAttrWords(two, node, &words);
+  CHECK_EQ(unknown.code(), Code::kInternal);
+  CHECK_TRUE(unknown.message().find("its attribute groups has type string") != std::string::npos);
 }

@@ -77,6 +77,103 @@ TEST(OpChecks, InferShapeBroadcastsAsTensorFlowsShapeFunction) {
   CHECK_FALSE(InferOutputShape(Add(), {{"", {-3}}, {"", {2}}}).ok());
 }
 
+namespace {
+// Ops the generated table does not hold (it holds op_def.OPS), written out here: LeakyReluCustom
+// as op_def.py defines it (one input, no broadcasting), and made-up three-input ops with and
+// without broadcasting. InferOutputShape reads only the names, the input count and broadcasts.
+OpDefinition Unbroadcast(std::vector<std::string> inputs, const std::string &type = "LeakyReluCustom") {
+  OpDefinition op;
+  op.type_name = type;
+  op.inputs = std::move(inputs);
+  op.outputs = {"y"};
+  op.dtypes = {{"float32", "DT_FLOAT", 4}};
+  op.broadcasts = false;
+  return op;
+}
+}  // namespace
+
+TEST(OpChecks, InferShapeOfAnOpWithoutBroadcastingIsItsInputsOneShape) {
+  // Expected values from TensorFlow's shape functions applied by hand: UnchangedShape for one
+  // input; InferenceContext::Merge for several (a known size wins over -1, an unknown rank
+  // {-2} says nothing; different ranks or known sizes do not merge).
+  const OpDefinition one = Unbroadcast({"x"});
+  struct Case {
+    std::vector<int64_t> x, out;
+  };
+  const Case unary[] = {{{8, 2048}, {8, 2048}}, {{}, {}}, {{0, 5}, {0, 5}}, {{-1, 7}, {-1, 7}}, {{-2}, {-2}},
+                        {{1, 1, 3}, {1, 1, 3}}};
+  for (const auto &c : unary) {
+    auto r = InferOutputShape(one, {{"", c.x}});
+    REQUIRE_OK(r);
+    CHECK_EQ(r.value(), c.out);
+  }
+  auto below = InferOutputShape(one, {{"", {4, -3}}});
+  CHECK_EQ(below.status().code(), Code::kBadShape);
+  CHECK_TRUE(below.status().message().find("LeakyReluCustom: x [4, -3] holds a dimension below -1") != std::string::npos);
+  // the op's own input count: two shapes for a one-input op are refused, naming the count
+  auto two_for_one = InferOutputShape(one, {{"", {2}}, {"", {2}}});
+  CHECK_EQ(two_for_one.status().code(), Code::kBadShape);
+  CHECK_TRUE(two_for_one.status().message().find("LeakyReluCustom takes 1 inputs, got 2") != std::string::npos);
+  CHECK_FALSE(InferOutputShape(one, {}).ok());
+
+  const OpDefinition three = Unbroadcast({"a", "b", "c"}, "ThreeWay");
+  struct Case3 {
+    std::vector<int64_t> a, b, c, out;
+  };
+  const Case3 merged[] = {
+      {{4, 5}, {4, 5}, {4, 5}, {4, 5}},
+      {{-1, 5}, {4, -1}, {-1, -1}, {4, 5}},  // each known size wins
+      {{-2}, {4, -1}, {-2}, {4, -1}},        // unknown ranks say nothing
+      {{-2}, {-2}, {-2}, {-2}},
+      {{-2}, {}, {-2}, {}},                  // a scalar stays one
+  };
+  for (const auto &c : merged) {
+    auto r = InferOutputShape(three, {{"", c.a}, {"", c.b}, {"", c.c}});
+    if (!r.ok()) {
+      CHECK_EQ(r.status().ToString(), std::string("ok"));
+      continue;
+    }
+    CHECK_EQ(r.value(), c.out);
+  }
+  // broadcasting shapes are not one shape: [4, 5] and [5] (tf.math.add would take them)
+  auto differ = InferOutputShape(three, {{"", {4, 5}}, {"", {5}}, {"", {4, 5}}});
+  CHECK_EQ(differ.status().code(), Code::kBadShape);
+  CHECK_TRUE(differ.status().message().find(
+                 "ThreeWay does not broadcast: its inputs must have one shape, found a [4, 5], b [5] and c [4, 5]") !=
+             std::string::npos);
+  CHECK_FALSE(InferOutputShape(three, {{"", {4, 5}}, {"", {4, 6}}, {"", {-1, -1}}}).ok());  // known sizes differ
+  CHECK_FALSE(InferOutputShape(three, {{"", {4, 1}}, {"", {4, 5}}, {"", {-2}}}).ok());     // 1 is no wildcard
+  CHECK_FALSE(InferOutputShape(three, {{"", {-1}}, {"", {-1, -1}}, {"", {-2}}}).ok());     // ranks differ
+}
+
+TEST(OpChecks, InferShapeBroadcastsMoreThanTwoInputsFromTheLeft) {
+  // A made-up three-input op that broadcasts: tf.math.add's rule folded over the inputs,
+  // ((a + b) + c), worked out by hand; unknown rank anywhere gives an unknown rank.
+  OpDefinition op = Unbroadcast({"a", "b", "c"}, "AddThree");
+  op.broadcasts = true;
+  struct Case {
+    std::vector<int64_t> a, b, c, out;
+  };
+  const Case cases[] = {
+      {{8, 1, 5}, {4, 1}, {5}, {8, 4, 5}},
+      {{-1, 5}, {1}, {3, 1}, {3, 5}},     // -1 against 1 stays -1, then 3 wins
+      {{}, {}, {2, 2}, {2, 2}},
+      {{7}, {-2}, {7}, {-2}},
+  };
+  for (const auto &c : cases) {
+    auto r = InferOutputShape(op, {{"", c.a}, {"", c.b}, {"", c.c}});
+    if (!r.ok()) {
+      CHECK_EQ(r.status().ToString(), std::string("ok"));
+      continue;
+    }
+    CHECK_EQ(r.value(), c.out);
+  }
+  auto bad = InferOutputShape(op, {{"", {4, 5}}, {"", {5}}, {"", {3, 1}}});
+  CHECK_EQ(bad.status().code(), Code::kBadShape);
+  CHECK_TRUE(bad.status().message().find("AddThree: a [4, 5], b [5] and c [3, 1] are not broadcast-compatible") !=
+             std::string::npos);
+}
+
 static void SomeFunctionInThisBinary() {}
 
 TEST(LibraryLocation, OppRootIsFourLevelsAboveTheLibrary) {

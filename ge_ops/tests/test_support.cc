@@ -50,6 +50,30 @@ std::string ArgsJson(bool has_ffts, bool tiled) {
          ",\n    \"slots\": [\n" + slots + "    ]\n  }";
 }
 
+std::string LeakyReluArgsJson(bool has_ffts) {
+  // Offsets written out by hand (docs/kernel-manifest.md, LeakyReluCustom's layout).
+  const int b = has_ffts ? 8 : 0;
+  auto slot = [](const std::string &name, const std::string &role, int offset, int size, int index = -1) {
+    std::string s = "{\"name\": \"" + name + "\", \"role\": \"" + role + "\", ";
+    if (index >= 0) s += "\"index\": " + std::to_string(index) + ", ";
+    return s + "\"offset\": " + std::to_string(offset) + ", \"size\": " + std::to_string(size) + "}";
+  };
+  std::string slots;
+  if (has_ffts) slots += "      " + slot("ffts_base_address", "ffts", 0, 8) + ",\n";
+  slots += "      " + slot("sync_block_lock", "sync_block_lock", b + 0, 8) + ",\n";
+  slots += "      " + slot("workspace", "workspace", b + 8, 8) + ",\n";
+  slots += "      " + slot("x_ptr", "input", b + 16, 8, 0) + ",\n";
+  slots += "      " + slot("y_ptr", "output", b + 24, 8, 0) + ",\n";
+  slots += "      " + slot("n_elements", "num_elements", b + 32, 4) + ",\n";
+  slots += "      " + slot("alpha", "attr", b + 36, 4, 0) + ",\n";
+  slots += "      " + slot("gridX", "grid_x", b + 40, 4) + ",\n";
+  slots += "      " + slot("gridY", "grid_y", b + 44, 4) + ",\n";
+  slots += "      " + slot("gridZ", "grid_z", b + 48, 4) + "\n";
+  const int size = (b + 52 + 7) / 8 * 8;
+  return "{\n    \"size\": " + std::to_string(size) + ",\n    \"has_ffts\": " + (has_ffts ? "true" : "false") +
+         ",\n    \"slots\": [\n" + slots + "    ]\n  }";
+}
+
 std::string BlockJson(const std::string &variant) {
   // The blocks of tf_ge_custom/op_def.py, written out: flat kernels 4096 elements, tiles rows x cols.
   if (variant == "flat" || variant == "scalar") return "[4096]";
@@ -57,12 +81,33 @@ std::string BlockJson(const std::string &variant) {
   return "[" + variant.substr(us + 1, x - us - 1) + ", " + variant.substr(x + 1) + "]";
 }
 
+std::string PythonName(const std::string &op) {
+  std::string s;
+  for (const char c : op) {
+    if (c >= 'A' && c <= 'Z') {
+      if (!s.empty()) s += '_';
+      s += static_cast<char>(c - 'A' + 'a');
+    } else {
+      s += c;
+    }
+  }
+  return s;
+}
+
 std::string BinaryName(const std::string &variant, const std::string &dtype) {
-  return "add_custom_" + variant + "_" + dtype + ".npubin";
+  return BinaryName("AddCustom", variant, dtype);
+}
+
+std::string BinaryName(const std::string &op, const std::string &variant, const std::string &dtype) {
+  return PythonName(op) + "_" + variant + "_" + dtype + ".npubin";
 }
 
 std::string EntryName(const std::string &variant, const std::string &dtype) {
-  return "tf_ge_custom_add_custom_" + variant + "_" + dtype;
+  return EntryName("AddCustom", variant, dtype);
+}
+
+std::string EntryName(const std::string &op, const std::string &variant, const std::string &dtype) {
+  return "tf_ge_custom_" + PythonName(op) + "_" + variant + "_" + dtype;
 }
 
 namespace {
@@ -166,10 +211,12 @@ std::vector<uint8_t> ElfObject(const std::vector<ElfSymbolSpec> &symbols, const 
   return body;
 }
 
-std::vector<uint8_t> FakeBinary(const std::string &soc, const std::string &dtype, const std::string &variant) {
-  std::string payload = "fake npubin for " + soc + " " + variant + " " + dtype + ":";
+std::vector<uint8_t> FakeBinary(const std::string &soc, const std::string &dtype, const std::string &variant,
+                                const std::string &op) {
+  // AddCustom's payload as it always was; another op's names the op too
+  std::string payload = "fake npubin for " + (op == "AddCustom" ? "" : op + " ") + soc + " " + variant + " " + dtype + ":";
   for (int i = 0; i < 300; ++i) payload.push_back(static_cast<char>(i * 7 + dtype.size() + variant.size()));
-  return ElfObject({{EntryName(variant, dtype)}}, payload);
+  return ElfObject({{EntryName(op, variant, dtype)}}, payload);
 }
 
 std::vector<KernelSpec> AllVariants(const std::string &dtype, bool has_ffts) {
@@ -185,6 +232,15 @@ std::vector<KernelSpec> AllVariants(const std::string &dtype, bool has_ffts) {
   return out;
 }
 
+std::vector<KernelSpec> LeakyReluVariants(const std::string &dtype, bool has_ffts) {
+  KernelSpec k;
+  k.op = "LeakyReluCustom";
+  k.variant = "flat";
+  k.dtype = dtype;
+  k.has_ffts = has_ffts;
+  return {k};
+}
+
 std::string ManifestJson(const std::string &soc, const std::vector<KernelSpec> &kernels) {
   std::string out = "{\n\"format\": \"tf-ge-custom-kernel-manifest\",\n\"version\": 2,\n\"soc\": \"" + soc +
                     "\",\n\"vector_core_count\": 40,\n"
@@ -193,11 +249,11 @@ std::string ManifestJson(const std::string &soc, const std::vector<KernelSpec> &
   for (size_t i = 0; i < kernels.size(); ++i) {
     const KernelSpec &k = kernels[i];
     const bool tiled = k.variant != "flat" && k.variant != "scalar";
-    const std::vector<uint8_t> bin = k.binary.empty() ? FakeBinary(soc, k.dtype, k.variant) : k.binary;
-    out += " {\n  \"op\": \"AddCustom\",\n  \"variant\": \"" + k.variant + "\",\n  \"dtype\": \"" + k.dtype +
-           "\",\n  \"entry\": \"" + EntryName(k.variant, k.dtype) + "\",\n";
+    const std::vector<uint8_t> bin = k.binary.empty() ? FakeBinary(soc, k.dtype, k.variant, k.op) : k.binary;
+    out += " {\n  \"op\": \"" + k.op + "\",\n  \"variant\": \"" + k.variant + "\",\n  \"dtype\": \"" + k.dtype +
+           "\",\n  \"entry\": \"" + EntryName(k.op, k.variant, k.dtype) + "\",\n";
     if (k.has_binary) {
-      out += "  \"binary\": \"" + BinaryName(k.variant, k.dtype) + "\",\n  \"binary_size\": " + std::to_string(bin.size()) +
+      out += "  \"binary\": \"" + BinaryName(k.op, k.variant, k.dtype) + "\",\n  \"binary_size\": " + std::to_string(bin.size()) +
              ",\n  \"sha256\": \"" + tf_ge_custom::core::Sha256Hex(bin.data(), bin.size()) + "\",\n";
     } else {
       out += "  \"binary\": null,\n  \"binary_size\": null,\n  \"sha256\": null,\n";
@@ -207,7 +263,8 @@ std::string ManifestJson(const std::string &soc, const std::vector<KernelSpec> &
            std::to_string(k.max_grid) + "},\n  \"max_elements_per_launch\": " +
            std::to_string(k.max_elements_per_launch) + ",\n  \"workspace_size\": " + std::to_string(k.workspace_size) +
            ",\n  \"lock_num\": " + std::to_string(k.lock_num) + ",\n  \"lock_init_val\": " +
-           std::to_string(k.lock_init_val) + ",\n  \"args\": " + ArgsJson(k.has_ffts, tiled) + "\n }" +
+           std::to_string(k.lock_init_val) + ",\n  \"args\": " +
+           (k.op == "LeakyReluCustom" ? LeakyReluArgsJson(k.has_ffts) : ArgsJson(k.has_ffts, tiled)) + "\n }" +
            (i + 1 < kernels.size() ? ",\n" : "\n");
   }
   return out + "]\n}\n";
@@ -261,8 +318,8 @@ std::string WriteOppKernels(const TempDir &root, const std::string &soc, const s
   root.Write("kernels/" + soc + "/manifest.json", manifest);
   for (const auto &k : kernels) {
     if (!k.has_binary) continue;
-    root.Write("kernels/" + soc + "/" + BinaryName(k.variant, k.dtype),
-               k.binary.empty() ? FakeBinary(soc, k.dtype, k.variant) : k.binary);
+    root.Write("kernels/" + soc + "/" + BinaryName(k.op, k.variant, k.dtype),
+               k.binary.empty() ? FakeBinary(soc, k.dtype, k.variant, k.op) : k.binary);
   }
   return manifest;
 }

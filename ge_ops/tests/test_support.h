@@ -16,10 +16,17 @@ namespace test_support {
 // then int32 gridX/Y/Z.
 std::string ArgsJson(bool has_ffts, bool tiled = false);
 
+// LeakyReluCustom's layout as triton-ascend emits it for leaky_relu_kernel(x_ptr, y_ptr,
+// n_elements, alpha): 8-byte ffts, lock, workspace, x, y, then int32 n_elements, the fp32
+// alpha (an "attr" slot of index 0), int32 gridX/Y/Z: 64 bytes with ffts (60 padded), 56
+// without.
+std::string LeakyReluArgsJson(bool has_ffts);
+
 // The block of a variant of AddCustom, as JSON ("[4096]", "[16, 256]").
 std::string BlockJson(const std::string &variant);
 
 struct KernelSpec {
+  std::string op = "AddCustom";  // AddCustom or LeakyReluCustom (their layouts are written out here)
   std::string variant = "flat";
   std::string dtype = "float32";
   bool has_binary = true;
@@ -33,15 +40,16 @@ struct KernelSpec {
   int64_t lock_init_val = 0;
 };
 
-// A valid version-1 manifest for AddCustom on soc with the given kernels, one key per line
-// in a fixed order, so tests can edit it with Replace().
+// A valid manifest on soc with the given kernels (AddCustom's unless a spec names another op),
+// one key per line in a fixed order, so tests can edit it with Replace().
 std::string ManifestJson(const std::string &soc, const std::vector<KernelSpec> &kernels);
 // The same manifest recording an architecture ("dav-2201"), as the builder writes it now.
 std::string WithArchitecture(const std::string &manifest_json, const std::string &architecture);
 
 // The bytes of a fake npubin, distinct per (soc, variant, dtype): an ELF file (ElfObject) whose
 // one function is the kernel's entry symbol, with a payload naming (soc, variant, dtype).
-std::vector<uint8_t> FakeBinary(const std::string &soc, const std::string &dtype, const std::string &variant = "flat");
+std::vector<uint8_t> FakeBinary(const std::string &soc, const std::string &dtype, const std::string &variant = "flat",
+                                const std::string &op = "AddCustom");
 
 // A minimal ELF relocatable object written out field by field from the ELF specification
 // (System V gABI), not by the reader under test: sections null, .text (payload), .symtab,
@@ -56,15 +64,24 @@ struct ElfSymbolSpec {
 std::vector<uint8_t> ElfObject(const std::vector<ElfSymbolSpec> &symbols, const std::string &payload,
                                bool elf32 = false, bool big_endian = false);
 
-// The npubin name of (variant, dtype): add_custom_<variant>_<dtype>.npubin.
+// The op's Python name, its type in snake case: add_custom, leaky_relu_custom.
+std::string PythonName(const std::string &op);
+
+// The npubin name of (variant, dtype): add_custom_<variant>_<dtype>.npubin (another op's:
+// <python name>_<variant>_<dtype>.npubin).
 std::string BinaryName(const std::string &variant, const std::string &dtype);
+std::string BinaryName(const std::string &op, const std::string &variant, const std::string &dtype);
 
 // The kernel's entry symbol of (variant, dtype): tf_ge_custom_add_custom_<variant>_<dtype>
-// (docs/kernel-manifest.md, "Entry names"), written out here, not taken from the op table.
+// (docs/kernel-manifest.md, "Entry names"; another op's: tf_ge_custom_<python name>_...),
+// written out here, not taken from the op table.
 std::string EntryName(const std::string &variant, const std::string &dtype);
+std::string EntryName(const std::string &op, const std::string &variant, const std::string &dtype);
 
 // Every variant of AddCustom for dtype, as specs (the complete set a build writes).
 std::vector<KernelSpec> AllVariants(const std::string &dtype, bool has_ffts = true);
+// LeakyReluCustom's kernel set for dtype: its one variant, flat.
+std::vector<KernelSpec> LeakyReluVariants(const std::string &dtype, bool has_ffts = true);
 
 // text with the first occurrence of from replaced by to; aborts the test run if absent.
 std::string Replace(const std::string &text, const std::string &from, const std::string &to);

@@ -186,6 +186,29 @@ def ge_in_loop_files():
     return json.loads((GE_IN_LOOP / "upstream_files.json").read_text())["tags"]
 
 
+# The op records GE in the loop drives (ge_ops/ge_in_loop/driver/), in this order, whether or
+# not op_def.OPS holds them yet: the harness's op table is generated over exactly these
+# (GE_IN_LOOP_OP_DEF in ge_ops/ge_in_loop/CMakeLists.txt), the CANN-facing sources unchanged.
+GE_IN_LOOP_OPS = ("ADD_CUSTOM", "LEAKY_RELU_CUSTOM")
+
+
+def ge_in_loop_op_def():
+    """build/ge-in-loop/op-def/op_def.py: a copy of tf_ge_custom/op_def.py whose OPS is
+    GE_IN_LOOP_OPS (an assignment appended), kernel_contract.py beside it; rewritten only when
+    its text changes, so that CMake regenerates nothing on an unchanged tree."""
+    folder = GE_IN_LOOP_ROOT / "op-def"
+    folder.mkdir(parents=True, exist_ok=True)
+    package = SOURCE_ROOT / "tf_ge_custom"
+    texts = {"op_def.py": (package / "op_def.py").read_text()
+             + "\n\n# tests/ge/conftest.py: the ops GE in the loop drives.\nOPS = (%s)\n" % ", ".join(GE_IN_LOOP_OPS),
+             "kernel_contract.py": (package / "kernel_contract.py").read_text()}
+    for name, text in texts.items():
+        path = folder / name
+        if not path.is_file() or path.read_text() != text:
+            path.write_text(text)
+    return folder / "op_def.py"
+
+
 def _tree_hash(*roots):
     import hashlib
     digest = hashlib.sha256()
@@ -248,6 +271,7 @@ class GeInLoopBuild(object):
                 "-DGE_IN_LOOP_OM2=" + ("ON" if self.entry["om2"] else "OFF"),
                 "-DTF_GE_CUSTOM_CORE_LIB=" + str(core.dir / "libtf_ge_custom_core.a"),
                 "-DTF_GE_CUSTOM_GENERATED=" + str(core.generated),
+                "-DGE_IN_LOOP_OP_DEF=" + str(ge_in_loop_op_def()),
                 "-DGE_IN_LOOP_SANITIZE=" + ("ON" if self.sanitize else "OFF"),
                 "-DGE_IN_LOOP_ADDRESS_DESCRIPTORS=" + self.entry["address_descriptors"]]
         acl = os.environ.get("TF_GE_CUSTOM_ACL_INCLUDE")

@@ -1,4 +1,4 @@
-"""What the GE library must launch for one AddCustom node, worked out here from the rules of
+"""What the GE library must launch for one node, worked out here from the rules of
 docs/kernels.md ("Broadcasting", "The kernels"), not with the library's code: the kernel
 variant, which input each kernel operand reads, and the values of the launch's arguments.
 
@@ -25,15 +25,22 @@ The rules, restated:
 4. The launch frame of a tiled kernel is the merged shape padded with leading 1s to five
    dimensions; each operand's strides along the three outer ones are arguments. The programs
    launched are the blocks (flat: 4096 elements each) or tiles, capped by the caller.
+5. LeakyReluCustom (one input, no broadcasting): its flat kernel over the input's elements,
+   kernel operand 0 reading input 0, with one more argument: alpha as its IEEE 754 binary32
+   bits, the node's own value or, for a node without one, the default 0.2 (as
+   ``tf.nn.leaky_relu``'s).
 """
 import glob
 import json
 import os
+import struct
 import sys
 
 FLAT_BLOCK = 4096
 TILES = ((1, 4096), (16, 256), (128, 32))  # widest first
 FRAME_RANK = 5
+DEFAULT_ALPHA = 0.2  # tf.nn.leaky_relu's default, and LeakyReluCustom's
+PYTHON_NAMES = {"AddCustom": "add_custom", "LeakyReluCustom": "leaky_relu_custom"}
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
 
@@ -106,9 +113,26 @@ def expected_launch(x, y):
     return out
 
 
-def entry_name(variant, dtype):
+def float32_bits(value):
+    """The IEEE 754 binary32 bits of value rounded to float32, as an unsigned integer."""
+    return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+def expected_unary_launch(x, alpha=None):
+    """The launch of a LeakyReluCustom node with input shape x and attribute alpha (None: the
+    node carries none): rule 5."""
+    n = 1
+    for d in x:
+        n *= d
+    assert n > 0, x
+    return {"variant": "flat", "operands": [0], "n": n, "tiled": False, "dims": [], "strides": [],
+            "tiles": _ceil(n, FLAT_BLOCK),
+            "alpha_bits": float32_bits(DEFAULT_ALPHA if alpha is None else alpha)}
+
+
+def entry_name(variant, dtype, op="AddCustom"):
     # each kernel's own symbol (docs/kernel-manifest.md, "Entry names")
-    return "tf_ge_custom_add_custom_%s_%s" % (variant, dtype)
+    return "tf_ge_custom_%s_%s_%s" % (PYTHON_NAMES[op], variant, dtype)
 
 
 def node_tables():
@@ -127,8 +151,12 @@ def scenario():
     for name, table in sorted(node_tables().items()):
         nodes = []
         for node in table["nodes"]:
-            launch = expected_launch(node["x"], node["y"])
-            launch["kernel_name"] = entry_name(launch["variant"], node["dtype"])
+            op = node.get("op", "AddCustom")
+            if op == "LeakyReluCustom":
+                launch = expected_unary_launch(node["x"], node.get("alpha"))
+            else:
+                launch = expected_launch(node["x"], node["y"])
+            launch["kernel_name"] = entry_name(launch["variant"], node["dtype"], op)
             nodes.append(dict(node, launch=launch))
         models.append({"name": name, "nodes": nodes})
     return {"models": models}

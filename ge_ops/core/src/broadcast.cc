@@ -186,14 +186,18 @@ Status ChooseKernel(const OpDefinition &op, const std::vector<std::vector<int64_
     for (size_t i = 0; i < shapes.size(); ++i) s += (i ? " and " : "") + op.inputs[i] + " " + ShapeString(shapes[i]);
     return s;
   };
+  // Every list below is assigned in place (no temporary): Execute's steady state allocates
+  // nothing here, as with the two-shape form.
+  static const std::vector<int64_t> kNoShape;
+  const std::vector<int64_t> &first = shapes.empty() ? kNoShape : shapes[0];
   int64_t n = 1;
   for (size_t i = 0; i < shapes.size(); ++i) {
-    if (shapes[i] != shapes[0]) {
+    if (shapes[i] != first) {
       return Status::Error(Code::kBadShape, op.type_name + " does not broadcast: its inputs must have one shape, "
                                                            "found " + named());
     }
   }
-  for (const int64_t d : shapes.empty() ? std::vector<int64_t>() : shapes[0]) {
+  for (const int64_t d : first) {
     if (d < 0) return Status::Error(Code::kBadShape, op.type_name + ": " + named() + " holds an unknown dimension");
     if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) {
       return Status::Error(Code::kBadShape, op.type_name + ": " + named() + " has more than 2^63 elements");
@@ -201,16 +205,19 @@ Status ChooseKernel(const OpDefinition &op, const std::vector<std::vector<int64_
     n *= d;
   }
   KernelChoice &c = *out;
-  c.output = shapes.empty() ? std::vector<int64_t>() : shapes[0];
+  c.output = first;
   c.num_elements = n;
   c.variant = nullptr;
   c.operands.resize(shapes.size());
   for (size_t k = 0; k < shapes.size(); ++k) c.operands[k] = static_cast<int>(k);
   c.frame.clear();
-  c.strides.clear();
-  if (n == 0) return Status::Ok();
+  if (n == 0) {
+    c.strides.clear();
+    return Status::Ok();
+  }
   c.frame.assign(1, n);
-  c.strides.assign(shapes.size(), std::vector<int64_t>(1, 1));
+  c.strides.resize(shapes.size());  // the inner lists keep their capacity
+  for (auto &s : c.strides) s.assign(1, 1);
   for (const auto &v : op.variants) {
     if (v.pattern == Pattern::kEqual) {
       c.variant = &v;

@@ -1,6 +1,7 @@
 #include "tf_ge_custom_core/executor.h"
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 
 #include "tf_ge_custom_core/host_args.h"
@@ -138,6 +139,28 @@ int64_t ProgramCap(const KernelEntry &entry, int64_t cores) {
   const int64_t room = (int64_t{1} << 31) - 1 - entry.max_elements_per_launch;
   if (block > 0 && room > 0) cap = std::min(cap, std::max<int64_t>(1, room / block));
   return std::max<int64_t>(1, cap);
+}
+
+Status SetAttrWords(const OpDefinition &op, const AttrValues &values, std::vector<uint64_t> *words) {
+  words->resize(op.attrs.size());
+  for (size_t i = 0; i < op.attrs.size(); ++i) {
+    const AttrDefinition &a = op.attrs[i];
+    if (a.type == "float") {
+      const float *given = values.Float(i);
+      const float value = given != nullptr ? *given : static_cast<float>(a.default_value);
+      uint32_t bits = 0;
+      std::memcpy(&bits, &value, sizeof(bits));
+      (*words)[i] = bits;
+    } else if (a.type == "int") {
+      const int64_t *given = values.Int(i);
+      const int64_t value = given != nullptr ? *given : static_cast<int64_t>(a.default_value);
+      (*words)[i] = static_cast<uint64_t>(value);
+    } else {
+      return Status::Error(Code::kInternal, op.type_name + ": its attribute " + a.name + " has type " + a.type +
+                                                ", which this library cannot pass to a kernel (float, int)");
+    }
+  }
+  return Status::Ok();
 }
 
 Status PrepareCall(const OpDefinition &op, const DTypeDefinition &dtype, const std::vector<int64_t> &x,

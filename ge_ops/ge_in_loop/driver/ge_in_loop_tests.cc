@@ -37,13 +37,15 @@ TEST(Registry, TheLibraryRegistersAddCustomWithGesFactoryAndItsOwnPullRegistry) 
   CHECK_TRUE(As<ge::ShapeInferOp>(op) != nullptr);
   CHECK_TRUE(As<ge::PortableOp>(op) != nullptr);
   CHECK_TRUE(As<ge::CompilableOp>(op) != nullptr);
-  // The OM loader's view: exactly this op, at the ABI version the loader knows.
+  // The OM loader's view: the ops of the harness's table (AddCustom, LeakyReluCustom), at the
+  // ABI version the loader knows.
   auto abi = reinterpret_cast<uint32_t (*)()>(dlsym(P().library, "GetRegisteredCustomOpCreatorAbiVersion"));
   REQUIRE_TRUE(abi != nullptr);
   CHECK_EQ(abi(), ge::kCustomOpCreatorPullAbiVersion);
   auto count = reinterpret_cast<size_t (*)()>(dlsym(P().library, "GetRegisteredCustomOpCreatorNum"));
   REQUIRE_TRUE(count != nullptr);
-  CHECK_EQ(count(), size_t{1});
+  CHECK_EQ(count(), kOpTypes.size());
+  CHECK_EQ(PulledCreators(P().library), kOpTypes);
   auto pulled = PulledOp();
   REQUIRE_TRUE(pulled != nullptr);
   CHECK_TRUE(pulled.get() != op);

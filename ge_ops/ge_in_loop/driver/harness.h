@@ -42,6 +42,10 @@ namespace harness {
 using test_support::KernelSpec;
 
 inline const char kOpType[] = "AddCustom";
+// The harness's op table (tests/ge/conftest.py, GE_IN_LOOP_OPS): the ops the library under
+// test registers, in the table's order; LeakyReluCustom whether or not op_def.OPS holds it yet.
+inline const char kLeakyRelu[] = "LeakyReluCustom";
+inline const std::vector<std::string> kOpTypes = {kOpType, kLeakyRelu};
 inline const char kSoc[] = "Ascend910B1";
 // A second packaged SoC whose float32 flat kernel wants a workspace and locks, so that
 // Execute reaches MallocWorkSpace and aclrtMemsetAsync.
@@ -71,6 +75,16 @@ inline std::vector<KernelSpec> AllKernels() {
   return all;
 }
 
+// The package's kernels of a SoC: AddCustom's and LeakyReluCustom's (its one flat variant for
+// its three dtypes), in one manifest as the builder writes a set of several ops.
+inline std::vector<KernelSpec> PackageKernels() {
+  std::vector<KernelSpec> all = AllKernels();
+  for (const char *dtype : {"float32", "float16", "bfloat16"}) {
+    for (const auto &k : test_support::LeakyReluVariants(dtype)) all.push_back(k);
+  }
+  return all;
+}
+
 inline void CopyFile(const std::string &from, const std::string &to) {
   std::ifstream in(from, std::ios::binary);
   std::ofstream out(to, std::ios::binary);
@@ -89,8 +103,8 @@ inline std::string WriteKernels(const test_support::TempDir &dir, const std::str
   if (!architecture.empty()) manifest = test_support::WithArchitecture(manifest, architecture);
   dir.Write(root + "/kernels/" + soc + "/manifest.json", manifest);
   for (const auto &k : kernels) {
-    dir.Write(root + "/kernels/" + soc + "/" + test_support::BinaryName(k.variant, k.dtype),
-              test_support::FakeBinary(soc, k.dtype, k.variant));
+    dir.Write(root + "/kernels/" + soc + "/" + test_support::BinaryName(k.op, k.variant, k.dtype),
+              test_support::FakeBinary(soc, k.dtype, k.variant, k.op));
   }
   return manifest;
 }
@@ -115,14 +129,14 @@ struct Process {
   Process() {
     package = dir.path() + "/tf_ge_custom";
     opp = package + "/opp";
-    WriteKernels(dir, "tf_ge_custom/opp", kSoc, AllKernels());
+    WriteKernels(dir, "tf_ge_custom/opp", kSoc, PackageKernels());
     KernelSpec ws;
     ws.workspace_size = 96;
     ws.lock_num = 3;
     ws.lock_init_val = -1;
     ws.max_elements_per_launch = 4096 * 8;
     WriteKernels(dir, "tf_ge_custom/opp", kWorkspaceSoc, {ws});
-    WriteKernels(dir, "tf_ge_custom/opp", kArchSoc, AllKernels(), std::string("dav-") + kNpuArch);
+    WriteKernels(dir, "tf_ge_custom/opp", kArchSoc, PackageKernels(), std::string("dav-") + kNpuArch);
     const char *real = std::getenv("TF_GE_IN_LOOP_PACKAGE");
     if (real != nullptr && *real) {
       have_package = true;
@@ -156,9 +170,9 @@ inline Process &P() {
 }
 
 // The op as GE's online path gets it: from the custom-op factory the library registered with.
-inline ge::BaseCustomOp *FactoryOp() {
+inline ge::BaseCustomOp *FactoryOp(const std::string &op_type = kOpType) {
   P();
-  return ge::CustomOpFactory::CreateOrGetCustomOp(ge::AscendString(kOpType));
+  return ge::CustomOpFactory::CreateOrGetCustomOp(ge::AscendString(op_type.c_str()));
 }
 
 // The creators a loaded copy of the library lists in its own pull registry (what GE's OM
@@ -173,16 +187,18 @@ inline std::vector<ge::CustomOpTypeToCreator> CreatorsOf(void *library) {
   return creators;
 }
 
-// A fresh AddCustom instance of that copy; null when it lists none.
-inline std::unique_ptr<ge::BaseCustomOp> FreshOpOf(void *library) {
+// A fresh instance of op_type (AddCustom unless named) of that copy; null when it lists none.
+inline std::unique_ptr<ge::BaseCustomOp> FreshOpOf(void *library, const std::string &op_type = kOpType) {
   for (const auto &c : CreatorsOf(library)) {
-    if (std::string(c.op_type) == kOpType) return std::unique_ptr<ge::BaseCustomOp>(c.creator());
+    if (std::string(c.op_type) == op_type) return std::unique_ptr<ge::BaseCustomOp>(c.creator());
   }
   return nullptr;
 }
 
 // A fresh instance, as the OM loader makes one: from the library's own pull registry.
-inline std::unique_ptr<ge::BaseCustomOp> PulledOp() { return FreshOpOf(P().library); }
+inline std::unique_ptr<ge::BaseCustomOp> PulledOp(const std::string &op_type = kOpType) {
+  return FreshOpOf(P().library, op_type);
+}
 
 // The op types a loaded copy of the library lists in its own pull registry.
 inline std::vector<std::string> PulledCreators(void *library) {
@@ -574,6 +590,190 @@ inline std::string DescString(const std::vector<ge::ArgDesc> &descs) {
     }
   }
   return out;
+}
+
+// ---- a node of any op of the table: its own inputs and attributes ----
+
+// A node's float attributes as GE's context holds them: appended in IR order
+// (OpContextBuilderBase::AppendAttr; metadef's attrs_to_buffer.h lays them out as GE's
+// lowering lays out a node's IR attributes). Empty: the node carries none, as GE keeps none
+// when one IR attribute is missing on the node (bg_ir_attrs.cc, GetAllIrAttrs).
+using FloatAttrs = std::vector<float>;
+
+// The logical address of op input i in the node calls below: kX, kY, then on in kY - kX steps.
+inline uint64_t InputAt(size_t i) { return kX + i * (kY - kX); }
+
+inline std::unique_ptr<gert::Tensor> DeviceTensor(const std::vector<int64_t> &dims, ge::DataType dtype, uint64_t at) {
+  return std::unique_ptr<gert::Tensor>(new gert::Tensor(Storage(dims), {ge::FORMAT_ND, ge::FORMAT_ND, {}},
+                                                        gert::kOnDeviceHbm, dtype, Addr(at)));
+}
+
+// One eager Execute call of a node of op_type, laid out as EagerCall's (inputs [inputs...,
+// allocator, stream, op_desc, execute_func], outputs [out, workspace blocks]), with one input
+// of each shape (input i at InputAt(i)), all of dtype, and the node's attributes.
+struct NodeEagerCall {
+  std::vector<std::unique_ptr<gert::Tensor>> inputs;
+  gert::Tensor out;
+  FakeDeviceAllocator allocator;
+  std::vector<gert::GertMemBlock *> workspace;
+  gert::ContextHolder<gert::KernelContext> holder;
+  void *stream;  // a distinct fake stream per call
+
+  NodeEagerCall(const std::string &op_type, const std::vector<std::vector<int64_t>> &shapes, ge::DataType dtype,
+                const FloatAttrs &attrs, const std::string &node = "eager_node") {
+    static uint64_t streams = 0;
+    stream = Addr(0x5717EB0000ull + 0x40 * ++streams);
+    out.SetDataType(dtype);
+    gert::OpKernelContextBuilder b;
+    b.OpType(op_type.c_str()).OpName(node.c_str()).IONum(shapes.size(), 1);
+    std::vector<void *> in;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      inputs.push_back(DeviceTensor(shapes[i], dtype, InputAt(i)));
+      b.InputTensorDesc(i, dtype, ge::FORMAT_ND, ge::FORMAT_ND);
+      in.push_back(inputs.back().get());
+    }
+    b.OutputTensorDesc(0, dtype, ge::FORMAT_ND, ge::FORMAT_ND);
+    for (float a : attrs) b.AppendAttr(a);
+    in.push_back(static_cast<gert::GertAllocator *>(&allocator));
+    in.push_back(stream);
+    in.push_back(nullptr);
+    in.push_back(nullptr);
+    holder = b.Inputs(in).Outputs({&out, &workspace}).Build();
+  }
+  gert::EagerOpExecutionContext *ctx() { return reinterpret_cast<gert::EagerOpExecutionContext *>(holder.GetContext()); }
+};
+
+// A DeclareLaunchArgs call of a node of op_type, laid out as AnnotatedCall's (inputs [inputs...,
+// workspace allocator], outputs [out, workspace blocks, GE's AnnotatedArgsHandler]): input i
+// at InputAt(i), the output GE planned (out_dims) at AnnotatedCall::kZ.
+struct NodeAnnotatedCall {
+  std::vector<std::unique_ptr<gert::Tensor>> inputs;
+  std::unique_ptr<gert::Tensor> out;
+  FakeDeviceAllocator allocator;
+  std::vector<gert::GertMemBlock *> workspace;
+  gert::AnnotatedArgsHandler handler;
+  gert::ContextHolder<gert::KernelContext> holder;
+
+  NodeAnnotatedCall(const std::string &op_type, const std::vector<std::vector<int64_t>> &shapes,
+                    const std::vector<int64_t> &out_dims, ge::DataType dtype, const FloatAttrs &attrs,
+                    int64_t stream_id = 3, const std::string &node = "declare_node")
+      : out(DeviceTensor(out_dims, dtype, AnnotatedCall::kZ)) {
+    allocator.SetStreamId(stream_id);
+    gert::OpKernelContextBuilder b;
+    b.OpType(op_type.c_str()).OpName(node.c_str()).IONum(shapes.size(), 1);
+    std::vector<void *> in;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      inputs.push_back(DeviceTensor(shapes[i], dtype, InputAt(i)));
+      b.InputTensorDesc(i, dtype, ge::FORMAT_ND, ge::FORMAT_ND);
+      in.push_back(inputs.back().get());
+    }
+    b.OutputTensorDesc(0, dtype, ge::FORMAT_ND, ge::FORMAT_ND);
+    for (float a : attrs) b.AppendAttr(a);
+    in.push_back(static_cast<gert::GertAllocator *>(&allocator));
+    holder = b.Inputs(in).Outputs({out.get(), &workspace, static_cast<gert::ArgsHandler *>(&handler)}).Build();
+  }
+  gert::AnnotatedArgsContext &ctx() { return *reinterpret_cast<gert::AnnotatedArgsContext *>(holder.GetContext()); }
+
+  std::vector<RecordedDeclaration> Declared() const {
+    std::vector<RecordedDeclaration> out;
+    for (size_t i = 0; i < handler.GetLaunchCount(); ++i) {
+      const gert::AnnotatedArgsHandler::LaunchRecord *r = handler.GetLaunch(i);
+      RecordedDeclaration d;
+      d.kernel_name = r->GetKernelName();
+      d.kernel_bin.assign(r->GetKernelBinData(), r->GetKernelBinData() + r->GetKernelBinSize());
+      d.args.assign(r->GetArgsData(), r->GetArgsData() + r->GetArgsSize());
+      d.descs.assign(r->GetArgDescs(), r->GetArgDescs() + r->GetArgDescCount());
+      d.block_dim = r->GetBlockDim();
+      d.stream_id = r->GetStreamId();
+      out.push_back(std::move(d));
+    }
+    return out;
+  }
+};
+
+// Compile of a node of op_type with `inputs` inputs of dtype, laid out as Compile's.
+inline ge::graphStatus CompileNode(ge::BaseCustomOp *op, const std::string &op_type, size_t inputs, ge::DataType dtype,
+                                   const std::string &node = "compile_node") {
+  std::vector<std::unique_ptr<gert::Tensor>> tensors;
+  gert::Tensor out;
+  gert::OpKernelContextBuilder b;
+  b.OpType(op_type.c_str()).OpName(node.c_str()).IONum(inputs, 1);
+  std::vector<void *> in;
+  for (size_t i = 0; i < inputs; ++i) {
+    tensors.emplace_back(new gert::Tensor({}, {ge::FORMAT_ND, ge::FORMAT_ND, {}}, dtype));
+    b.InputTensorDesc(i, dtype, ge::FORMAT_ND, ge::FORMAT_ND);
+    in.push_back(tensors.back().get());
+  }
+  b.OutputTensorDesc(0, dtype, ge::FORMAT_ND, ge::FORMAT_ND);
+  auto holder = b.Inputs(in).Outputs({&out}).Build();
+  return As<ge::CompilableOp>(op)->Compile(reinterpret_cast<gert::OpCompileContext *>(holder.GetContext()));
+}
+
+// InferShape of a node of op_type through metadef's OpInferShapeContextBuilder; *out: the
+// output shape GE's context holds (garbage written first, which the adapter must overwrite).
+inline ge::graphStatus InferNodeShape(ge::BaseCustomOp *op, const std::string &op_type,
+                                      const std::vector<std::vector<int64_t>> &shapes, std::vector<int64_t> *out,
+                                      const std::string &node = "infer_node") {
+  std::vector<std::unique_ptr<gert::Tensor>> tensors;
+  std::vector<gert::Tensor *> in;
+  for (const auto &s : shapes) {
+    tensors.emplace_back(new gert::Tensor(Storage(s), {ge::FORMAT_ND, ge::FORMAT_ND, {}}, ge::DT_FLOAT));
+    in.push_back(tensors.back().get());
+  }
+  gert::OpInferShapeContextBuilder b;
+  auto holder = b.OpType(op_type.c_str())
+                    .OpName(node.c_str())
+                    .IONum(shapes.size(), 1)
+                    .OutputTensorDesc(0, ge::DT_FLOAT, ge::FORMAT_ND, ge::FORMAT_ND)
+                    .InputTensors(in)
+                    .Build();
+  gert::InferShapeContext *ctx = holder.GetContext();
+  if (ctx == nullptr) return ge::GRAPH_PARAM_INVALID;
+  gert::Shape *o = ctx->GetOutputShape(0);
+  if (o != nullptr) {
+    o->SetDimNum(3);
+    for (size_t i = 0; i < 3; ++i) o->SetDim(i, 77);
+  }
+  const ge::graphStatus st = As<ge::ShapeInferOp>(op)->InferShape(ctx);
+  if (out != nullptr && o != nullptr) *out = DimsOf(*o);
+  return st;
+}
+
+// InferDataType of a node of op_type with inputs of the given dtypes; *out: the output dtype set.
+inline ge::graphStatus InferNodeDataType(ge::BaseCustomOp *op, const std::string &op_type,
+                                         const std::vector<ge::DataType> &dtypes, ge::DataType *out,
+                                         const std::string &node = "dtype_node") {
+  gert::OpInferDataTypeContextBuilder b;
+  b.OpType(op_type.c_str()).OpName(node.c_str()).IONum(dtypes.size(), 1);
+  for (size_t i = 0; i < dtypes.size(); ++i) b.InputTensorDesc(i, dtypes[i], ge::FORMAT_ND, ge::FORMAT_ND);
+  b.OutputTensorDesc(0, ge::FORMAT_ND, ge::FORMAT_ND);
+  auto holder = b.Build();
+  gert::InferDataTypeContext *ctx = holder.GetContext();
+  if (ctx == nullptr) return ge::GRAPH_PARAM_INVALID;
+  (void)ctx->SetOutputDataType(0, ge::DT_UNDEFINED);
+  const ge::graphStatus st = As<ge::ShapeInferOp>(op)->InferDataType(ctx);
+  if (out != nullptr) *out = ctx->GetOutputDataType(0);
+  return st;
+}
+
+// LeakyReluCustom's 64-byte layout with ffts (test_support::LeakyReluArgsJson, written out by
+// hand there from docs/kernel-manifest.md): ffts, lock, workspace, x, y (8 bytes each), then
+// n_elements, alpha's binary32 bits, gridX, gridY, gridZ (4 bytes each), 4 bytes of padding.
+inline std::vector<uint8_t> LeakyReluArgs(uint64_t x, uint64_t y, uint64_t n, uint32_t alpha_bits, uint32_t grid_x,
+                                          uint64_t ffts = 0x00000000FF001000ull) {
+  std::vector<uint8_t> e;
+  Le(&e, ffts, 8);
+  Le(&e, 0, 8);
+  Le(&e, 0, 8);
+  Le(&e, x, 8);
+  Le(&e, y, 8);
+  Le(&e, n, 4);
+  Le(&e, alpha_bits, 4);
+  Le(&e, grid_x, 4);
+  Le(&e, 1, 4);
+  Le(&e, 1, 4);
+  Le(&e, 0, 4);
+  return e;
 }
 
 }  // namespace harness

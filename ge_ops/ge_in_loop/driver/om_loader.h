@@ -37,16 +37,26 @@ namespace om_loader {
 
 // The CUSTOM_OPS partition SaveCustomOpsPartition writes: per op type one item, a
 // CustomKernelItemHeader (magic "KCSK", name length, bytes length), the op type, the bytes.
-inline std::vector<uint8_t> CustomOpsPartition(const std::string &op_type, const std::vector<uint8_t> &serialized) {
-  ge::CustomKernelItemHeader header;
-  header.magic = ge::kCustomKernelItemMagic;
-  header.name_len = static_cast<uint32_t>(op_type.size());
-  header.bin_len = static_cast<uint32_t>(serialized.size());
-  std::vector<uint8_t> out(reinterpret_cast<const uint8_t *>(&header),
-                           reinterpret_cast<const uint8_t *>(&header) + sizeof(header));
-  out.insert(out.end(), op_type.begin(), op_type.end());
-  out.insert(out.end(), serialized.begin(), serialized.end());
+// A model of several op types has one item per type, each the bytes of that type's instance.
+inline std::vector<uint8_t> CustomOpsPartition(const std::vector<std::pair<std::string, std::vector<uint8_t>>> &items) {
+  std::vector<uint8_t> out;
+  for (const auto &item : items) {
+    const std::string &op_type = item.first;
+    const std::vector<uint8_t> &serialized = item.second;
+    ge::CustomKernelItemHeader header;
+    header.magic = ge::kCustomKernelItemMagic;
+    header.name_len = static_cast<uint32_t>(op_type.size());
+    header.bin_len = static_cast<uint32_t>(serialized.size());
+    out.insert(out.end(), reinterpret_cast<const uint8_t *>(&header),
+               reinterpret_cast<const uint8_t *>(&header) + sizeof(header));
+    out.insert(out.end(), op_type.begin(), op_type.end());
+    out.insert(out.end(), serialized.begin(), serialized.end());
+  }
   return out;
+}
+
+inline std::vector<uint8_t> CustomOpsPartition(const std::string &op_type, const std::vector<uint8_t> &serialized) {
+  return CustomOpsPartition({{op_type, serialized}});
 }
 
 inline std::vector<uint8_t> FileBytes(const std::string &path) {
@@ -59,7 +69,9 @@ struct LoadedModel {
   std::shared_ptr<ge::CustomOpRegistry> registry;
   std::vector<ge::CustomOpSoHandlePtr> handles;
   std::string error;  // the step that failed, empty when loaded
-  ge::BaseCustomOp *Op() const { return registry ? registry->FindCustomOp(ge::AscendString(harness::kOpType)) : nullptr; }
+  ge::BaseCustomOp *Op(const std::string &op_type = harness::kOpType) const {
+    return registry ? registry->FindCustomOp(ge::AscendString(op_type.c_str())) : nullptr;
+  }
   void *Library() const { return handles.empty() ? nullptr : handles.front()->GetHandle(); }
 };
 
@@ -71,9 +83,10 @@ inline ge::OpSoBinPtr LibraryItem(const std::vector<uint8_t> &library) {
                                        static_cast<uint32_t>(library.size()), ge::SoBinType::kCustomOp);
 }
 
-// Steps 1-5 for a model whose SO_BINS hold `library` and whose CUSTOM_OPS partition is
-// `partition`.
-inline LoadedModel Load(const std::vector<uint8_t> &library, const std::vector<uint8_t> &partition) {
+// Steps 1-5 for a model whose SO_BINS hold `library`, whose CUSTOM_OPS partition is
+// `partition` and whose nodes are of the op types `used`.
+inline LoadedModel Load(const std::vector<uint8_t> &library, const std::vector<uint8_t> &partition,
+                        const std::vector<std::string> &used = {harness::kOpType}) {
   LoadedModel m;
   if (ge::CustomOpSoLoader::GetInstance().LoadCustomOpSoBins({LibraryItem(library)}, m.handles) != ge::SUCCESS ||
       m.handles.empty()) {
@@ -89,10 +102,13 @@ inline LoadedModel Load(const std::vector<uint8_t> &library, const std::vector<u
     m.error = "CustomOpRegistry::LoadCustomOpsPartition failed";
     return m;
   }
-  const ge::AscendString type(harness::kOpType);
-  if (!m.registry->HasCreator(type) || !m.registry->HasCustomOp(type)) {
-    m.error = "the model uses AddCustom but its registry holds no deserialized instance of it (creator: " +
-              std::string(m.registry->HasCreator(type) ? "yes" : "no") + ")";
+  for (const std::string &name : used) {
+    const ge::AscendString type(name.c_str());
+    if (!m.registry->HasCreator(type) || !m.registry->HasCustomOp(type)) {
+      m.error = "the model uses " + name + " but its registry holds no deserialized instance of it (creator: " +
+                std::string(m.registry->HasCreator(type) ? "yes" : "no") + ")";
+      return m;
+    }
   }
   return m;
 }

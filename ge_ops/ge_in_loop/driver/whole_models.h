@@ -1,11 +1,12 @@
 // The whole models of GE in the loop (tests/ge/fixtures/*.nodes.json, read by TensorFlow from
-// the frozen graphs the package's export wrote) and how a case drives them through GE's code:
+// the frozen graphs the package's export wrote; AddCustom nodes, and in the Darknet stage
+// LeakyReluCustom nodes too) and how a case drives them through GE's code:
 // a graph build (Compile for every node, then DeclareLaunchArgs for every node, as GE's
 // custom-engine optimizer compiles each node of a graph before any task exists), and Execute
 // for every node, each declaration and launch checked against the launch
 // tests/ge/launch_oracle.py works out from docs/kernels.md's rules (TF_GE_IN_LOOP_MODELS
 // names the scenario it wrote), every argument byte against harness.h's hand-written 64- and
-// 104-byte layouts. GE's OM loader (om_loader.h) and the cases are in the *_tests.cc files.
+// 104-byte layouts (LeakyReluCustom's: its 64 bytes with alpha's word, LeakyReluArgs). GE's OM loader (om_loader.h) and the cases are in the *_tests.cc files.
 #ifndef TF_GE_CUSTOM_GE_IN_LOOP_WHOLE_MODELS_H_
 #define TF_GE_CUSTOM_GE_IN_LOOP_WHOLE_MODELS_H_
 
@@ -36,6 +37,7 @@ constexpr uint64_t kManifestPrograms = 40;
 constexpr uint64_t kDeviceVectorCores = 48;
 
 struct Node {
+  std::string op = kOpType;  // the node's op type
   std::string name, dtype, variant, kernel_name;
   ge::DataType ge_dtype = ge::DT_UNDEFINED;
   std::vector<int64_t> x, y, z;
@@ -43,6 +45,14 @@ struct Node {
   bool tiled = false;
   uint64_t n = 0, tiles = 0;
   std::vector<uint64_t> dims, strides;
+  // LeakyReluCustom: the node's alpha when it carries one (else the context holds none), and
+  // the word the oracle worked out for it (its binary32 bits, or the default's).
+  bool has_alpha = false;
+  float alpha = 0;
+  uint32_t alpha_bits = 0;
+
+  bool unary() const { return op != kOpType; }
+  FloatAttrs attrs() const { return has_alpha ? FloatAttrs{alpha} : FloatAttrs{}; }
 };
 
 struct Model {
@@ -79,11 +89,14 @@ inline std::vector<Model> ReadModels(std::string *why) {
     model.name = m["name"].get<std::string>();
     for (const auto &n : m["nodes"]) {
       Node node;
+      node.op = n.value("op", std::string(kOpType));
       node.name = n["name"].get<std::string>();
       node.dtype = n["dtype"].get<std::string>();
       node.ge_dtype = GeDType(node.dtype);
       node.x = n["x"].get<std::vector<int64_t>>();
-      node.y = n["y"].get<std::vector<int64_t>>();
+      if (n.contains("y")) node.y = n["y"].get<std::vector<int64_t>>();  // one-input ops have none
+      node.has_alpha = n.contains("alpha");
+      if (node.has_alpha) node.alpha = n["alpha"].get<float>();
       node.z = n["z"].get<std::vector<int64_t>>();
       const auto &l = n["launch"];
       node.variant = l["variant"].get<std::string>();
@@ -94,6 +107,7 @@ inline std::vector<Model> ReadModels(std::string *why) {
       node.tiles = l["tiles"].get<uint64_t>();
       node.dims = l["dims"].get<std::vector<uint64_t>>();
       node.strides = l["strides"].get<std::vector<uint64_t>>();
+      if (l.contains("alpha_bits")) node.alpha_bits = l["alpha_bits"].get<uint32_t>();
       model.nodes.push_back(std::move(node));
     }
     models.push_back(std::move(model));
@@ -116,7 +130,7 @@ inline const Model *Find(const std::string &name) {
   return nullptr;
 }
 
-inline const char *const kModelNames[] = {"resnet50", "mobilenet_v2", "transformer_encoder"};
+inline const char *const kModelNames[] = {"resnet50", "mobilenet_v2", "transformer_encoder", "darknet_stage"};
 
 // What went wrong, one line each (collected, so that threads can run the checks too).
 using Problems = std::vector<std::string>;
@@ -140,15 +154,29 @@ inline uint64_t InputAddress(int input) { return input == 0 ? kX : kY; }  // the
 // The bytes a node's kernel must have: (dtype, variant) -> npubin.
 using BytesOf = std::function<std::vector<uint8_t>(const std::string &dtype, const std::string &variant)>;
 
-// The package's own npubins of soc (harness.h writes test_support's fake ones).
+// The package's own npubins of soc (harness.h writes test_support's fake ones); (op, dtype,
+// variant) for a model of several ops.
 inline BytesOf PackageBytes(const std::string &soc) {
   return [soc](const std::string &dtype, const std::string &variant) { return test_support::FakeBinary(soc, dtype, variant); };
+}
+using OpBytesOf = std::function<std::vector<uint8_t>(const std::string &op, const std::string &dtype,
+                                                     const std::string &variant)>;
+inline OpBytesOf PackageOpBytes(const std::string &soc) {
+  return [soc](const std::string &op, const std::string &dtype, const std::string &variant) {
+    return test_support::FakeBinary(soc, dtype, variant, op);
+  };
+}
+inline OpBytesOf OfAddCustom(const BytesOf &bytes) {
+  return [bytes](const std::string &, const std::string &dtype, const std::string &variant) {
+    return bytes(dtype, variant);
+  };
 }
 
 // The launch's argument bytes by harness.h's hand-written layouts: kernel operand a reads op
 // input operands[0]; a declared launch has its ffts word 0 (core/declared_launch.h).
 inline std::vector<uint8_t> ExpectedArgs(const Node &n, uint64_t z, uint64_t programs, bool declared) {
   const uint32_t grid = static_cast<uint32_t>(std::min<uint64_t>(n.tiles, programs));
+  if (n.unary()) return LeakyReluArgs(InputAddress(0), z, n.n, n.alpha_bits, grid, declared ? 0 : 0x00000000FF001000ull);
   const uint64_t a = InputAddress(n.operands[0]), b = InputAddress(n.operands[1]);
   std::vector<uint8_t> bytes = n.tiled ? TiledArgs(a, b, z, n.dims, n.strides, grid) : FlatArgs(a, b, z, n.n, grid);
   if (declared) std::fill(bytes.begin(), bytes.begin() + 8, 0);
@@ -158,43 +186,61 @@ inline std::vector<uint8_t> ExpectedArgs(const Node &n, uint64_t z, uint64_t pro
 // The descriptors GE's handler records: ffts, lock and workspace as values, the two operands'
 // op inputs and the output, then the value words (8 bytes each) after them.
 inline std::string ExpectedDescs(const Node &n) {
+  // LeakyReluCustom's 64 bytes: the three values, x, y, then n_elements | alpha, gridX |
+  // gridY, gridZ | padding
+  if (n.unary()) return "c c c " + InputDesc(0) + " " + OutputDesc(0) + " c c c";
   std::string s = "c c c " + InputDesc(n.operands[0]) + " " + InputDesc(n.operands[1]) + " " + OutputDesc(0);
   for (int w = 0; w < (n.tiled ? 7 : 2); ++w) s += " c";
   return s;
 }
 
 inline std::string What(const Model &m, const Node &n, const std::string &board, const char *step) {
-  return m.name + " " + n.name + " (" + n.dtype + " " + n.variant + ") on " + board + ", " + step + ": ";
+  return m.name + " " + n.name + " (" + (n.unary() ? n.op + " " : "") + n.dtype + " " + n.variant + ") on " + board +
+         ", " + step + ": ";
 }
+
+// The instance GE hands a node of the model (GE's factory's per op type, or a model's).
+using OpOf = std::function<ge::BaseCustomOp *(const Node &)>;
 
 // One graph build of m for board (the platform stand-in names it, and GE's context option
 // ge.socVersion on this thread, as GE sets it for the graph): Compile every node, then declare
 // every node; every declaration checked against the oracle, with bytes(dtype, variant) the
 // npubin and `programs` the cap of the grid. *names gets each kernel name declared with the
 // bytes it carried. No stderr capture: callable from several threads.
-inline void BuildGraph(ge::BaseCustomOp *op, const Model &m, const std::string &board, const BytesOf &bytes,
+inline void BuildGraph(const OpOf &op_of, const Model &m, const std::string &board, const OpBytesOf &bytes,
                        Problems *p, std::map<std::string, std::vector<uint8_t>> *names,
                        uint64_t programs = kManifestPrograms) {
   SetGraphSoc(board);
   for (const Node &n : m.nodes) {
-    const ge::graphStatus st = Compile(op, n.ge_dtype, n.ge_dtype, n.name);
+    const ge::graphStatus st = n.unary() ? CompileNode(op_of(n), n.op, 1, n.ge_dtype, n.name)
+                                         : Compile(op_of(n), n.ge_dtype, n.ge_dtype, n.name);
     Expect(p, st == ge::GRAPH_SUCCESS, What(m, n, board, "Compile") + "refused");
   }
   for (const Node &n : m.nodes) {
     const std::string what = What(m, n, board, "DeclareLaunchArgs");
-    AnnotatedCall call(n.x, n.y, n.z, n.ge_dtype, 5, n.name);
-    if (As<ge::AnnotatedArgsOp>(op)->DeclareLaunchArgs(call.ctx()) != ge::GRAPH_SUCCESS) {
+    ge::BaseCustomOp *op = op_of(n);
+    std::vector<RecordedDeclaration> d;
+    ge::graphStatus st = ge::GRAPH_FAILED;
+    if (n.unary()) {
+      NodeAnnotatedCall call(n.op, {n.x}, n.z, n.ge_dtype, n.attrs(), 5, n.name);
+      st = As<ge::AnnotatedArgsOp>(op)->DeclareLaunchArgs(call.ctx());
+      d = call.Declared();
+    } else {
+      AnnotatedCall call(n.x, n.y, n.z, n.ge_dtype, 5, n.name);
+      st = As<ge::AnnotatedArgsOp>(op)->DeclareLaunchArgs(call.ctx());
+      d = call.Declared();
+    }
+    if (st != ge::GRAPH_SUCCESS) {
       p->push_back(what + "refused");
       continue;
     }
-    const std::vector<RecordedDeclaration> d = call.Declared();
     if (d.size() != 1) {
       p->push_back(what + std::to_string(d.size()) + " launches declared");
       continue;
     }
     Expect(p, d[0].kernel_name == n.kernel_name, what + "kernel " + d[0].kernel_name + ", expected " + n.kernel_name);
-    Expect(p, d[0].kernel_bin == bytes(n.dtype, n.variant), what + "the bytes are not the " + n.variant + " " + n.dtype +
-                                                                 " npubin the model must carry");
+    Expect(p, d[0].kernel_bin == bytes(n.op, n.dtype, n.variant),
+           what + "the bytes are not the " + n.variant + " " + n.dtype + " npubin the model must carry");
     const uint64_t grid = std::min<uint64_t>(n.tiles, programs);
     Expect(p, d[0].block_dim == grid, what + "block dim " + std::to_string(d[0].block_dim) + ", expected " +
                                           std::to_string(grid));
@@ -210,11 +256,17 @@ inline void BuildGraph(ge::BaseCustomOp *op, const Model &m, const std::string &
   SetGraphSoc("");
 }
 
+inline void BuildGraph(ge::BaseCustomOp *op, const Model &m, const std::string &board, const BytesOf &bytes,
+                       Problems *p, std::map<std::string, std::vector<uint8_t>> *names,
+                       uint64_t programs = kManifestPrograms) {
+  BuildGraph([op](const Node &) { return op; }, m, board, OfAddCustom(bytes), p, names, programs);
+}
+
 // Execute every node of m on a fresh device reporting board, through op_of(node) (the one
 // instance, or a model's registry's instance); each launch checked against the oracle, with
 // the loaded bytes bytes(dtype, variant) and the function its kernel name.
-inline void ExecuteAll(const std::function<ge::BaseCustomOp *(const Node &)> &op_of, const Model &m,
-                       const std::string &board, const BytesOf &bytes, Problems *p, int *launched) {
+inline void ExecuteAll(const OpOf &op_of, const Model &m, const std::string &board, const OpBytesOf &bytes,
+                       Problems *p, int *launched) {
   recording_acl::Reset(OnFreshDevice(board));
   for (const Node &n : m.nodes) {
     const std::string what = What(m, n, board, "Execute");
@@ -224,9 +276,23 @@ inline void ExecuteAll(const std::function<ge::BaseCustomOp *(const Node &)> &op
       continue;
     }
     const size_t before = recording_acl::Take().launches.size();
-    EagerCall call(n.x, n.y, n.ge_dtype, n.ge_dtype, n.name);
+    // The node's call (AddCustom's EagerCall, or a node call of its own inputs and attributes):
+    // what Execute gave it, its output and the address of that output, its stream.
+    std::unique_ptr<EagerCall> binary;
+    std::unique_ptr<NodeEagerCall> unary;
+    gert::EagerOpExecutionContext *ctx = nullptr;
+    if (n.unary()) {
+      unary.reset(new NodeEagerCall(n.op, {n.x}, n.ge_dtype, n.attrs(), n.name));
+      ctx = unary->ctx();
+    } else {
+      binary.reset(new EagerCall(n.x, n.y, n.ge_dtype, n.ge_dtype, n.name));
+      ctx = binary->ctx();
+    }
+    const gert::Tensor &out = unary ? unary->out : binary->z;
+    const FakeDeviceAllocator &allocator = unary ? unary->allocator : binary->allocator;
+    void *const stream = unary ? unary->stream : binary->stream;
     ge::graphStatus st = ge::GRAPH_FAILED;
-    const std::string err = CaptureStderr([&] { st = As<ge::EagerExecuteOp>(op)->Execute(call.ctx()); });
+    const std::string err = CaptureStderr([&] { st = As<ge::EagerExecuteOp>(op)->Execute(ctx); });
     if (st != ge::GRAPH_SUCCESS) {
       p->push_back(what + "refused: " + err);
       continue;
@@ -238,12 +304,12 @@ inline void ExecuteAll(const std::function<ge::BaseCustomOp *(const Node &)> &op
     }
     ++*launched;
     const recording_acl::Launch &l = r.launches.back();
-    Expect(p, DimsOf(call.z.GetStorageShape()) == n.z, what + "output shape");
-    Expect(p, l.stream == call.stream, what + "stream");
+    Expect(p, DimsOf(out.GetStorageShape()) == n.z, what + "output shape");
+    Expect(p, l.stream == stream, what + "stream");
     const uint64_t grid = std::min<uint64_t>(n.tiles, kDeviceVectorCores);
     Expect(p, l.block_dim == grid, what + "block dim " + std::to_string(l.block_dim) + ", expected " +
                                        std::to_string(grid));
-    const std::vector<uint8_t> args = ExpectedArgs(n, call.allocator.last, kDeviceVectorCores, false);
+    const std::vector<uint8_t> args = ExpectedArgs(n, allocator.last, kDeviceVectorCores, false);
     Expect(p, l.args == args, what + "args " + Hex(l.args) + ", expected " + Hex(args));
     const recording_acl::GetFunction *fn = nullptr;
     for (const auto &f : r.functions) {
@@ -256,16 +322,21 @@ inline void ExecuteAll(const std::function<ge::BaseCustomOp *(const Node &)> &op
     Expect(p, fn->entry == n.kernel_name, what + "function " + fn->entry + ", expected " + n.kernel_name);
     for (const auto &load : r.loads) {
       if (load.binary == fn->binary) {
-        Expect(p, load.bytes == bytes(n.dtype, n.variant),
+        Expect(p, load.bytes == bytes(n.op, n.dtype, n.variant),
                what + "loaded other bytes than the " + n.variant + " " + n.dtype + " npubin the model carries");
       }
     }
   }
 }
 
+inline void ExecuteAll(const std::function<ge::BaseCustomOp *(const Node &)> &op_of, const Model &m,
+                       const std::string &board, const BytesOf &bytes, Problems *p, int *launched) {
+  ExecuteAll(OpOf(op_of), m, board, OfAddCustom(bytes), p, launched);
+}
+
 inline void ExecuteAll(ge::BaseCustomOp *op, const Model &m, const std::string &board, const BytesOf &bytes,
                        Problems *p, int *launched) {
-  ExecuteAll([op](const Node &) { return op; }, m, board, bytes, p, launched);
+  ExecuteAll(OpOf([op](const Node &) { return op; }), m, board, OfAddCustom(bytes), p, launched);
 }
 
 inline std::string Summary(const Model &m, const std::map<std::string, std::vector<uint8_t>> &names, int launched) {
@@ -277,7 +348,11 @@ inline std::string Summary(const Model &m, const std::map<std::string, std::vect
   std::string v, d;
   for (const auto &s : variants) v += (v.empty() ? "" : ",") + s;
   for (const auto &s : dtypes) d += (d.empty() ? "" : ",") + s;
-  return m.name + ": " + std::to_string(m.nodes.size()) + " AddCustom nodes, " + std::to_string(variants.size()) +
+  std::map<std::string, int> ops;
+  for (const Node &n : m.nodes) ++ops[n.op];
+  std::string o;
+  for (const auto &e : ops) o += (o.empty() ? "" : " + ") + std::to_string(e.second) + " " + e.first;
+  return m.name + ": " + o + " nodes, " + std::to_string(variants.size()) +
          " variants (" + v + "), dtypes " + d + ", " + std::to_string(names.size()) + " kernel names, " +
          std::to_string(launched) + " launches checked";
 }

@@ -54,6 +54,23 @@ struct KernelCall {
   std::vector<uint64_t> attrs;
 };
 
+// A node's attribute values as GE's context holds them: the adapter reads gert::RuntimeAttrs,
+// which holds them by IR index (their order in REG_OP's ATTRs, generated in op.attrs order);
+// tests use a table.
+class AttrValues {
+ public:
+  virtual ~AttrValues() = default;
+  // The node's value of the op's attribute `index`, or null when the node carries none.
+  virtual const float *Float(size_t index) const = 0;
+  virtual const int64_t *Int(size_t index) const = 0;
+};
+
+// *words (KernelCall::attrs): each of op's attributes as its slot word, in op.attrs order: a
+// float as its binary32 bits (sign, -0.0 and a NaN's payload kept), an int as its 64 bits
+// (two's complement); the attribute's default where the node carries none. Reuses *words'
+// capacity (no allocation once sized). kInternal for an attribute type it does not know.
+Status SetAttrWords(const OpDefinition &op, const AttrValues &values, std::vector<uint64_t> *words);
+
 // The call for op's inputs of the given shapes: checks and broadcasts them (ChooseKernel);
 // the addresses are left to the caller.
 Result<KernelCall> PrepareCall(const OpDefinition &op, const DTypeDefinition &dtype, const std::vector<int64_t> &x,

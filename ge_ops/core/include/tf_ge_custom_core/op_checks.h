@@ -24,12 +24,16 @@ struct TensorInfo {
 // Every input has the same dtype, one the op supports; returns that dtype.
 Result<const DTypeDefinition *> CheckDTypes(const OpDefinition &op, const std::vector<TensorInfo> &inputs);
 
-// InferShape: the output shape of two inputs broadcast as tf.math.add does, with GE's unknown
-// dimensions (-1) and unknown rank ({-2}) resolved as TensorFlow's shape function
-// (BroadcastBinaryOpShapeFn in tensorflow/core/framework/common_shape_fns.cc) resolves them:
-// an unknown rank gives an unknown rank; along one dimension a known size above 1 wins, a
-// known 1 yields the other, anything else is unknown. Known sizes that are neither equal
-// nor 1 are refused (kBadShape) with both shapes named.
+// InferShape: the output shape of the op's inputs (one shape each), with GE's unknown
+// dimensions (-1) and unknown rank ({-2}) resolved as the TF op's shape function resolves them.
+// An op that broadcasts (OpDefinition::broadcasts): the inputs broadcast as tf.math.add's do
+// (BroadcastBinaryOpShapeFn in tensorflow/core/framework/common_shape_fns.cc; more than two
+// fold from the left): an unknown rank gives an unknown rank; along one dimension a known size
+// above 1 wins, a known 1 yields the other, anything else is unknown; known sizes that are
+// neither equal nor 1 are refused. Any other op: every input has the output's shape, merged as
+// InferenceContext::Merge does (UnchangedShape for one input): an input of unknown rank says
+// nothing, a known size wins over an unknown one; different ranks or known sizes are refused.
+// Refusals (kBadShape) name every input with its shape; a dimension below -1 is refused too.
 Result<std::vector<int64_t>> InferOutputShape(const OpDefinition &op, const std::vector<TensorInfo> &inputs);
 
 // Product of concrete dims, refusing negative dims and 64-bit overflow.
