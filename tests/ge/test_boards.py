@@ -64,8 +64,8 @@ def test_the_bundle_holds_every_variant_and_dtype_and_says_which_boards_it_serve
     assert document["boards"]["Ascend910B4-1"] == "Ascend910B4"
     manifest = kernel_manifest.load_manifest(str(out / "Ascend910B4" / "manifest.json"), check_files=True)
     assert manifest.architecture == "dav-2201" and not manifest.ir_only
-    assert sorted((k.variant, k.dtype) for k in manifest.kernels) == sorted(
-        (v.name, d) for v in OP.kernel.variants for d in OP.dtypes)
+    assert sorted((k.op, k.variant, k.dtype) for k in manifest.kernels) == sorted(
+        (op.type_name, v.name, d) for op in op_def.OPS for v in op.kernel.variants for d in op.dtypes)
     assert "TF_GE_CUSTOM_KERNELS=%s" % out in stdout
 
 

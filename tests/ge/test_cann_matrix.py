@@ -35,6 +35,8 @@ import zipfile
 
 import pytest
 
+from tf_ge_custom import op_def
+
 SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 # Configuration only (tests/ge/conftest.py, Snapshots): unset means absent.
 GE_REPO = pathlib.Path(os.environ["TF_GE_CUSTOM_GE_REPO"]) if os.environ.get("TF_GE_CUSTOM_GE_REPO") else None
@@ -366,8 +368,8 @@ def test_newer_releases_compile_and_link_the_ge_library(matrix, release):
     parser = "tf_ge_custom/opp/framework/tensorflow/libtf_ge_custom_parsers.so"
     assert _ge_files(built.names()) == sorted([parser, ge_lib])
     assert json.loads(built.read(JSON).decode()) == {
-        "AddCustom": {"isGray": False, "isHeavy": False}}
-    assert built.build_info()["opp"]["npu_ops"] == ["AddCustom"]
+        op.type_name: {"isGray": False, "isHeavy": False} for op in op_def.OPS}
+    assert built.build_info()["opp"]["npu_ops"] == [op.type_name for op in op_def.OPS]
     ge_bytes = built.read(ge_lib)
     # The registry archive went in whole (its stand-in's marker symbol is in the library),
     # and the library registers no vendor op-lib folder of its own (docs/cann.md).

@@ -52,8 +52,11 @@ def _camel(name):
 
 def test_core_table_matches_the_op_definition(native_build):
     text = (native_build.generated / "op_definitions.inc").read_text()
+    starts = sorted(text.index('{"%s", ' % op.type_name) for op in op_def.OPS)
     for op in op_def.OPS:
         start = text.index('{"%s", ' % op.type_name)
+        # the op's own row: up to the next op's
+        end = min([s for s in starts if s > start] or [len(text)])
         head = text[start:text.index("\n", start)]
         strings = re.findall(r'"([^"]*)"', head)
         numbers = re.findall(r"(?<![\w\"])(\d+)(?=[},])", head)
@@ -62,7 +65,7 @@ def test_core_table_matches_the_op_definition(native_build):
             expected += [d.name, d.ge]
         assert strings == expected
         assert [int(n) for n in numbers] == [d.itemsize for d in op.dtype_records()]
-        rows = _variant_rows(text[start:])
+        rows = _variant_rows(text[start:end])
         assert len(rows) == len(op.kernel.variants)
         for row, v in zip(rows, op.kernel.variants):
             params = []
@@ -74,7 +77,7 @@ def test_core_table_matches_the_op_definition(native_build):
                            [op.binary_name(v.name, d) for d in op.dtypes],
                            ["tf_ge_custom_%s_%s_%s" % (op.python_name, v.name, d) for d in op.dtypes],
                            v.function)
-        tail = re.search(r"\},\n (true|false), (true|false), \{(.*?)\}\},\n", text[start:])
+        tail = re.search(r"\},\n (true|false), (true|false), \{(.*?)\}\},\n", text[start:end])
         assert tail.group(1) == ("true" if op.commutative else "false")
         assert tail.group(2) == ("true" if op.broadcasts else "false")
         assert _attr_rows(tail.group(3)) == [(a.name, a.type, a.type_record().word_bytes, a.default)
@@ -94,8 +97,8 @@ def _generate_with(tmp_path, extra_ops):
 
     root = pathlib.Path(__file__).resolve().parents[2]
     text = (root / "tf_ge_custom" / "op_def.py").read_text()
-    text = text.replace("OPS = (ADD_CUSTOM,)", "OPS = (ADD_CUSTOM, %s)" % ", ".join(extra_ops))
-    assert "OPS = (ADD_CUSTOM, %s)" % ", ".join(extra_ops) in text
+    # the records named, after those OPS holds already (each once)
+    text += "\nOPS = tuple(OPS) + tuple(op for op in (%s,) if op not in OPS)\n" % ", ".join(extra_ops)
     (tmp_path / "op_def.py").write_text(text)
     (tmp_path / "kernel_contract.py").write_text(
         (root / "tf_ge_custom" / "kernel_contract.py").read_text())

@@ -98,14 +98,19 @@ def _run(exe, env, extra=()):
 
 @pytest.fixture(scope="module")
 def runs(ge_in_loop, tmp_path_factory):
+    """run(tag) -> (build, test program, records, process): the harness of the tag, built and run
+    once under AddressSanitizer + UBSan. One build per tag serves every test here: the sanitized
+    run passes or fails each case as an unsanitized one would, and also fails on what the
+    sanitizers find (a second, unsanitized build of the same -O0 upstream code would add a build
+    of every tag and check nothing more)."""
     cache = {}
 
-    def run(tag, sanitize=False):
-        if (tag, sanitize) not in cache:
-            build, exe = ge_in_loop(tag, sanitize)
+    def run(tag):
+        if tag not in cache:
+            build, exe = ge_in_loop(tag, sanitize=True)
             scratch = tmp_path_factory.mktemp("ge-in-loop")
-            cache[(tag, sanitize)] = (build, exe) + _run(exe, harness_env(scratch, sanitize))
-        return cache[(tag, sanitize)]
+            cache[tag] = (build, exe) + _run(exe, harness_env(scratch, sanitize=True))
+        return cache[tag]
 
     return run
 
@@ -188,7 +193,7 @@ def test_every_case_passes_under_asan_and_ubsan(runs, tag):
     """ASan + UBSan over the adapter, the core and GE's context code of each tag, the whole
     models included (UBSan's vptr check off: GE's polymorphic classes need libgraph's
     typeinfo, ge_ops/ge_in_loop/CMakeLists.txt)."""
-    _, _, records, proc = runs(tag, sanitize=True)
+    _, _, records, proc = runs(tag)
     failed = {name: r["failures"] for name, r in records.items() if not r["passed"]}
     assert proc.returncode == 0, (failed, proc.stderr[-6000:])
     assert sorted(records) == sorted(_case_names(tag))
@@ -273,7 +278,9 @@ def _build_library(build, tmp_path, name, cann=None, extra=()):
 def test_deliberate_adapter_defects_are_caught(runs, tmp_path):
     """Each mutant GE library is built from a mutated copy of ge_ops/cann/ (with the same
     upstream libraries) and run by the same test program; the cases named must fail, and the
-    unmutated library passes them (test_ge_in_loop)."""
+    unmutated library passes them (test_ge_in_loop). The mutant's folder is kept between
+    mutants and only the files that differ are written, so each build compiles at most the
+    file the last mutant changed and the one this mutant changes."""
     build, exe, clean, _ = runs(MUTATION_TAG)
     table = _mutation_table(MUTATION_TAG)
     assert all(clean[c]["passed"] for m in table.values() for c in m[2])
@@ -288,10 +295,11 @@ def test_deliberate_adapter_defects_are_caught(runs, tmp_path):
                 name, filename)
             mutated = mutated.replace(text, mutant)
         for other in (SOURCE_ROOT / "ge_ops" / "cann").iterdir():  # only this mutation in the copy
-            shutil.copyfile(str(other), str(cann / other.name))
-        (cann / filename).write_text(mutated)
+            wanted = mutated if other.name == filename else other.read_text()
+            if (cann / other.name).read_text() != wanted:  # a new time: CMake compiles it again
+                (cann / other.name).write_text(wanted)
         library = _build_library(build, tmp_path, "mutant", cann)
-        env = harness_env(tmp_path / name)
+        env = harness_env(tmp_path / name, sanitize=True)
         (tmp_path / name).mkdir(exist_ok=True)
         env["TF_GE_IN_LOOP_LIBRARY"] = str(library)
         records, proc = _run(exe, env)
@@ -323,7 +331,7 @@ def test_the_memfd_copy_keeps_its_own_creators_whatever_the_registry_archives_vi
                         ("default_visibility_no_link_option", ["-DGE_IN_LOOP_REGISTRY_VISIBILITY=default",
                                                                "-DGE_IN_LOOP_LIBRARY_LINK=none"])):
         library = _build_library(build, tmp_path, name, extra=extra)
-        env = harness_env(tmp_path / name)
+        env = harness_env(tmp_path / name, sanitize=True)
         env["TF_GE_IN_LOOP_LIBRARY"] = str(library)
         records, proc = _run(exe, env, ["--filter", "OmLoad.TheModelsLibraryCopy"])
         assert COPY_CASE in records, proc.stderr[-3000:]
