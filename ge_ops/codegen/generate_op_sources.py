@@ -79,6 +79,23 @@ def op_proto_header(op):
     return "\n".join(lines)
 
 
+def _attr_row(attr):
+    """An AttrDefinition initializer: name, type, word bytes, default, and where the record
+    bounds the attribute, its bounds and their words (the TF op's: "in [0.0, 1.0]")."""
+    row = [c_string(attr.name), c_string(attr.type), str(attr.type_record().word_bytes),
+           attr_literal(attr, attr.default)]
+    minimum, maximum = getattr(attr, "minimum", None), getattr(attr, "maximum", None)
+    if minimum is not None or maximum is not None:
+        if minimum is not None and maximum is not None:
+            words = "in [%r, %r]" % (minimum, maximum)
+        else:
+            words = (">= %r" % (minimum,)) if minimum is not None else ("<= %r" % (maximum,))
+        row += [_bool(minimum is not None), attr_literal(attr, 0 if minimum is None else minimum),
+                _bool(maximum is not None), attr_literal(attr, 0 if maximum is None else maximum),
+                c_string(words)]
+    return "{%s}" % ", ".join(row)
+
+
 def attr_literal(attr, value):
     """``value`` of ``attr`` (an op_def.OpAttr) as a C++ literal: a finite float in the
     notation repr gives (``0.2``), an integer as is."""
@@ -137,9 +154,7 @@ def op_definitions_inc(module, contract):
                 ", ".join(c_string(op.binary_name(v.name, d)) for d in op.dtypes),
                 ", ".join(c_string(op.entry_name(v.name, d)) for d in op.dtypes),
                 c_string(v.function)))
-        attrs = ", ".join("{%s, %s, %d, %s}" % (
-            c_string(a.name), c_string(a.type), a.type_record().word_bytes,
-            attr_literal(a, a.default)) for a in getattr(op, "attrs", ()))
+        attrs = ", ".join(_attr_row(a) for a in getattr(op, "attrs", ()))
         lines.append("{%s, {%s}, {%s}, {%s},\n {%s},\n %s, %s, {%s}},\n" % (
             c_string(op.type_name),
             ", ".join(c_string(n) for n in op.inputs),

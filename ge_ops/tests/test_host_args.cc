@@ -352,3 +352,37 @@ TEST(HostArgs, AttributeWordsAreTheNodesValuesBitForBitOrTheDefault) {
   CHECK_EQ(unknown.code(), Code::kInternal);
   CHECK_TRUE(unknown.message().find("its attribute groups has type string") != std::string::npos);
 }
+
+TEST(HostArgs, AnAttributeOutsideTheRecordsRangeIsRefusedNamingTheRange) {
+  // A record's range as the generator writes it (op_def.OpAttr minimum/maximum): compared in
+  // the attribute's type, both bounds inclusive, a NaN outside any range.
+  OpDefinition op = LeakyReluOp();
+  op.attrs = {{"alpha", "float", 4, 0.2, true, 0.0, true, 1.0, "in [0.0, 1.0]"},
+              {"groups", "int", 8, 1, true, 1, false, 0, ">= 1"}};
+  AttrTable node;
+  std::vector<uint64_t> words;
+  for (const float inside : {0.0f, 1.0f, 0.5f, -0.0f}) {
+    node.floats[0] = inside;
+    REQUIRE_OK(SetAttrWords(op, node, &words));
+  }
+  node.floats[0] = 0.25f;
+  node.ints[1] = 1;  // the int bound itself
+  REQUIRE_OK(SetAttrWords(op, node, &words));
+  CHECK_EQ(words, (std::vector<uint64_t>{0x3E800000ull, 1ull}));  // 0.25f = 2^-2
+  for (const uint32_t outside : {0x3F800001u /* the float after 1 */, 0xBF800000u /* -1 */,
+                                 0x7FC00000u /* NaN */, 0x7F800000u /* +inf */}) {
+    node.floats[0] = FloatOfBits(outside);
+    const Status refused = SetAttrWords(op, node, &words);
+    CHECK_EQ(refused.code(), Code::kOutOfRange);
+    CHECK_TRUE(refused.message().find("LeakyReluCustom: attribute alpha is ") == 0);
+    CHECK_TRUE(refused.message().find("; it must be in [0.0, 1.0]") != std::string::npos);
+  }
+  node.floats[0] = 0.5f;
+  node.ints[1] = 0;
+  const Status below = SetAttrWords(op, node, &words);
+  CHECK_EQ(below.code(), Code::kOutOfRange);
+  CHECK_EQ(below.message(), std::string("LeakyReluCustom: attribute groups is 0 on this node; it must be >= 1 "
+                                        "(op_def.py's range for it)"));
+  node.ints.erase(1);  // the default, 1, is inside
+  REQUIRE_OK(SetAttrWords(op, node, &words));
+}

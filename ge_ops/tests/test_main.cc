@@ -39,17 +39,25 @@ std::string Show(const std::string &v) { return nlohmann::json(v).dump(-1, ' ', 
 }  // namespace testing
 
 int main(int argc, char **argv) {
-  std::string filter;
+  // --filter TEXT, repeatable: only the cases whose name holds one of the texts
+  std::vector<std::string> filters;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--list") == 0) {
       for (const auto &c : testing::Registry()) std::cout << c.name << "\n";
       return 0;
     }
-    if (std::strcmp(argv[i], "--filter") == 0 && i + 1 < argc) filter = argv[++i];
+    if (std::strcmp(argv[i], "--filter") == 0 && i + 1 < argc) filters.push_back(argv[++i]);
   }
+  const auto chosen = [&filters](const std::string &name) {
+    if (filters.empty()) return true;
+    for (const auto &f : filters) {
+      if (name.find(f) != std::string::npos) return true;
+    }
+    return false;
+  };
   int passed = 0, failed = 0;
   for (const auto &c : testing::Registry()) {
-    if (!filter.empty() && c.name.find(filter) == std::string::npos) continue;
+    if (!chosen(c.name)) continue;
     std::vector<std::string> failures;
     testing::g_failures = &failures;
     try {

@@ -90,14 +90,16 @@ def _attr_rows(text):
             for n, t, w, d in re.findall(r'\{"(\w+)", "(\w+)", (\d+), ([-+.\w]+)\}', text)]
 
 
-def _generate_with(tmp_path, extra_ops):
+def _generate_with(tmp_path, extra_ops, records=""):
     """The generator over a copy of op_def.py whose OPS also holds ``extra_ops`` (names of
-    its records): the files it writes, by name."""
+    its records, or of those the Python text ``records`` adds to it): the files it writes, by
+    name."""
     import importlib.util
 
     root = pathlib.Path(__file__).resolve().parents[2]
     text = (root / "tf_ge_custom" / "op_def.py").read_text()
     # the records named, after those OPS holds already (each once)
+    text += records
     text += "\nOPS = tuple(OPS) + tuple(op for op in (%s,) if op not in OPS)\n" % ", ".join(extra_ops)
     (tmp_path / "op_def.py").write_text(text)
     (tmp_path / "kernel_contract.py").write_text(
@@ -136,6 +138,24 @@ def test_an_attributed_one_input_op_generates_its_attr_everywhere(tmp_path):
     add = re.search(r"\},\n (true|false), (true|false), \{(.*?)\}\},\n", text)
     assert add.groups() == ("true", "true", "")  # AddCustom: commutative, broadcasts, no attrs
     assert "X(AddCustom) X(LeakyReluCustom)" in (out / "ge_ops.inc").read_text()
+
+
+def test_a_bounded_attribute_carries_its_range_into_the_core_table(tmp_path):
+    """An attribute with op_def bounds: its table row adds them (presence, value, and the
+    words the TF op's refusal uses); an unbounded one keeps the four-field row above."""
+    records = ("\nBOUNDED = LEAKY_RELU_CUSTOM._replace(type_name='BoundedCustom', "
+               "python_name='bounded_custom', attrs=(OpAttr('alpha', 'float', 0.25, 0.0, 1.5), "
+               "OpAttr('groups', 'int', 2, 1)))\n")
+    out = _generate_with(tmp_path, ["BOUNDED"], records)
+    text = (out / "op_definitions.inc").read_text()
+    start = text.index('{"BoundedCustom", ')
+    tail = re.search(r"\},\n (true|false), (true|false), \{(.*?)\}\},\n", text[start:])
+    assert tail.group(3) == ('{"alpha", "float", 4, 0.25, true, 0.0, true, 1.5, "in [0.0, 1.5]"}, '
+                             '{"groups", "int", 8, 2, true, 1, false, 0, ">= 1"}')
+    from tf_ge_custom._build import tf_codegen
+    # the TF op's words for the same bounds
+    assert [tf_codegen.range_text(a) for a in (op_def.OpAttr("alpha", "float", 0.25, 0.0, 1.5),
+                                               op_def.OpAttr("groups", "int", 2, 1))] == ["in [0.0, 1.5]", ">= 1"]
 
 
 def test_ge_dtype_table_covers_every_dtype(native_build):

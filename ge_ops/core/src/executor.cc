@@ -1,6 +1,7 @@
 #include "tf_ge_custom_core/executor.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -141,6 +142,16 @@ int64_t ProgramCap(const KernelEntry &entry, int64_t cores) {
   return std::max<int64_t>(1, cap);
 }
 
+namespace {
+// The refusal of a node's attribute value outside the record's range (built only here: a value
+// inside allocates nothing).
+Status OutOfRange(const OpDefinition &op, const AttrDefinition &a, const std::string &value) {
+  return Status::Error(Code::kOutOfRange, op.type_name + ": attribute " + a.name + " is " + value +
+                                              " on this node; it must be " + a.range +
+                                              " (op_def.py's range for it)");
+}
+}  // namespace
+
 Status SetAttrWords(const OpDefinition &op, const AttrValues &values, std::vector<uint64_t> *words) {
   words->resize(op.attrs.size());
   for (size_t i = 0; i < op.attrs.size(); ++i) {
@@ -148,12 +159,24 @@ Status SetAttrWords(const OpDefinition &op, const AttrValues &values, std::vecto
     if (a.type == "float") {
       const float *given = values.Float(i);
       const float value = given != nullptr ? *given : static_cast<float>(a.default_value);
+      // written so that a NaN is outside any range, as the TF op's check is
+      if ((a.has_minimum || a.has_maximum) &&
+          !((!a.has_minimum || value >= static_cast<float>(a.minimum)) &&
+            (!a.has_maximum || value <= static_cast<float>(a.maximum)))) {
+        char text[32];
+        std::snprintf(text, sizeof(text), "%.9g", static_cast<double>(value));
+        return OutOfRange(op, a, text);
+      }
       uint32_t bits = 0;
       std::memcpy(&bits, &value, sizeof(bits));
       (*words)[i] = bits;
     } else if (a.type == "int") {
       const int64_t *given = values.Int(i);
       const int64_t value = given != nullptr ? *given : static_cast<int64_t>(a.default_value);
+      if ((a.has_minimum && value < static_cast<int64_t>(a.minimum)) ||
+          (a.has_maximum && value > static_cast<int64_t>(a.maximum))) {
+        return OutOfRange(op, a, std::to_string(value));
+      }
       (*words)[i] = static_cast<uint64_t>(value);
     } else {
       return Status::Error(Code::kInternal, op.type_name + ": its attribute " + a.name + " has type " + a.type +

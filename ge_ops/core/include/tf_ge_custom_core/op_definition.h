@@ -25,6 +25,14 @@ struct AttrDefinition {
   std::string type;           // "float" (passed as fp32) or "int" (as int64): op_def.ATTR_TYPES
   int64_t word_bytes = 0;     // bytes of its host-argument slot: 4 for a float, 8 for an int
   double default_value = 0;  // what a node without the attr gets
+  // op_def.OpAttr's inclusive bounds, compared in the attribute's own type (a float bound as
+  // the float it rounds to, as TensorFlow's kernel compares it): a value outside, a NaN
+  // included, is refused. None on a side: unbounded there.
+  bool has_minimum = false;
+  double minimum = 0;
+  bool has_maximum = false;
+  double maximum = 0;
+  std::string range;  // the bounds in words, as the TF op says them: "in [0.0, 1.0]", ">= 0"
 };
 
 // One runtime parameter of a kernel variant: the host-argument slot it becomes.
