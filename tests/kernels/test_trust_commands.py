@@ -8,7 +8,9 @@ except in the umask test, which runs the real builder with a hivmc double. Anoth
 cache is a folder chown'ed to ``nobody`` (uid 65534): the suite runs as root, as CI does (root
 is a trusted owner too, so a folder must be given away to be another user's).
 """
+import hashlib
 import importlib.util
+import json
 import os
 import pathlib
 import shutil
@@ -19,6 +21,7 @@ import sys
 import pytest
 
 from tf_ge_custom.kernels import cache
+from tf_ge_custom import op_def
 
 pytestmark = pytest.mark.kind("doubles")
 
@@ -70,8 +73,44 @@ def _as_root():
 
 
 def _valid_entry(cache_root, env):
-    """``<cache>/<SoC>/<key>/<op>/<dtype>`` made by the real writer (build step doubled)."""
-    return cache.ensure(SOC, DTYPE, cache=str(cache_root), env=env, build=double.fake_build).path
+    """``<cache>/<SoC>/<key>/<op>/<dtype>`` of every shipped op that has DTYPE, made by the real
+    writer (build step doubled), as ``build-kernels --cache`` wants them all; returns
+    AddCustom's."""
+    made = {op.type_name: cache.ensure(SOC, DTYPE, cache=str(cache_root), env=env, op=op,
+                                       build=double.fake_build).path
+            for op in op_def.OPS if DTYPE in op.dtypes}
+    return made["AddCustom"]
+
+
+def _bundle_soc(dest, env):
+    """``dest``: one SoC folder of a bundle holding the kernels of every shipped op that has
+    DTYPE (as ``build-kernels --bundle`` writes it), made of the build double's per-op sets:
+    their kernels in one manifest, ``kernel_sources`` naming each op's source digest and
+    ``kernel_source_sha256`` their combined digest, written out here (docs/kernel-manifest.md)."""
+    parts = tmp = pathlib.Path(str(dest) + ".parts")
+    document, sources = None, {}
+    for op in op_def.OPS:
+        if DTYPE not in op.dtypes:
+            continue
+        double.fake_build([SOC], [DTYPE], str(parts / op.type_name), ops=op, env=env)
+        folder = parts / op.type_name / SOC
+        with open(str(folder / "manifest.json")) as f:
+            part = json.load(f)
+        sources[op.type_name] = part["kernel_source_sha256"]
+        if document is None:
+            document = part
+            shutil.move(str(folder), str(dest))
+            continue
+        document["kernels"] += part["kernels"]
+        for name in os.listdir(str(folder)):
+            if name.endswith(".npubin"):
+                shutil.move(str(folder / name), str(pathlib.Path(str(dest)) / name))
+    document["kernel_sources"] = sources
+    document["kernel_source_sha256"] = hashlib.sha256("".join(
+        "%s %s\n" % (name, sources[name]) for name in sorted(sources)).encode()).hexdigest()
+    with open(os.path.join(str(dest), "manifest.json"), "w") as f:
+        json.dump(document, f, indent=2)
+    shutil.rmtree(str(tmp))
 
 
 def _give_away(top, uid, folder_mode, file_mode):
@@ -153,22 +192,28 @@ def test_a_cache_others_may_write_is_neither_used_nor_written(tmp_path, owner, w
 def test_an_entry_that_links_elsewhere_gets_one_verdict(tmp_path, target_owner):
     _as_root()
     env = _env(tmp_path)
-    made = _valid_entry(tmp_path / "made", env)
+    _valid_entry(tmp_path / "made", env)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir(mode=0o700)
-    shutil.move(made, str(elsewhere / DTYPE))
-    _give_away(elsewhere / DTYPE, target_owner, 0o700, 0o644)
-    key_dir = tmp_path / "cache" / SOC / cache.identity(env).key / "AddCustom"
-    key_dir.mkdir(parents=True, mode=0o700)
-    (key_dir / DTYPE).symlink_to(elsewhere / DTYPE)
+    ops = [op.type_name for op in op_def.OPS if DTYPE in op.dtypes]
+    for op in ops:  # each op's entry: a link to a folder elsewhere
+        made = tmp_path / "made" / SOC / cache.identity(env).key / op / DTYPE
+        shutil.move(str(made), str(elsewhere / op))
+        _give_away(elsewhere / op, target_owner, 0o700, 0o644)
+        key_dir = tmp_path / "cache" / SOC / cache.identity(env).key / op
+        key_dir.mkdir(parents=True, mode=0o700)
+        (key_dir / DTYPE).symlink_to(elsewhere / op)
     before = _snapshot(elsewhere)
     listed = run(["list-kernels", "--cache"], env, tmp_path)
     built = run(BUILD, env, tmp_path)
     if target_owner == 0:  # the user's link to the user's folder: used by both
         assert listed.status == 0, listed
-        line = [l for l in listed.out.splitlines() if l.startswith(SOC)]
-        assert line and DTYPE in line[0].split() and line[0].endswith("(current)"), listed
-        assert built.status == 0 and "already in the cache" in built.out, built
+        # one line per op's entry (the SoC's name on the first)
+        lines = [l.split() for l in listed.out.splitlines() if "/%s " % DTYPE in l]
+        assert sorted(w for l in lines for w in l if w.endswith("/" + DTYPE)) == \
+            sorted("%s/%s" % (op, DTYPE) for op in ops), listed
+        assert lines[0][0] == SOC and all(l[-1] == "(current)" for l in lines), listed
+        assert built.status == 0 and built.out.count("already in the cache") == len(ops), built
     else:  # the link's target is another user's: refused by both
         assert listed.status == 1, listed
         assert "REFUSED" in listed.out and "owned by uid 65534 (nobody)" in listed.out, listed
@@ -203,10 +248,11 @@ def test_the_cache_is_private_whatever_the_umask(tmp_path):
         modes[folder] = stat.S_IMODE(os.lstat(folder).st_mode)
         for name in names:
             modes[os.path.join(folder, name)] = stat.S_IMODE(os.lstat(os.path.join(folder, name)).st_mode)
-    entry = tmp_path / "new" / "cache" / SOC / cache.identity(env).key / "AddCustom" / DTYPE
-    assert str(entry / "manifest.json") in modes and any(p.endswith(".npubin") for p in modes)
-    lock = str(entry) + ".lock"
-    assert modes.pop(lock) == 0o600
+    for op in op_def.OPS:  # each op's entry, with its own lock
+        entry = tmp_path / "new" / "cache" / SOC / cache.identity(env).key / op.type_name / DTYPE
+        assert str(entry / "manifest.json") in modes and any(
+            p.startswith(str(entry)) and p.endswith(".npubin") for p in modes)
+        assert modes.pop(str(entry) + ".lock") == 0o600
     folders = {p: m for p, m in modes.items() if os.path.isdir(p)}
     files = {p: m for p, m in modes.items() if not os.path.isdir(p)}
     assert set(folders.values()) == {0o700}, folders
@@ -240,8 +286,7 @@ def test_a_bundle_file_another_user_owns_is_refused_though_its_checksum_matches(
     env = _env(tmp_path)
     bundle = tmp_path / "bundle"
     bundle.mkdir(mode=0o755)
-    made = _valid_entry(tmp_path / "made", env)
-    shutil.move(made, str(bundle / SOC))
+    _bundle_soc(bundle / SOC, env)
     trusted = run(["list-kernels", "--soc", SOC], _env(tmp_path, TF_GE_CUSTOM_KERNELS=bundle), tmp_path)
     assert trusted.status == 0 and "from the bundle %s" % bundle in trusted.out, trusted
     npubin = sorted(p for p in os.listdir(str(bundle / SOC)) if p.endswith(".npubin"))[0]
@@ -283,7 +328,7 @@ def test_a_bundle_named_through_dotdot_after_a_link_is_listed_from_where_it_is(t
     top = _dotdot_layout(tmp_path)
     (top / "real" / "bundle").mkdir()
     (top / "a" / "bundle").mkdir()  # normpath's reading: an empty folder
-    shutil.move(_valid_entry(tmp_path / "made", _env(tmp_path)), str(top / "real" / "bundle" / SOC))
+    _bundle_soc(top / "real" / "bundle" / SOC, _env(tmp_path))
     env = _env(tmp_path, TF_GE_CUSTOM_KERNELS="%s/a/link/../bundle:" % top)
     listed = run(["list-kernels", "--soc", SOC, "--dtype", DTYPE], env, tmp_path)
     assert listed.status == 0, listed

@@ -56,6 +56,20 @@ def _templates():
     return flat, tiled
 
 
+def _leaky_relu_template(flat):
+    """LeakyReluCustom's flat kernel entry, hand-written (the slots tests/kernels/
+    test_leaky_relu_lowering.py reads from the compiler's output): x, y, the count, alpha."""
+    slots = flat["args"]["slots"][:3] + [
+        {"name": "x_ptr", "role": "input", "index": 0, "offset": 24, "size": 8},
+        {"name": "y_ptr", "role": "output", "index": 0, "offset": 32, "size": 8},
+        {"name": "n_elements", "role": "num_elements", "offset": 40, "size": 4},
+        {"name": "alpha", "role": "attr", "index": 0, "offset": 44, "size": 4},
+        {"name": "gridX", "role": "grid_x", "offset": 48, "size": 4},
+        {"name": "gridY", "role": "grid_y", "offset": 52, "size": 4},
+        {"name": "gridZ", "role": "grid_z", "offset": 56, "size": 4}]
+    return dict(flat, args=dict(flat["args"], size=64, slots=slots))
+
+
 def fake_build(socs, dtypes, out_dir, ops=None, env=None, progress=None, variants=None, **_):
     """Stands in for tf_ge_custom.kernels.builder.build_kernels: writes <out>/<SoC>/ with a
     manifest the real reader accepts (every kernel variant of the op, or ``variants``) and
@@ -71,6 +85,11 @@ def fake_build(socs, dtypes, out_dir, ops=None, env=None, progress=None, variant
     counter = env.get("TF_GE_CUSTOM_DOUBLE_COUNT")
     delay = float(env.get("TF_GE_CUSTOM_DOUBLE_SLEEP") or 0)
     flat, tiled = _templates()
+    if op.type_name == "LeakyReluCustom":  # one input, an attribute word after the count
+        flat = _leaky_relu_template(flat)
+    elif op.type_name != "AddCustom":
+        raise ValueError("the kernel compiler double has layouts for AddCustom and "
+                         "LeakyReluCustom only, not %s" % op.type_name)
     elf = _elf_object()
     for soc in socs:
         folder = os.path.join(out_dir, soc)
