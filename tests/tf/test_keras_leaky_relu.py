@@ -70,16 +70,23 @@ def _save(folder):
             pass
     case = Harness()
     case.setUp()
-    for alpha in (0.2, -0.5, 3.0, 0.0):
+    # Keras' harness builds, calls, serializes and trains the layer each time (about 20 s a
+    # run on 2 cores): the default alpha by shape, then a negative and a steep one against
+    # tf.nn.leaky_relu (every alpha's values: test_calling_the_layer_computes_tf_nn_leaky_relu)
+    runs = 0
+    for alpha in (0.2,):
         case.run_layer_test(LeakyReluCustom, init_kwargs={"alpha": alpha}, input_shape=(2, 3, 4),
                             expected_output_shape=(2, 3, 4), expected_num_trainable_weights=0,
                             expected_num_non_trainable_weights=0, expected_num_seed_generators=0,
                             expected_num_losses=0, supports_masking=True,
                             custom_objects=custom_objects())
+        runs += 1
+    for alpha in (-0.5, 3.0):
         case.run_layer_test(LeakyReluCustom, init_kwargs={"alpha": alpha}, input_data=x,
                             expected_output=tf.nn.leaky_relu(x, alpha=alpha),
                             supports_masking=True, custom_objects=custom_objects())
-    report["layer_tests"] = 8
+        runs += 1
+    report["layer_tests"] = runs
     masked = keras.Sequential([keras.Input((3,), dtype="int32"),
                                keras.layers.Embedding(5, 4, mask_zero=True), LeakyReluCustom(),
                                keras.layers.LSTM(2)])
@@ -126,9 +133,9 @@ def keras_children(tmp_path_factory, fresh_child):
     return folder, saved, loaded
 
 
-def test_keras_run_layer_test_passes_for_every_alpha(keras_children):
+def test_keras_run_layer_test_passes(keras_children):
     _, saved, _ = keras_children
-    assert saved["layer_tests"] == 8
+    assert saved["layer_tests"] == 3
     assert saved["mask"] == [[True, False, True]]  # Embedding's mask, through the layer
     assert saved["lstm_out"] == [1, 2]
 
