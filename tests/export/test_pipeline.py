@@ -158,9 +158,15 @@ def test_ctrl_c_during_atc_leaves_no_partial_output(models, tmp_path, tool_env, 
                 return
             time.sleep(0.1)
 
-    threading.Thread(target=interrupt_when_atc_runs, daemon=True).start()
-    with pytest.raises(KeyboardInterrupt):
-        _export(models, tmp_path, tool_env, fake_opp_root, via="pb")
+    # Python's own Ctrl-C handler, also where the suite was started with SIGINT ignored (a
+    # shell's background job, nohup): there Python installs none, and the signal would be lost
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Thread(target=interrupt_when_atc_runs, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            _export(models, tmp_path, tool_env, fake_opp_root, via="pb")
+    finally:
+        signal.signal(signal.SIGINT, previous)
     out = tmp_path / "out"
     assert sorted(os.listdir(str(out))) == ["m.atc.log", "m.json", "m.pb"]  # no m.om, no staging
     assert not alive(read_record()["pid"]) and not alive(read_record()["grandchild"])
