@@ -2,6 +2,7 @@
 to as well), every refusal kind on documents built here, and tampered binaries."""
 import copy
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -15,6 +16,10 @@ FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
                         "fixtures", "manifests")
 with open(os.path.join(FIXTURES, "expected.json")) as _f:
     EXPECTED = json.load(_f)
+_spec = importlib.util.spec_from_file_location(
+    "leaky_relu_layout", os.path.join(os.path.dirname(FIXTURES), "leaky_relu_layout.py"))
+LEAKY_LAYOUT = importlib.util.module_from_spec(_spec)  # the layout written out by hand
+_spec.loader.exec_module(LEAKY_LAYOUT)
 
 
 def _fixture_text(name):
@@ -255,24 +260,14 @@ _SHA = "ab" * 32
 
 def _leaky_document(dtypes=("float32",)):
     """A LeakyReluCustom set written out by hand: the 64-byte layout with alpha's f32 word
-    at offset 44 (docs/kernel-manifest.md)."""
-    slots = [
-        {"name": "ffts_base_address", "role": "ffts", "offset": 0, "size": 8},
-        {"name": "sync_block_lock", "role": "sync_block_lock", "offset": 8, "size": 8},
-        {"name": "workspace", "role": "workspace", "offset": 16, "size": 8},
-        {"name": "x_ptr", "role": "input", "index": 0, "offset": 24, "size": 8},
-        {"name": "y_ptr", "role": "output", "index": 0, "offset": 32, "size": 8},
-        {"name": "n_elements", "role": "num_elements", "offset": 40, "size": 4},
-        {"name": "alpha", "role": "attr", "index": 0, "offset": 44, "size": 4},
-        {"name": "gridX", "role": "grid_x", "offset": 48, "size": 4},
-        {"name": "gridY", "role": "grid_y", "offset": 52, "size": 4},
-        {"name": "gridZ", "role": "grid_z", "offset": 56, "size": 4}]
+    at offset 44 (tests/fixtures/leaky_relu_layout.py, docs/kernel-manifest.md)."""
+    slots = LEAKY_LAYOUT.slots()
     kernels = [{"op": "LeakyReluCustom", "variant": "flat", "dtype": d,
                 "entry": "tf_ge_custom_leaky_relu_custom_flat_%s" % d, "binary": None,
                 "binary_size": None, "sha256": None, "mix_mode": "aiv", "magic": "ELF_VECTOR_CORE",
                 "block": [4096], "grid": {"max_programs": 48, "max_grid": 65535},
                 "max_elements_per_launch": 2 ** 30, "workspace_size": 0, "lock_num": 0,
-                "lock_init_val": 0, "args": {"size": 64, "has_ffts": True,
+                "lock_init_val": 0, "args": {"size": LEAKY_LAYOUT.SIZE, "has_ffts": True,
                                              "slots": copy.deepcopy(slots)}}
                for d in dtypes]
     return {"format": "tf-ge-custom-kernel-manifest", "version": 2, "entry_naming": 2,

@@ -35,15 +35,9 @@ FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", 
 
 
 def _elf_object():
-    """tests/fixtures/elf_object.py, loaded by path: the made-up npubins are ELF objects that
-    define their kernel's entry, as the GE library requires of any binary it loads."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "_elf_object", os.path.join(os.path.dirname(FIXTURES), "elf_object.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """tests/fixtures/elf_object.py: the made-up npubins are ELF objects that define their
+    kernel's entry, as the GE library requires of any binary it loads."""
+    return _fixture("elf_object")
 
 
 def _templates():
@@ -56,18 +50,22 @@ def _templates():
     return flat, tiled
 
 
+def _fixture(name):
+    """tests/fixtures/<name>.py, loaded by path."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "_" + name, os.path.join(os.path.dirname(FIXTURES), name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _leaky_relu_template(flat):
-    """LeakyReluCustom's flat kernel entry, hand-written (the slots tests/kernels/
-    test_leaky_relu_lowering.py reads from the compiler's output): x, y, the count, alpha."""
-    slots = flat["args"]["slots"][:3] + [
-        {"name": "x_ptr", "role": "input", "index": 0, "offset": 24, "size": 8},
-        {"name": "y_ptr", "role": "output", "index": 0, "offset": 32, "size": 8},
-        {"name": "n_elements", "role": "num_elements", "offset": 40, "size": 4},
-        {"name": "alpha", "role": "attr", "index": 0, "offset": 44, "size": 4},
-        {"name": "gridX", "role": "grid_x", "offset": 48, "size": 4},
-        {"name": "gridY", "role": "grid_y", "offset": 52, "size": 4},
-        {"name": "gridZ", "role": "grid_z", "offset": 56, "size": 4}]
-    return dict(flat, args=dict(flat["args"], size=64, slots=slots))
+    """LeakyReluCustom's flat kernel entry: the layout of tests/fixtures/leaky_relu_layout.py
+    (x, y, the count, alpha), the rest as the shared fixtures' flat entry."""
+    layout = _fixture("leaky_relu_layout")
+    return dict(flat, args=dict(flat["args"], size=layout.SIZE, slots=layout.slots()))
 
 
 def fake_build(socs, dtypes, out_dir, ops=None, env=None, progress=None, variants=None, **_):
