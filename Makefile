@@ -100,8 +100,11 @@ demo: install
 	$(STEP) "run: examples/demo.py"
 	$(PY) examples/demo.py
 
+# The suite as two pytest processes side by side over disjoint paths where there are 2 cores
+# (tests/run_suite.py says which; TEST_JOBS=1: one process); PYTEST_ARGS naming paths: those only.
+TEST_JOBS ?=
 test: venv install triton-interp
-	TF_GE_CUSTOM_TRITON_INTERP=$(abspath $(TRITON_INTERP)) $(VENV)/bin/pytest $(PYTEST_ARGS)
+	TF_GE_CUSTOM_TRITON_INTERP=$(abspath $(TRITON_INTERP)) $(VENV)/bin/python tests/run_suite.py $(if $(TEST_JOBS),--jobs $(TEST_JOBS)) -- $(PYTEST_ARGS)
 	@if command -v $(PYTHON37) >/dev/null 2>&1; then $(MAKE) test-compat; \
 	elif [ "$$TF_GE_CUSTOM_STRICT_SKIPS" = 1 ]; then \
 	  echo "error: no Python 3.7 ($(PYTHON37)) for the TF 1.15 / 2.6.5 compat run"; exit 1; \

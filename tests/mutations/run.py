@@ -5,9 +5,11 @@ tests meant to catch it fail.
 
 For each mutation: the tree (tracked and untracked, not ignored files) is copied to a scratch
 folder and the change applied to the copy, never to the tree; the named tests run there with
-pytest in a fresh process, first on a clean copy (the control run: they must pass, else a
-failure is not the mutation's doing) and then on the mutated one (they must fail, and among the
-failures must be the test named as the catcher).
+pytest in a fresh process, first on the copy before the change (the control run: they must
+pass, else a failure is not the mutation's doing) and then on the same copy with the change in
+place (they must fail, and among the failures must be the test named as the catcher). One copy
+for both runs, so what the control run built (the GE core's native tests: minutes) is only
+rebuilt where the change touches it.
 
 A change to the package (tf_ge_custom/...) must reach every process the tests start, also the
 console script that tests/user runs in a fresh process with PYTHONPATH removed: so it is
@@ -213,6 +215,14 @@ def _install_mutated(package, relative, mutated):
         compiled.unlink()
 
 
+def _write_mutated(target, mutated):
+    """The change in place in the copy, with any bytecode compiled from the file before it."""
+    target.write_text(mutated)
+    cache = target.parent / "__pycache__"
+    for compiled in cache.glob(target.stem + ".*.pyc") if cache.is_dir() else ():
+        compiled.unlink()
+
+
 def check(mutation, clean, scratch, installed):
     """(caught, lines to print) for one mutation."""
     where = scratch / mutation.name
@@ -221,7 +231,7 @@ def check(mutation, clean, scratch, installed):
     target = checkout / mutation.path
     text = target.read_text()
     try:
-        target.write_text(APPLY[mutation.name](text, mutation.path))
+        mutated = APPLY[mutation.name](text, mutation.path)
     except ValueError as e:
         return False, ["NOT APPLIED %s: %s" % (mutation.name, e)]
     python = package = relative = None
@@ -232,7 +242,7 @@ def check(mutation, clean, scratch, installed):
             return False, ["NOT APPLIED %s: the installed %s is not the tree's %s (run make install)"
                            % (mutation.name, installed_file, mutation.path)]
         python, package = venv_copy(where / "venv", installed)
-    status, failed, out, seconds = _run_tests(clean, mutation.tests, python)
+    status, failed, out, seconds = _run_tests(checkout, mutation.tests, python)
     if status != 0:
         return False, ["CONTROL RUN FAILS %s: %s fail without the mutation%s (exit %d, %.0f s):" % (
             mutation.name, " ".join(mutation.tests), " in the venv copy" if python else "", status, seconds),
@@ -240,6 +250,7 @@ def check(mutation, clean, scratch, installed):
     lines = ["%s: %s" % (mutation.name, mutation.why),
              "  control run%s: %s pass (%.0f s)" % (" (venv copy, package as installed)" if python else "",
                                                     " ".join(mutation.tests), seconds)]
+    _write_mutated(target, mutated)
     if package is not None:
         _install_mutated(package, relative, target)
     status, failed, out, seconds = _run_tests(checkout, mutation.tests, python)

@@ -90,7 +90,7 @@ def test_make_test_plans_dev_lock_on_top_of_the_demo_lock(checkout):
     out = plan(checkout, "test")
     demo, dev = out.index("-r requirements/demo.lock"), out.index("-r requirements/dev.lock")
     assert demo < dev
-    assert "pytest" in out
+    assert "tests/run_suite.py" in out and out.index("tests/run_suite.py") > dev
 
 
 def test_a_second_demo_with_nothing_changed_plans_only_the_demo(checkout):

@@ -92,14 +92,18 @@ def test_make_demo(tmp_path):
 
 @pytest.mark.documents("make test")
 def test_make_test_runs_the_whole_suite_then_the_compat_run(request, compat_only_modules):
-    """What make test runs, from make's dry run (CI runs it for real: .ci/run): pytest with no
-    paths of its own, so the configured testpaths (tests/); then make test-compat, whose pytest
-    runs tests/compat/ and the compat-only modules the main suite does not collect."""
+    """What make test runs, from make's dry run (CI runs it for real: .ci/run): the suite's
+    runner with no pytest paths of its own, so the whole of tests/ in its two halves
+    (tests/test_run_suite.py holds the halves to every module); then make test-compat, whose
+    pytest runs tests/compat/ and the compat-only modules the main suite does not collect."""
     ran = _make("-n", "-o", "install", "-o", "triton-interp", "test", "PYTEST_ARGS=")
     assert ran.returncode == 0, ran.stdout[-4000:]
     lines = ran.stdout.splitlines()
     main = [l for l in lines if l.startswith("TF_GE_CUSTOM_TRITON_INTERP=")]
-    assert len(main) == 1 and main[0].split()[1:] == [".venv/bin/pytest"], lines
+    assert len(main) == 1 and main[0].split()[1:] == [".venv/bin/python", "tests/run_suite.py", "--"], lines
+    one = _make("-n", "-o", "install", "-o", "triton-interp", "test", "PYTEST_ARGS=", "TEST_JOBS=1")
+    assert [l.split()[1:] for l in one.stdout.splitlines() if l.startswith("TF_GE_CUSTOM_TRITON_INTERP=")] == [
+        [".venv/bin/python", "tests/run_suite.py", "--jobs", "1", "--"]], one.stdout
     assert request.config.getini("testpaths") == ["tests"]
     compat = [l.split("/bin/pytest", 1)[1].split(";")[0].split() for l in lines
               if "/bin/pytest " in l and not l.startswith("TF_GE_CUSTOM_TRITON_INTERP=")]
