@@ -74,6 +74,40 @@ std::string LeakyReluArgsJson(bool has_ffts) {
          ",\n    \"slots\": [\n" + slots + "    ]\n  }";
 }
 
+std::string ParamsArgsJson(const std::vector<ParamSpec> &params, bool has_ffts) {
+  struct Slot {
+    std::string name, role;
+    int index, size;
+  };
+  std::vector<Slot> slots;
+  if (has_ffts) slots.push_back({"ffts_base_address", "ffts", -1, 8});
+  slots.push_back({"sync_block_lock", "sync_block_lock", -1, 8});
+  slots.push_back({"workspace", "workspace", -1, 8});
+  for (const ParamSpec &p : params) slots.push_back({p.name, p.role, p.index, p.size});
+  for (const char *grid : {"grid_x", "grid_y", "grid_z"}) slots.push_back({grid, grid, -1, 4});
+  std::string out;
+  int at = 0;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const Slot &s = slots[i];
+    at = (at + s.size - 1) / s.size * s.size;  // aligned to its own size
+    out += "      {\"name\": \"" + s.name + "\", \"role\": \"" + s.role + "\", ";
+    if (s.index >= 0) out += "\"index\": " + std::to_string(s.index) + ", ";
+    out += "\"offset\": " + std::to_string(at) + ", \"size\": " + std::to_string(s.size) + "}" +
+           (i + 1 < slots.size() ? ",\n" : "\n");
+    at += s.size;
+  }
+  return "{\n    \"size\": " + std::to_string((at + 7) / 8 * 8) + ",\n    \"has_ffts\": " +
+         (has_ffts ? "true" : "false") + ",\n    \"slots\": [\n" + out + "    ]\n  }";
+}
+
+namespace {
+std::string Ints(const std::vector<int64_t> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+}  // namespace
+
 std::string BlockJson(const std::string &variant) {
   // The blocks of tf_ge_custom/op_def.py, written out: flat kernels 4096 elements, tiles rows x cols.
   if (variant == "flat" || variant == "scalar") return "[4096]";
@@ -109,6 +143,14 @@ std::string EntryName(const std::string &variant, const std::string &dtype) {
 std::string EntryName(const std::string &op, const std::string &variant, const std::string &dtype) {
   return "tf_ge_custom_" + PythonName(op) + "_" + variant + "_" + dtype;
 }
+
+namespace {
+std::string PythonNameOf(const KernelSpec &k) { return k.python_name.empty() ? PythonName(k.op) : k.python_name; }
+}  // namespace
+
+std::string BinaryName(const KernelSpec &k) { return PythonNameOf(k) + "_" + k.variant + "_" + k.dtype + ".npubin"; }
+
+std::string EntryName(const KernelSpec &k) { return "tf_ge_custom_" + PythonNameOf(k) + "_" + k.variant + "_" + k.dtype; }
 
 namespace {
 // Appends v as n bytes in the object's byte order.
@@ -213,10 +255,19 @@ std::vector<uint8_t> ElfObject(const std::vector<ElfSymbolSpec> &symbols, const 
 
 std::vector<uint8_t> FakeBinary(const std::string &soc, const std::string &dtype, const std::string &variant,
                                 const std::string &op) {
+  KernelSpec k;
+  k.op = op;
+  k.variant = variant;
+  k.dtype = dtype;
+  return FakeBinary(soc, k);
+}
+
+std::vector<uint8_t> FakeBinary(const std::string &soc, const KernelSpec &k) {
   // AddCustom's payload as it always was; another op's names the op too
-  std::string payload = "fake npubin for " + (op == "AddCustom" ? "" : op + " ") + soc + " " + variant + " " + dtype + ":";
-  for (int i = 0; i < 300; ++i) payload.push_back(static_cast<char>(i * 7 + dtype.size() + variant.size()));
-  return ElfObject({{EntryName(op, variant, dtype)}}, payload);
+  std::string payload = "fake npubin for " + (k.op == "AddCustom" ? "" : k.op + " ") + soc + " " + k.variant + " " +
+                        k.dtype + ":";
+  for (int i = 0; i < 300; ++i) payload.push_back(static_cast<char>(i * 7 + k.dtype.size() + k.variant.size()));
+  return ElfObject({{EntryName(k)}}, payload);
 }
 
 std::vector<KernelSpec> AllVariants(const std::string &dtype, bool has_ffts) {
@@ -249,22 +300,24 @@ std::string ManifestJson(const std::string &soc, const std::vector<KernelSpec> &
   for (size_t i = 0; i < kernels.size(); ++i) {
     const KernelSpec &k = kernels[i];
     const bool tiled = k.variant != "flat" && k.variant != "scalar";
-    const std::vector<uint8_t> bin = k.binary.empty() ? FakeBinary(soc, k.dtype, k.variant, k.op) : k.binary;
+    const std::vector<uint8_t> bin = k.binary.empty() ? FakeBinary(soc, k) : k.binary;
     out += " {\n  \"op\": \"" + k.op + "\",\n  \"variant\": \"" + k.variant + "\",\n  \"dtype\": \"" + k.dtype +
-           "\",\n  \"entry\": \"" + EntryName(k.op, k.variant, k.dtype) + "\",\n";
+           "\",\n  \"entry\": \"" + EntryName(k) + "\",\n";
     if (k.has_binary) {
-      out += "  \"binary\": \"" + BinaryName(k.op, k.variant, k.dtype) + "\",\n  \"binary_size\": " + std::to_string(bin.size()) +
+      out += "  \"binary\": \"" + BinaryName(k) + "\",\n  \"binary_size\": " + std::to_string(bin.size()) +
              ",\n  \"sha256\": \"" + tf_ge_custom::core::Sha256Hex(bin.data(), bin.size()) + "\",\n";
     } else {
       out += "  \"binary\": null,\n  \"binary_size\": null,\n  \"sha256\": null,\n";
     }
-    out += "  \"mix_mode\": \"aiv\",\n  \"magic\": \"ELF_VECTOR_CORE\",\n  \"block\": " + BlockJson(k.variant) +
+    out += "  \"mix_mode\": \"aiv\",\n  \"magic\": \"ELF_VECTOR_CORE\",\n  \"block\": " +
+           (k.block.empty() ? BlockJson(k.variant) : Ints(k.block)) +
            ",\n  \"grid\": {\"max_programs\": " + std::to_string(k.max_programs) + ", \"max_grid\": " +
            std::to_string(k.max_grid) + "},\n  \"max_elements_per_launch\": " +
            std::to_string(k.max_elements_per_launch) + ",\n  \"workspace_size\": " + std::to_string(k.workspace_size) +
            ",\n  \"lock_num\": " + std::to_string(k.lock_num) + ",\n  \"lock_init_val\": " +
            std::to_string(k.lock_init_val) + ",\n  \"args\": " +
-           (k.op == "LeakyReluCustom" ? LeakyReluArgsJson(k.has_ffts) : ArgsJson(k.has_ffts, tiled)) + "\n }" +
+           (!k.params.empty() ? ParamsArgsJson(k.params, k.has_ffts)
+            : k.op == "LeakyReluCustom" ? LeakyReluArgsJson(k.has_ffts) : ArgsJson(k.has_ffts, tiled)) + "\n }" +
            (i + 1 < kernels.size() ? ",\n" : "\n");
   }
   return out + "]\n}\n";
@@ -318,8 +371,7 @@ std::string WriteOppKernels(const TempDir &root, const std::string &soc, const s
   root.Write("kernels/" + soc + "/manifest.json", manifest);
   for (const auto &k : kernels) {
     if (!k.has_binary) continue;
-    root.Write("kernels/" + soc + "/" + BinaryName(k.op, k.variant, k.dtype),
-               k.binary.empty() ? FakeBinary(soc, k.dtype, k.variant, k.op) : k.binary);
+    root.Write("kernels/" + soc + "/" + BinaryName(k), k.binary.empty() ? FakeBinary(soc, k) : k.binary);
   }
   return manifest;
 }

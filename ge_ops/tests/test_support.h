@@ -25,8 +25,31 @@ std::string LeakyReluArgsJson(bool has_ffts);
 // The block of a variant of AddCustom, as JSON ("[4096]", "[16, 256]").
 std::string BlockJson(const std::string &variant);
 
+// One runtime parameter of a kernel, as a manifest's layout holds it: its role ("input",
+// "output", "num_elements", "attr"), its index (the operand, or the attribute's position; -1
+// for none) and its bytes. The flat variant of any op is these, in the record's order.
+struct ParamSpec {
+  std::string name;  // the slot's name in the manifest ("input:0", "attr:alpha")
+  std::string role;
+  int index = -1;
+  int size = 8;
+};
+
+// The layout of a kernel whose runtime parameters are params, packed as triton-ascend packs an
+// entry (docs/kernel-manifest.md, "Host-argument layout"): ffts (when has_ffts), lock and
+// workspace (8 bytes each), the parameters in order, gridX/Y/Z (4 bytes each), each slot at an
+// offset aligned to its own size, the struct rounded up to 8 bytes. Any op's flat variant,
+// without a layout written out per op.
+std::string ParamsArgsJson(const std::vector<ParamSpec> &params, bool has_ffts);
+
 struct KernelSpec {
-  std::string op = "AddCustom";  // AddCustom or LeakyReluCustom (their layouts are written out here)
+  // AddCustom or LeakyReluCustom (their layouts are written out here), or any op whose params
+  // are given (its layout by ParamsArgsJson)
+  std::string op = "AddCustom";
+  // the op's Python name, which names its npubins and entries; "": PythonName(op)
+  std::string python_name;
+  std::vector<ParamSpec> params;
+  std::vector<int64_t> block;  // elements per loop iteration; empty: AddCustom's (BlockJson)
   std::string variant = "flat";
   std::string dtype = "float32";
   bool has_binary = true;
@@ -50,6 +73,8 @@ std::string WithArchitecture(const std::string &manifest_json, const std::string
 // one function is the kernel's entry symbol, with a payload naming (soc, variant, dtype).
 std::vector<uint8_t> FakeBinary(const std::string &soc, const std::string &dtype, const std::string &variant = "flat",
                                 const std::string &op = "AddCustom");
+// The same for a spec (its op's Python name naming the entry symbol).
+std::vector<uint8_t> FakeBinary(const std::string &soc, const KernelSpec &k);
 
 // A minimal ELF relocatable object written out field by field from the ELF specification
 // (System V gABI), not by the reader under test: sections null, .text (payload), .symtab,
@@ -77,6 +102,9 @@ std::string BinaryName(const std::string &op, const std::string &variant, const 
 // written out here, not taken from the op table.
 std::string EntryName(const std::string &variant, const std::string &dtype);
 std::string EntryName(const std::string &op, const std::string &variant, const std::string &dtype);
+// A spec's npubin and entry, named by its python_name where it has one.
+std::string BinaryName(const KernelSpec &k);
+std::string EntryName(const KernelSpec &k);
 
 // Every variant of AddCustom for dtype, as specs (the complete set a build writes).
 std::vector<KernelSpec> AllVariants(const std::string &dtype, bool has_ffts = true);

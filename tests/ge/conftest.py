@@ -186,21 +186,26 @@ def ge_in_loop_files():
     return json.loads((GE_IN_LOOP / "upstream_files.json").read_text())["tags"]
 
 
-# The op records GE in the loop drives (ge_ops/ge_in_loop/driver/), in this order, whether or
-# not op_def.OPS holds them yet: the harness's op table is generated over exactly these
-# (GE_IN_LOOP_OP_DEF in ge_ops/ge_in_loop/CMakeLists.txt), the CANN-facing sources unchanged.
-GE_IN_LOOP_OPS = ("ADD_CUSTOM", "LEAKY_RELU_CUSTOM")
+# The op records GE in the loop drives (ge_ops/ge_in_loop/driver/): None, every op of
+# op_def.OPS; or record names, in this order, whether or not op_def.OPS holds them yet (an op
+# staged before it ships). The harness's op table is generated over exactly these
+# (GE_IN_LOOP_OP_DEF in ge_ops/ge_in_loop/CMakeLists.txt), the CANN-facing sources unchanged;
+# the generic cases (driver/any_op_tests.cc) run each op of it from its record, so an op of
+# OPS needs nothing here.
+GE_IN_LOOP_OPS = None
 
 
 def ge_in_loop_op_def():
-    """build/ge-in-loop/op-def/op_def.py: a copy of tf_ge_custom/op_def.py whose OPS is
-    GE_IN_LOOP_OPS (an assignment appended), kernel_contract.py beside it; rewritten only when
-    its text changes, so that CMake regenerates nothing on an unchanged tree."""
+    """build/ge-in-loop/op-def/op_def.py: a copy of tf_ge_custom/op_def.py (whose OPS is
+    GE_IN_LOOP_OPS, an assignment appended, where that names records), kernel_contract.py
+    beside it; rewritten only when its text changes, so that CMake regenerates nothing on an
+    unchanged tree."""
     folder = GE_IN_LOOP_ROOT / "op-def"
     folder.mkdir(parents=True, exist_ok=True)
     package = SOURCE_ROOT / "tf_ge_custom"
-    texts = {"op_def.py": (package / "op_def.py").read_text()
-             + "\n\n# tests/ge/conftest.py: the ops GE in the loop drives.\nOPS = (%s)\n" % ", ".join(GE_IN_LOOP_OPS),
+    staged = ("" if GE_IN_LOOP_OPS is None else
+              "\n\n# tests/ge/conftest.py: the ops GE in the loop drives.\nOPS = (%s,)\n" % ", ".join(GE_IN_LOOP_OPS))
+    texts = {"op_def.py": (package / "op_def.py").read_text() + staged,
              "kernel_contract.py": (package / "kernel_contract.py").read_text()}
     for name, text in texts.items():
         path = folder / name
@@ -239,6 +244,9 @@ class GeInLoopBuild(object):
                                       "-sanitize" if sanitize else "")
         self.dir = GE_IN_LOOP_ROOT / self.key
         self.seconds = self.cpu_seconds = None
+        # the op_def.py its op table is generated from (a library built with another one passes
+        # -DGE_IN_LOOP_OP_DEF in build's extra, which wins)
+        self.op_def = ge_in_loop_op_def()
 
     def sources(self, kind):
         return list(self.entry[kind])

@@ -31,6 +31,7 @@ The rules, restated:
    ``tf.nn.leaky_relu``'s).
 """
 import glob
+import importlib.util
 import json
 import os
 import struct
@@ -168,5 +169,152 @@ def write_scenario(path):
     return path
 
 
+# ---- rule 6: any op of a table, from its record ----
+
+# The Triton word of each kind of parameter (rule 6), restated here: the struct code and bytes.
+POINTER_BYTES = 8
+NUM_ELEMENTS_BYTES = 4  # i32
+ATTR_WORDS = {"float": ("<f", 4), "int": ("<q", 8)}  # fp32, i64
+ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}
+GE_ALIGNMENT = 512  # GE's MallocOutputTensor rounds an output's bytes up to this
+# The shapes each dtype of an op runs at: several blocks and a partial one, then one block and
+# one element more (every input of the node has the shape).
+OP_SHAPES = ([3, 5000], [4097])
+# A value other than the default for a node to carry, per attribute type: the first of these
+# that differs from the default and lies within the attribute's range (floats exact in binary32).
+ATTR_VALUES = {"float": (-0.375, 1.5, 3.0), "int": (-3, 7, 100)}
+
+
+def load_op_def(path):
+    """The op definition module at path (an op_def.py with kernel_contract.py beside it), loaded
+    by path as ge_ops/codegen loads it: what the harness's op table was generated from."""
+    spec = importlib.util.spec_from_file_location("_tf_ge_custom_oracle_op_def", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def flat_layout(op):
+    """(slots, size) of the flat variant's host arguments (rule 6): each slot a dict with its
+    ``param`` ("ffts", "sync_block_lock", "workspace", the record's parameter, "grid_x", ...),
+    ``role``, ``index`` (an operand or an attribute's position; -1 otherwise), ``offset`` and
+    ``size``."""
+    variant = [v for v in op.kernel.variants if v.pattern == "equal"]
+    if len(variant) != 1:
+        raise ValueError("%s has %d variants of pattern equal; the oracle knows an op by its one "
+                         "flat variant" % (op.type_name, len(variant)))
+    attrs = [a.name for a in op.attrs]
+    entries = [("ffts", "ffts", -1, POINTER_BYTES), ("sync_block_lock", "sync_block_lock", -1, POINTER_BYTES),
+               ("workspace", "workspace", -1, POINTER_BYTES)]
+    for param in variant[0].params:
+        kind, _, rest = param.partition(":")
+        if kind in ("input", "output"):
+            entries.append((param, kind, int(rest), POINTER_BYTES))
+        elif kind == "num_elements":
+            entries.append((param, kind, -1, NUM_ELEMENTS_BYTES))
+        elif kind == "attr":
+            entries.append((param, kind, attrs.index(rest), ATTR_WORDS[op.attrs[attrs.index(rest)].type][1]))
+        else:
+            raise ValueError("%s's flat variant has the parameter %s; the oracle knows input, output, "
+                             "num_elements and attr" % (op.type_name, param))
+    entries += [("grid_x", "grid_x", -1, 4), ("grid_y", "grid_y", -1, 4), ("grid_z", "grid_z", -1, 4)]
+    slots, offset = [], 0
+    for param, role, index, size in entries:
+        offset = _ceil(offset, size) * size
+        slots.append({"param": param, "role": role, "index": index, "offset": offset, "size": size})
+        offset += size
+    return slots, _ceil(offset, 8) * 8, variant[0]
+
+
+def _attr_value(attr):
+    for value in ATTR_VALUES[attr.type]:
+        if value != attr.default and (attr.minimum is None or value >= attr.minimum) and (
+                attr.maximum is None or value <= attr.maximum):
+            return value
+    raise ValueError("no value for %s other than its default within its range" % attr.name)
+
+
+def _attr_word(attr, value):
+    code, size = ATTR_WORDS[attr.type]
+    if attr.type == "float":
+        value = float(value)
+    return int.from_bytes(struct.pack(code, value), "little"), size
+
+
+def expected_flat_launch(op, shape, dtype, attrs=None):
+    """The launch of a node of op (a record) whose inputs all have ``shape``, of ``dtype``, with
+    the attribute values ``attrs`` (a list in the record's order; None: the node carries none):
+    rule 6. ``words``: [offset, size, value], value an integer, or "input:<i>" / "output:<i>" /
+    "ffts" / "programs" for what the call decides (the addresses, the device's ffts word, the
+    programs once capped); ``descs``: per 8-byte word of a declared launch, the input or output
+    it holds or "c" (a value)."""
+    slots, size, variant = flat_layout(op)
+    n = 1
+    for d in shape:
+        n *= d
+    block = 1
+    for b in variant.block:
+        block *= b
+    values = [a.default for a in op.attrs] if attrs is None else list(attrs)
+    words, descs = [], []
+    for s in slots:
+        if s["role"] in ("input", "output"):
+            value = "%s:%d" % (s["role"], s["index"])
+        elif s["role"] == "ffts":
+            value = "ffts"
+        elif s["role"] == "num_elements":
+            value = n
+        elif s["role"] == "attr":
+            value = _attr_word(op.attrs[s["index"]], values[s["index"]])[0]
+        elif s["role"] == "grid_x":
+            value = "programs"
+        elif s["role"] in ("grid_y", "grid_z"):
+            value = 1
+        else:  # the lock and the workspace: none in these kernels
+            value = 0
+        words.append([s["offset"], s["size"], value])
+    pointers = dict((s["offset"], "%s:%d" % (s["role"], s["index"])) for s in slots if s["role"] in ("input", "output"))
+    descs = [pointers.get(at, "c") for at in range(0, size, 8)]
+    python_name = op.python_name
+    return {"shape": list(shape), "dtype": dtype, "n": n, "tiles": _ceil(n, block),
+            "output_bytes": _ceil(n * ITEMSIZE[dtype], GE_ALIGNMENT) * GE_ALIGNMENT,
+            "attrs": None if attrs is None else [{"type": a.type, "value": v} for a, v in zip(op.attrs, values)],
+            "kernel_name": "tf_ge_custom_%s_%s_%s" % (python_name, variant.name, dtype),
+            "size": size, "words": words, "descs": descs}
+
+
+def op_scenario(op_def_path):
+    """The generic cases' scenario: for every op of the table at op_def_path, its kernels'
+    facts (what the harness writes its kernel set from: the flat variant's parameters as slots
+    of a role, an index and a size) and per dtype its launches (rule 6), with the node's
+    attributes at other values and, once, without any."""
+    module = load_op_def(op_def_path)
+    ops = []
+    for op in module.OPS:
+        slots, size, variant = flat_layout(op)
+        cases = []
+        for dtype in op.dtypes:
+            carried = [_attr_value(a) for a in op.attrs] if op.attrs else None
+            cases.append(expected_flat_launch(op, OP_SHAPES[0], dtype, carried))
+            cases.append(expected_flat_launch(op, OP_SHAPES[1], dtype, None))
+        ops.append({"type": op.type_name, "python_name": op.python_name, "inputs": len(op.inputs),
+                    "outputs": len(op.outputs), "dtypes": list(op.dtypes),
+                    "refused_dtypes": [d for d in sorted(ITEMSIZE) if d not in op.dtypes],
+                    "variant": variant.name, "block": list(variant.block),
+                    "params": [dict((k, s[k]) for k in ("param", "role", "index", "size"))
+                               for s in slots[3:-3]],
+                    "cases": cases})
+    return {"op_def": os.path.abspath(op_def_path), "ops": ops}
+
+
+def write_op_scenario(path, op_def_path):
+    with open(path, "w") as f:
+        json.dump(op_scenario(op_def_path), f, indent=1, sort_keys=True)
+    return path
+
+
 if __name__ == "__main__":
-    write_scenario(sys.argv[1])
+    if len(sys.argv) == 3:  # SCENARIO.json OP_DEF.py: the generic cases' scenario (rule 6)
+        write_op_scenario(sys.argv[1], sys.argv[2])
+    else:
+        write_scenario(sys.argv[1])

@@ -49,22 +49,28 @@ SANITIZER_OPTIONS = {"ASAN_OPTIONS": "abort_on_error=1:detect_leaks=1",
 DOUBLE = SOURCE_ROOT / "tests" / "ge" / "doubles" / "kernel_compiler_double"
 
 
-def _scenario(path):
-    """The whole-model scenario (driver/whole_model_tests.cc): tests/ge/launch_oracle.py's
-    launches for the node tables of tests/ge/fixtures/."""
+def _oracle():
     import importlib.util
     spec = importlib.util.spec_from_file_location(
         "_tf_ge_custom_launch_oracle", str(SOURCE_ROOT / "tests" / "ge" / "launch_oracle.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.write_scenario(str(path))
+    return module
 
 
-def harness_env(scratch, sanitize=False):
+def _scenario(path):
+    """The whole-model scenario (driver/whole_model_tests.cc): tests/ge/launch_oracle.py's
+    launches for the node tables of tests/ge/fixtures/."""
+    return _oracle().write_scenario(str(path))
+
+
+def harness_env(scratch, op_def, sanitize=False):
     """The harness's environment: no toolkit, no hivmc; Compile's builder is the TEST DOUBLE
     tests/ge/doubles/kernel_compiler_double (real builder entry point and cache protocol,
     made-up build step) with a cache of its own; the package the builder imports is the
-    installed one; the whole-model scenario written into the scratch folder."""
+    installed one; the whole-model scenario and the op table's (launch_oracle.py's rule 6 over
+    op_def, the op_def.py the library's table was generated from: the generic cases,
+    driver/any_op_tests.cc) written into the scratch folder."""
     import sys
     import tf_ge_custom
     scratch = pathlib.Path(scratch)
@@ -78,6 +84,7 @@ def harness_env(scratch, sanitize=False):
                TF_GE_CUSTOM_DOUBLE_COUNT=str(scratch / "builds.txt"),
                TF_GE_IN_LOOP_PACKAGE=os.path.dirname(os.path.abspath(tf_ge_custom.__file__)),
                TF_GE_IN_LOOP_MODELS=_scenario(scratch / "whole_models.json"),
+               TF_GE_IN_LOOP_OPS=_oracle().write_op_scenario(str(scratch / "op_table.json"), str(op_def)),
                TMPDIR=str(scratch))
     if sanitize:
         env.update(SANITIZER_OPTIONS)
@@ -109,7 +116,7 @@ def runs(ge_in_loop, tmp_path_factory):
         if tag not in cache:
             build, exe = ge_in_loop(tag, sanitize=True)
             scratch = tmp_path_factory.mktemp("ge-in-loop")
-            cache[tag] = (build, exe) + _run(exe, harness_env(scratch, sanitize=True))
+            cache[tag] = (build, exe) + _run(exe, harness_env(scratch, build.op_def, sanitize=True))
         return cache[tag]
 
     return run
@@ -300,7 +307,7 @@ def test_deliberate_adapter_defects_are_caught(runs, tmp_path):
             if (cann / other.name).read_text() != wanted:  # a new time: CMake compiles it again
                 (cann / other.name).write_text(wanted)
         library = _build_library(build, tmp_path, "mutant", cann)
-        env = harness_env(tmp_path / name, sanitize=True)
+        env = harness_env(tmp_path / name, build.op_def, sanitize=True)
         (tmp_path / name).mkdir(exist_ok=True)
         env["TF_GE_IN_LOOP_LIBRARY"] = str(library)
         # only the cases that must fail: under the sanitizers a whole run takes minutes
@@ -333,7 +340,7 @@ def test_the_memfd_copy_keeps_its_own_creators_whatever_the_registry_archives_vi
                         ("default_visibility_no_link_option", ["-DGE_IN_LOOP_REGISTRY_VISIBILITY=default",
                                                                "-DGE_IN_LOOP_LIBRARY_LINK=none"])):
         library = _build_library(build, tmp_path, name, extra=extra)
-        env = harness_env(tmp_path / name, sanitize=True)
+        env = harness_env(tmp_path / name, build.op_def, sanitize=True)
         env["TF_GE_IN_LOOP_LIBRARY"] = str(library)
         records, proc = _run(exe, env, ["--filter", "OmLoad.TheModelsLibraryCopy"])
         assert COPY_CASE in records, proc.stderr[-3000:]
@@ -342,3 +349,64 @@ def test_the_memfd_copy_keeps_its_own_creators_whatever_the_registry_archives_vi
                                            "failed: " + "; ".join(records[COPY_CASE]["failures"])[:600]))
     assert outcomes["default_visibility"]["passed"], outcomes["default_visibility"]["failures"]
     assert not outcomes["default_visibility_no_link_option"]["passed"]
+
+
+# ---- an op the harness was not written for: the third op of tests/package/test_adding_an_op.py ----
+
+ADDING_AN_OP = SOURCE_ROOT / "tests" / "package" / "test_adding_an_op.py"
+ANY_OP_CASES = [c for c in CASES if c.startswith("AnyOp.")]
+
+
+def _third_op_record():
+    """The RECORD text test_adding_an_op.py appends to its copy's op_def.py (read from that
+    file's source, not imported: one statement of the third op)."""
+    import ast
+    for node in ast.parse(ADDING_AN_OP.read_text()).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["RECORD"]:
+            return ast.literal_eval(node.value)
+    raise AssertionError("%s no longer assigns RECORD" % ADDING_AN_OP)
+
+
+@pytest.fixture(scope="module")
+def third_op_def(tmp_path_factory):
+    """The copy's tf_ge_custom/op_def.py of test_adding_an_op.py: the checkout's with the third
+    op's record appended (its OPS then ends with SquareCustom), kernel_contract.py beside it.
+    Nothing else of the copy is read by GE in the loop: the adapter's sources and the driver are
+    the checkout's (the copy's are the same files), the kernels test_support's fake npubins."""
+    folder = tmp_path_factory.mktemp("third_op") / "tf_ge_custom"
+    folder.mkdir()
+    package = SOURCE_ROOT / "tf_ge_custom"
+    (folder / "op_def.py").write_text((package / "op_def.py").read_text() + _third_op_record())
+    shutil.copy2(str(package / "kernel_contract.py"), str(folder / "kernel_contract.py"))
+    return folder / "op_def.py"
+
+
+@pytest.mark.parametrize("tag", TAGS)
+def test_a_third_op_runs_through_ge_in_the_loop_from_its_record_alone(runs, third_op_def, tag, tmp_path):
+    """SquareCustom, added by its record alone, through GE in the loop: the GE library built
+    from the checkout's adapter sources over the copy's op_def.py (its table generated there;
+    the upstream libraries of the tag's sanitized build reused), loaded into the same test
+    program, whose generic cases (driver/any_op_tests.cc) run every op of that table from the
+    oracle's reading of the records: nothing of the harness names the op."""
+    import json
+    build, exe, _, _ = runs(tag)
+    library = _build_library(build, tmp_path, "third-op", extra=["-DGE_IN_LOOP_OP_DEF=" + str(third_op_def)])
+    print("GE in the loop %s: the third op's GE library built in %.0f s (%.0f CPU s)"
+          % (tag, build.seconds, build.cpu_seconds))
+    env = harness_env(tmp_path / "run", third_op_def, sanitize=True)
+    env["TF_GE_IN_LOOP_LIBRARY"] = str(library)
+    records, proc = _run(exe, env, ["--filter", "AnyOp."])
+    print("\n".join(line for line in proc.stdout.splitlines() if line.startswith("# ")))
+    failed = {name: r["failures"] for name, r in records.items() if not r["passed"]}
+    assert proc.returncode == 0 and not failed, (failed, proc.stderr[-6000:])
+    assert sorted(records) == sorted(ANY_OP_CASES) and len(ANY_OP_CASES) >= 5
+    assert "runtime error" not in proc.stderr and "AddressSanitizer" not in proc.stderr
+    # the table the library and the cases ran: the copy's OPS, the third op last, and every
+    # launch of each of its dtypes checked at each step
+    with open(env["TF_GE_IN_LOOP_OPS"]) as f:
+        table = {op["type"]: op for op in json.load(f)["ops"]}
+    assert list(table) == ["AddCustom", "LeakyReluCustom", "SquareCustom"]
+    square = table["SquareCustom"]
+    assert square["dtypes"] == ["float32", "float16"] and square["inputs"] == 1
+    for step in ("Execute", "DeclareLaunchArgs", "through GE's OM loader"):
+        assert "# AnyOp SquareCustom %s: %d launches of 2 dtypes checked" % (step, len(square["cases"])) in proc.stdout

@@ -207,3 +207,91 @@ def test_the_scenario_names_each_kernel_by_variant_and_dtype(tmp_path):
         "%s %d nodes, variants %s, dtypes %s" % (
             name, len(nodes), sorted({n["launch"]["variant"] for n in nodes}),
             sorted({n["dtype"] for n in nodes})) for name, nodes in sorted(models.items())))
+
+
+# ---- rule 6: any op of a table, from its record (the generic cases, driver/any_op_tests.cc) ----
+
+def _record(params, attrs=(), block=4096, inputs=("x",)):
+    from tf_ge_custom import op_def
+    return op_def.OpDefinition(
+        type_name="SomeCustom", python_name="some_custom", inputs=inputs, outputs=("y",), type_attr="T",
+        dtypes=("float16",), kernel=op_def.KernelSpec(source="some_kernel.py", variants=(
+            op_def.KernelVariant("flat", "some_kernel", "equal", (block,), (("BLOCK_SIZE", block),), params),)),
+        attrs=attrs)
+
+
+def _offsets(op):
+    slots, size, _ = oracle.flat_layout(op)
+    return [(s["role"], s["offset"], s["size"]) for s in slots], size
+
+
+def test_the_oracle_lays_out_the_flat_variants_of_the_shipped_ops_as_docs_kernel_manifest_does():
+    from tf_ge_custom import op_def
+    # docs/kernel-manifest.md's 64 bytes of add_kernel: ffts 0, lock 8, workspace 16, x 24,
+    # y 32, z 40, n_elements 48, gridX 52, gridY 56, gridZ 60
+    assert _offsets(op_def.ADD_CUSTOM) == ([
+        ("ffts", 0, 8), ("sync_block_lock", 8, 8), ("workspace", 16, 8), ("input", 24, 8), ("input", 32, 8),
+        ("output", 40, 8), ("num_elements", 48, 4), ("grid_x", 52, 4), ("grid_y", 56, 4), ("grid_z", 60, 4)], 64)
+    # LeakyReluCustom's: x 24, y 32, n_elements 40, alpha 44 (fp32), the grid from 48, 60 bytes
+    # padded to 64 (test_support.cc's LeakyReluArgsJson, written out by hand)
+    assert _offsets(op_def.LEAKY_RELU_CUSTOM) == ([
+        ("ffts", 0, 8), ("sync_block_lock", 8, 8), ("workspace", 16, 8), ("input", 24, 8), ("output", 32, 8),
+        ("num_elements", 40, 4), ("attr", 44, 4), ("grid_x", 48, 4), ("grid_y", 52, 4), ("grid_z", 56, 4)], 64)
+
+
+def test_the_oracle_aligns_each_word_to_its_size_and_pads_the_struct_to_8_bytes():
+    from tf_ge_custom import op_def
+    # y = x * x: 24 x, 32 y, 40 n, 44..52 the grid: 56 bytes, no padding
+    square = _record(("input:0", "output:0", "num_elements"))
+    assert _offsets(square) == ([
+        ("ffts", 0, 8), ("sync_block_lock", 8, 8), ("workspace", 16, 8), ("input", 24, 8), ("output", 32, 8),
+        ("num_elements", 40, 4), ("grid_x", 44, 4), ("grid_y", 48, 4), ("grid_z", 52, 4)], 56)
+    # an int attribute (i64) after the count: 4 bytes of padding before it at 48, the grid at
+    # 56..64, 68 bytes padded to 72
+    counted = _record(("input:0", "output:0", "num_elements", "attr:k"), (op_def.OpAttr("k", "int", 3),))
+    assert _offsets(counted)[0][5:] == [("num_elements", 40, 4), ("attr", 48, 8), ("grid_x", 56, 4),
+                                        ("grid_y", 60, 4), ("grid_z", 64, 4)]
+    assert _offsets(counted)[1] == 72
+    # a pointer after a float attribute moves to the next 8 bytes
+    late = _record(("num_elements", "attr:a", "input:0", "output:0"), (op_def.OpAttr("a", "float", 1.0),))
+    assert [(r, o) for r, o, _ in _offsets(late)[0][3:6]] == [("num_elements", 24), ("attr", 28), ("input", 32)]
+
+
+def test_the_oracle_gives_any_ops_words_and_declared_words_worked_out_by_hand():
+    from tf_ge_custom import op_def
+    op = _record(("input:0", "input:1", "output:0", "num_elements", "attr:a", "attr:k"),
+                 (op_def.OpAttr("a", "float", 0.5), op_def.OpAttr("k", "int", 2, minimum=0)),
+                 block=2048, inputs=("x", "w"))
+    # [3, 5000]: 15000 elements in blocks of 2048 -> 8 programs; float16: 30000 bytes, GE's 512 -> 30208
+    got = oracle.expected_flat_launch(op, [3, 5000], "float16", [-0.375, 7])
+    # -0.375 = -1.5 x 2^-2: sign 1, exponent 125, mantissa 0x400000 -> 0xBEC00000; k 7
+    assert got["words"] == [[0, 8, "ffts"], [8, 8, 0], [16, 8, 0], [24, 8, "input:0"], [32, 8, "input:1"],
+                            [40, 8, "output:0"], [48, 4, 15000], [52, 4, 0xBEC00000], [56, 8, 7],
+                            [64, 4, "programs"], [68, 4, 1], [72, 4, 1]]
+    assert (got["size"], got["n"], got["tiles"], got["output_bytes"]) == (80, 15000, 8, 30208)
+    assert got["descs"] == ["c", "c", "c", "input:0", "input:1", "output:0", "c", "c", "c", "c"]
+    assert got["kernel_name"] == "tf_ge_custom_some_custom_flat_float16"
+    assert got["attrs"] == [{"type": "float", "value": -0.375}, {"type": "int", "value": 7}]
+    # without attributes on the node: the defaults, 0.5 = 0x3F000000 and 2
+    plain = oracle.expected_flat_launch(op, [4097], "float16")
+    assert plain["attrs"] is None and plain["words"][7:9] == [[52, 4, 0x3F000000], [56, 8, 2]]
+    assert plain["tiles"] == 3
+    # a negative int as its 64-bit two's complement
+    assert oracle.expected_flat_launch(op, [1], "float16", [1.0, -3])["words"][8] == [56, 8, 2 ** 64 - 3]
+
+
+def test_the_op_table_scenario_covers_every_op_and_dtype_of_its_op_def(tmp_path):
+    from tf_ge_custom import op_def
+    path = oracle.write_op_scenario(str(tmp_path / "ops.json"), op_def.__file__)
+    with open(path) as f:
+        ops = json.load(f)["ops"]
+    assert [o["type"] for o in ops] == [o.type_name for o in op_def.OPS]
+    for o, record in zip(ops, op_def.OPS):
+        assert sorted({c["dtype"] for c in o["cases"]}) == sorted(record.dtypes)
+        assert sorted(o["dtypes"] + o["refused_dtypes"]) == sorted(op_def.DTYPES)
+        # each dtype once with the node's attributes (when the op has any) and once without
+        assert len(o["cases"]) == 2 * len(record.dtypes)
+        carried = [c["attrs"] for c in o["cases"] if c["attrs"] is not None]
+        assert len(carried) == (len(record.dtypes) if record.attrs else 0)
+        for attrs in carried:  # never the default: the node's own value must reach the word
+            assert all(a["value"] != d.default for a, d in zip(attrs, record.attrs))

@@ -16,8 +16,11 @@ run end to end.
 - The copy's kernel file runs in Triton's CPU interpreter (PyPI triton, ``make
   triton-interp``) through the project's launch geometry, against numpy's ``x * x``.
 
-Not here: GE in the loop (tests/ge builds its harness against the GE sources, minutes per
-build) and the kernel's HIVM lowering (tests/kernels, per op).
+The same record goes through GE in the loop in tests/ge/test_ge_in_loop.py
+(``test_a_third_op_runs_through_ge_in_the_loop_from_its_record_alone``, which reads ``RECORD``
+from this file and reuses the harness's sanitized build there): the copy's op_def.py as the GE
+library's op table, the harness's generic cases, both tags. Not here: the kernel's HIVM
+lowering (tests/kernels, per op).
 """
 import glob
 import json
@@ -43,6 +46,8 @@ BUILD_INPUTS = ("setup.py", "pyproject.toml", "MANIFEST.in", "README.md", "LICEN
 
 # --- the three things the third op is --------------------------------------------------------
 
+# (tests/ge/test_ge_in_loop.py reads RECORD from this file's source too: the op through GE in
+# the loop)
 RECORD = '''
 
 # y = x * x, as tf.math.square computes it: one input, no attribute, no broadcasting.

@@ -33,6 +33,7 @@
 #include "graph/ge_local_context.h"
 #include "platform/platform_info.h"
 #include "acl/acl_rt.h"
+#include "op_table.h"
 #include "recording_acl.h"
 #include "test_support.h"
 #include "testing.h"
@@ -42,10 +43,20 @@ namespace harness {
 using test_support::KernelSpec;
 
 inline const char kOpType[] = "AddCustom";
-// The harness's op table (tests/ge/conftest.py, GE_IN_LOOP_OPS): the ops the library under
-// test registers, in the table's order; LeakyReluCustom whether or not op_def.OPS holds it yet.
 inline const char kLeakyRelu[] = "LeakyReluCustom";
-inline const std::vector<std::string> kOpTypes = {kOpType, kLeakyRelu};
+// The ops whose cases and kernel layouts the harness writes out by hand (AddCustom's every
+// variant, LeakyReluCustom's flat one); any other op of the table has the generic cases
+// (any_op_tests.cc) and a kernel set laid out from its record.
+inline const std::vector<std::string> kHandWritten = {kOpType, kLeakyRelu};
+// The harness's op table: the ops the library under test registers, in the table's order, as
+// the oracle read them from the records (op_table.h; tests/ge/conftest.py's GE_IN_LOOP_OPS:
+// op_def.OPS); the hand-written ops where no scenario names the table (a run by hand).
+inline std::vector<std::string> TableTypes() {
+  std::vector<std::string> types;
+  for (const op_table::Op &op : op_table::Ops()) types.push_back(op.type);
+  return types.empty() ? kHandWritten : types;
+}
+inline const std::vector<std::string> kOpTypes = TableTypes();
 inline const char kSoc[] = "Ascend910B1";
 // A second packaged SoC whose float32 flat kernel wants a workspace and locks, so that
 // Execute reaches MallocWorkSpace and aclrtMemsetAsync.
@@ -76,11 +87,17 @@ inline std::vector<KernelSpec> AllKernels() {
 }
 
 // The package's kernels of a SoC: AddCustom's and LeakyReluCustom's (its one flat variant for
-// its three dtypes), in one manifest as the builder writes a set of several ops.
+// its three dtypes), and every other op's of the library's table (op_table.h: its flat variant
+// per dtype, laid out from its record's parameters), in one manifest as the builder writes a
+// set of several ops.
 inline std::vector<KernelSpec> PackageKernels() {
   std::vector<KernelSpec> all = AllKernels();
   for (const char *dtype : {"float32", "float16", "bfloat16"}) {
     for (const auto &k : test_support::LeakyReluVariants(dtype)) all.push_back(k);
+  }
+  for (const op_table::Op &op : op_table::Ops()) {
+    if (std::find(kHandWritten.begin(), kHandWritten.end(), op.type) != kHandWritten.end()) continue;  // above
+    for (const std::string &dtype : op.dtypes) all.push_back(op.Kernel(dtype));
   }
   return all;
 }
@@ -103,8 +120,8 @@ inline std::string WriteKernels(const test_support::TempDir &dir, const std::str
   if (!architecture.empty()) manifest = test_support::WithArchitecture(manifest, architecture);
   dir.Write(root + "/kernels/" + soc + "/manifest.json", manifest);
   for (const auto &k : kernels) {
-    dir.Write(root + "/kernels/" + soc + "/" + test_support::BinaryName(k.op, k.variant, k.dtype),
-              test_support::FakeBinary(soc, k.dtype, k.variant, k.op));
+    dir.Write(root + "/kernels/" + soc + "/" + test_support::BinaryName(k),
+              k.binary.empty() ? test_support::FakeBinary(soc, k) : k.binary);
   }
   return manifest;
 }
@@ -594,11 +611,23 @@ inline std::string DescString(const std::vector<ge::ArgDesc> &descs) {
 
 // ---- a node of any op of the table: its own inputs and attributes ----
 
-// A node's float attributes as GE's context holds them: appended in IR order
-// (OpContextBuilderBase::AppendAttr; metadef's attrs_to_buffer.h lays them out as GE's
-// lowering lays out a node's IR attributes). Empty: the node carries none, as GE keeps none
-// when one IR attribute is missing on the node (bg_ir_attrs.cc, GetAllIrAttrs).
-using FloatAttrs = std::vector<float>;
+// A node's attributes as GE's context holds them (AttrValue, op_table.h: a float or an int):
+// appended in IR order (OpContextBuilderBase::AppendAttr; metadef's attrs_to_buffer.h lays them
+// out as GE's lowering lays out a node's IR attributes). Empty: the node carries none, as GE
+// keeps none when one IR attribute is missing on the node (bg_ir_attrs.cc, GetAllIrAttrs).
+using NodeAttrs = std::vector<AttrValue>;
+using FloatAttrs = NodeAttrs;  // the hand-written cases' float attributes
+
+template <typename Builder>
+inline void AppendAttrs(Builder &b, const NodeAttrs &attrs) {
+  for (const AttrValue &a : attrs) {
+    if (a.is_int) {
+      b.AppendAttr(a.i);
+    } else {
+      b.AppendAttr(a.f);
+    }
+  }
+}
 
 // The logical address of op input i in the node calls below: kX, kY, then on in kY - kX steps.
 inline uint64_t InputAt(size_t i) { return kX + i * (kY - kX); }
@@ -620,7 +649,7 @@ struct NodeEagerCall {
   void *stream;  // a distinct fake stream per call
 
   NodeEagerCall(const std::string &op_type, const std::vector<std::vector<int64_t>> &shapes, ge::DataType dtype,
-                const FloatAttrs &attrs, const std::string &node = "eager_node") {
+                const NodeAttrs &attrs, const std::string &node = "eager_node") {
     static uint64_t streams = 0;
     stream = Addr(0x5717EB0000ull + 0x40 * ++streams);
     out.SetDataType(dtype);
@@ -633,7 +662,7 @@ struct NodeEagerCall {
       in.push_back(inputs.back().get());
     }
     b.OutputTensorDesc(0, dtype, ge::FORMAT_ND, ge::FORMAT_ND);
-    for (float a : attrs) b.AppendAttr(a);
+    AppendAttrs(b, attrs);
     in.push_back(static_cast<gert::GertAllocator *>(&allocator));
     in.push_back(stream);
     in.push_back(nullptr);
@@ -655,7 +684,7 @@ struct NodeAnnotatedCall {
   gert::ContextHolder<gert::KernelContext> holder;
 
   NodeAnnotatedCall(const std::string &op_type, const std::vector<std::vector<int64_t>> &shapes,
-                    const std::vector<int64_t> &out_dims, ge::DataType dtype, const FloatAttrs &attrs,
+                    const std::vector<int64_t> &out_dims, ge::DataType dtype, const NodeAttrs &attrs,
                     int64_t stream_id = 3, const std::string &node = "declare_node")
       : out(DeviceTensor(out_dims, dtype, AnnotatedCall::kZ)) {
     allocator.SetStreamId(stream_id);
@@ -668,7 +697,7 @@ struct NodeAnnotatedCall {
       in.push_back(inputs.back().get());
     }
     b.OutputTensorDesc(0, dtype, ge::FORMAT_ND, ge::FORMAT_ND);
-    for (float a : attrs) b.AppendAttr(a);
+    AppendAttrs(b, attrs);
     in.push_back(static_cast<gert::GertAllocator *>(&allocator));
     holder = b.Inputs(in).Outputs({out.get(), &workspace, static_cast<gert::ArgsHandler *>(&handler)}).Build();
   }
