@@ -3,6 +3,7 @@ docs/kernels.md ("Broadcasting", "The kernels"), not with the library's code: th
 variant, which input each kernel operand reads, and the values of the launch's arguments.
 
     python tests/ge/launch_oracle.py SCENARIO.json      # from tests/ge/fixtures/*.nodes.json
+    python tests/ge/launch_oracle.py OPS.json OP_DEF.py # rule 6: every op of an op_def.py
 
 writes the whole-model scenario the GE-in-the-loop program's WholeModel cases read
 (``TF_GE_IN_LOOP_MODELS``; ge_ops/ge_in_loop/driver/whole_model_tests.cc): every node of every
@@ -29,6 +30,16 @@ The rules, restated:
    kernel operand 0 reading input 0, with one more argument: alpha as its IEEE 754 binary32
    bits, the node's own value or, for a node without one, the default 0.2 (as
    ``tf.nn.leaky_relu``'s).
+6. Any op of a table, from its record alone (the generic cases, driver/any_op_tests.cc,
+   ``TF_GE_IN_LOOP_OPS``): its one flat variant (pattern ``equal``) over the n elements of
+   its inputs, which all have the node's shape. The host arguments are packed as
+   triton-ascend packs an entry: ffts, lock and workspace (8 bytes each), then the variant's
+   parameters in the record's order (an input or output address: 8 bytes; num_elements: an
+   i32; a float attribute: its binary32 bits; an int attribute: an i64), then gridX/Y/Z (4
+   bytes each), each at an offset aligned to its own size and the whole rounded up to 8
+   bytes. The programs are n over the variant's block, rounded up, capped by the caller; the
+   output's bytes are rounded up to GE's 512. A node carries each attribute at a value other
+   than its default inside its range, or none (then the defaults).
 """
 import glob
 import importlib.util

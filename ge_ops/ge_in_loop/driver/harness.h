@@ -530,6 +530,23 @@ struct RecordedDeclaration {
   uint32_t block_dim = 0, stream_id = 0;
 };
 
+// What GE's handler holds, in AddLaunch order (each call's Declared()).
+inline std::vector<RecordedDeclaration> DeclaredBy(const gert::AnnotatedArgsHandler &handler) {
+  std::vector<RecordedDeclaration> out;
+  for (size_t i = 0; i < handler.GetLaunchCount(); ++i) {
+    const gert::AnnotatedArgsHandler::LaunchRecord *r = handler.GetLaunch(i);
+    RecordedDeclaration d;
+    d.kernel_name = r->GetKernelName();
+    d.kernel_bin.assign(r->GetKernelBinData(), r->GetKernelBinData() + r->GetKernelBinSize());
+    d.args.assign(r->GetArgsData(), r->GetArgsData() + r->GetArgsSize());
+    d.descs.assign(r->GetArgDescs(), r->GetArgDescs() + r->GetArgDescCount());
+    d.block_dim = r->GetBlockDim();
+    d.stream_id = r->GetStreamId();
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 // A DeclareLaunchArgs call of AddCustom, laid out as GE's AnnotatedArgsContext reads it
 // (hicann/ge graph_metadef/exe_graph/runtime/annotated_args_context.cc): inputs [x, y,
 // workspace allocator], outputs [z (the output GE planned), workspace blocks, args handler],
@@ -562,22 +579,7 @@ struct AnnotatedCall {
   }
   gert::AnnotatedArgsContext &ctx() { return *reinterpret_cast<gert::AnnotatedArgsContext *>(holder.GetContext()); }
 
-  // What GE's handler holds, in AddLaunch order.
-  std::vector<RecordedDeclaration> Declared() const {
-    std::vector<RecordedDeclaration> out;
-    for (size_t i = 0; i < handler.GetLaunchCount(); ++i) {
-      const gert::AnnotatedArgsHandler::LaunchRecord *r = handler.GetLaunch(i);
-      RecordedDeclaration d;
-      d.kernel_name = r->GetKernelName();
-      d.kernel_bin.assign(r->GetKernelBinData(), r->GetKernelBinData() + r->GetKernelBinSize());
-      d.args.assign(r->GetArgsData(), r->GetArgsData() + r->GetArgsSize());
-      d.descs.assign(r->GetArgDescs(), r->GetArgDescs() + r->GetArgDescCount());
-      d.block_dim = r->GetBlockDim();
-      d.stream_id = r->GetStreamId();
-      out.push_back(std::move(d));
-    }
-    return out;
-  }
+  std::vector<RecordedDeclaration> Declared() const { return DeclaredBy(handler); }
 };
 
 // How this tag's GE describes an InputAddr / OutputAddr: "I"/"O" (v9.2.0-beta.1: the IR index)
@@ -703,21 +705,7 @@ struct NodeAnnotatedCall {
   }
   gert::AnnotatedArgsContext &ctx() { return *reinterpret_cast<gert::AnnotatedArgsContext *>(holder.GetContext()); }
 
-  std::vector<RecordedDeclaration> Declared() const {
-    std::vector<RecordedDeclaration> out;
-    for (size_t i = 0; i < handler.GetLaunchCount(); ++i) {
-      const gert::AnnotatedArgsHandler::LaunchRecord *r = handler.GetLaunch(i);
-      RecordedDeclaration d;
-      d.kernel_name = r->GetKernelName();
-      d.kernel_bin.assign(r->GetKernelBinData(), r->GetKernelBinData() + r->GetKernelBinSize());
-      d.args.assign(r->GetArgsData(), r->GetArgsData() + r->GetArgsSize());
-      d.descs.assign(r->GetArgDescs(), r->GetArgDescs() + r->GetArgDescCount());
-      d.block_dim = r->GetBlockDim();
-      d.stream_id = r->GetStreamId();
-      out.push_back(std::move(d));
-    }
-    return out;
-  }
+  std::vector<RecordedDeclaration> Declared() const { return DeclaredBy(handler); }
 };
 
 // Compile of a node of op_type with `inputs` inputs of dtype, laid out as Compile's.
