@@ -10,15 +10,13 @@
 #define TF_GE_CUSTOM_GE_IN_LOOP_OP_TABLE_H_
 
 #include <cstdint>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "graph/types.h"
+#include "scenario_file.h"
 #include "test_support.h"
 
 namespace harness {
@@ -85,28 +83,11 @@ struct Op {
   }
 };
 
-inline ge::DataType GeDType(const std::string &name) {
-  if (name == "float32") return ge::DT_FLOAT;
-  if (name == "float16") return ge::DT_FLOAT16;
-  if (name == "bfloat16") return ge::DT_BF16;
-  if (name == "int32") return ge::DT_INT32;
-  return ge::DT_UNDEFINED;
-}
+using scenario_file::GeDType;
 
 inline std::vector<Op> Read(std::string *why) {
-  const char *path = std::getenv("TF_GE_IN_LOOP_OPS");
-  if (path == nullptr || *path == '\0') {
-    *why = "TF_GE_IN_LOOP_OPS is unset (tests/ge/test_ge_in_loop.py writes the op table's scenario)";
-    return {};
-  }
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, false);
-  if (doc.is_discarded() || !doc.contains("ops")) {
-    *why = std::string("cannot read the op table's scenario ") + path;
-    return {};
-  }
+  const nlohmann::json doc = scenario_file::Read("TF_GE_IN_LOOP_OPS", "ops", "the op table's scenario", why);
+  if (doc.is_null()) return {};
   std::vector<Op> ops;
   for (const auto &o : doc["ops"]) {
     Op op;
@@ -159,7 +140,7 @@ inline std::vector<Op> Read(std::string *why) {
     }
     ops.push_back(std::move(op));
   }
-  if (ops.empty()) *why = std::string("the op table's scenario ") + path + " holds no op";
+  if (ops.empty()) *why = "the op table's scenario " + scenario_file::PathOf("TF_GE_IN_LOOP_OPS") + " holds no op";
   return ops;
 }
 

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
+#include "scenario_file.h"
 #include "testing.h"
 
 namespace whole_models {
@@ -60,29 +61,12 @@ struct Model {
   std::vector<Node> nodes;
 };
 
-inline ge::DataType GeDType(const std::string &name) {
-  if (name == "float32") return ge::DT_FLOAT;
-  if (name == "float16") return ge::DT_FLOAT16;
-  if (name == "bfloat16") return ge::DT_BF16;
-  if (name == "int32") return ge::DT_INT32;
-  return ge::DT_UNDEFINED;
-}
+using scenario_file::GeDType;
 
 // The scenario tests/ge/launch_oracle.py wrote; empty (and *why set) without one.
 inline std::vector<Model> ReadModels(std::string *why) {
-  const char *path = std::getenv("TF_GE_IN_LOOP_MODELS");
-  if (path == nullptr || *path == '\0') {
-    *why = "TF_GE_IN_LOOP_MODELS is unset (tests/ge/test_ge_in_loop.py writes the scenario)";
-    return {};
-  }
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, false);
-  if (doc.is_discarded() || !doc.contains("models")) {
-    *why = std::string("cannot read the scenario ") + path;
-    return {};
-  }
+  const nlohmann::json doc = scenario_file::Read("TF_GE_IN_LOOP_MODELS", "models", "the scenario", why);
+  if (doc.is_null()) return {};
   std::vector<Model> models;
   for (const auto &m : doc["models"]) {
     Model model;
@@ -112,7 +96,7 @@ inline std::vector<Model> ReadModels(std::string *why) {
     }
     models.push_back(std::move(model));
   }
-  if (models.empty()) *why = std::string("the scenario ") + path + " holds no model";
+  if (models.empty()) *why = "the scenario " + scenario_file::PathOf("TF_GE_IN_LOOP_MODELS") + " holds no model";
   return models;
 }
 
