@@ -100,8 +100,9 @@ demo: install
 	$(STEP) "run: examples/demo.py"
 	$(PY) examples/demo.py
 
-# The suite as two pytest processes side by side over disjoint paths where there are 2 cores
-# (tests/run_suite.py says which; TEST_JOBS=1: one process); PYTEST_ARGS naming paths: those only.
+# The suite as parts (pytest processes over disjoint paths) taken longest first by two workers
+# where there are 2 cores (tests/run_suite.py; TEST_JOBS=1: one process); PYTEST_ARGS naming
+# paths: those only.
 TEST_JOBS ?=
 test: venv install triton-interp
 	TF_GE_CUSTOM_TRITON_INTERP=$(abspath $(TRITON_INTERP)) $(VENV)/bin/python tests/run_suite.py $(if $(TEST_JOBS),--jobs $(TEST_JOBS)) -- $(PYTEST_ARGS)
@@ -110,31 +111,13 @@ test: venv install triton-interp
 	  echo "error: no Python 3.7 ($(PYTHON37)) for the TF 1.15 / 2.6.5 compat run"; exit 1; \
 	else echo "note: no Python 3.7 ($(PYTHON37)): skipped the TF 1.15 / 2.6.5 compat run (make test-compat)"; fi
 
-# make test-quick: the tests not marked slow of the modules below, the quick ones of every area
-# of tests/: each module here took at most about 15 s in a measured make test (or is its area's
-# quickest) and builds no native test program (the GE core's tests compile it first). A subset
-# on purpose, so not strict (skips and the deselected slow tests are reported, not refused):
-# make test runs everything. tests/package/test_make_targets.py holds the list to every area.
-QUICK_TESTS = \
-  $(addprefix tests/benchmarks/,test_bench_make.py test_bench_sink.py) \
-  $(addprefix tests/compat/,test_compile_entry_point.py) \
-  $(addprefix tests/deploy/,test_routes.py) \
-  $(addprefix tests/distribute/,test_strategies.py) \
-  $(addprefix tests/doctor/,test_cann_checks.py test_checks.py test_hostile.py test_kernel_cache_check.py test_static_graph_check.py) \
-  $(addprefix tests/examples/,test_readme_examples.py) \
-  $(addprefix tests/export/,test_cli.py test_export_tools_build.py test_freezing.py test_freezing_refusals.py test_process_handling.py test_run_om.py test_shapes_and_command_lines.py test_tolerances.py) \
-  $(addprefix tests/ge/,test_cann_build.py test_cann_toolkit.py test_codegen.py test_ge_step.py) \
-  $(addprefix tests/kernels/,test_cache.py test_entry_names.py test_geometry.py test_interpreter_numerics.py test_kernel_manifest.py test_kernels_step.py test_trust_rule.py) \
-  $(addprefix tests/npu/,test_adapter_options.py test_hostile_options.py test_open_device.py test_session_config.py test_static_sink.py) \
-  $(addprefix tests/opp/,test_layout.py test_path_rules.py test_supported_ops_json.py) \
-  $(addprefix tests/package/,test_atomic_files.py test_build_progress.py test_checkout.py test_clean.py test_cli_startup.py test_command_shape.py test_commands.py test_docs_consistency.py test_fix_texts.py test_gitignore.py test_locks.py test_make_targets.py test_python37_syntax.py) \
-  $(addprefix tests/selftest/,test_runner.py test_verdicts.py) \
-  tests/test_suite_rules.py \
-  $(addprefix tests/tf/,test_bad_inputs.py test_concurrency.py test_demo.py test_gradients.py test_graph_structure.py test_op_library_step.py test_op_registration.py test_ragged.py test_sample_pattern.py test_tf_codegen.py) \
-  $(addprefix tests/user/,test_quiet_export.py)
+# make test-quick: the quick tier, by rule (tests/quick_tier.py): the whole of tests/, each test
+# skipping the moment it would start a process (so nothing is compiled and no TensorFlow starts
+# but this pytest's own), except the smoke runs of each console command (tests marked smoke).
+# A subset by design, so not strict: make test is the check.
 test-quick: venv install triton-interp
-	TF_GE_CUSTOM_STRICT_SKIPS= TF_GE_CUSTOM_TRITON_INTERP=$(abspath $(TRITON_INTERP)) \
-	  $(VENV)/bin/pytest -m "not slow" $(QUICK_TESTS) $(PYTEST_ARGS)
+	TF_GE_CUSTOM_STRICT_SKIPS= TF_GE_CUSTOM_QUICK=1 TF_GE_CUSTOM_TRITON_INTERP=$(abspath $(TRITON_INTERP)) \
+	  $(VENV)/bin/pytest -q tests $(PYTEST_ARGS)
 
 .venv-%/.deps: requirements/compat-%-py3.7.lock
 	$(PYTHON37) -m venv .venv-$*

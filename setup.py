@@ -74,7 +74,8 @@ with open(os.path.join(HERE, "README.md")) as f:
 setup(
     name="tf-ge-custom",
     version=_version(),
-    description="AddCustom: a Triton add kernel as a TensorFlow op on Ascend NPUs (TF Adapter + GE)",
+    description="Triton kernels as TensorFlow custom ops on Ascend NPUs (TF Adapter + GE): "
+                "AddCustom, LeakyReluCustom",
     long_description=long_description,
     long_description_content_type="text/markdown",
     # SPDX (PEP 639): setuptools >= 77 writes License-Expression, older ones License; the

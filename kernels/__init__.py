@@ -1,9 +1,12 @@
-"""The AddCustom Triton kernels and their ahead-of-time npubin builder.
+"""The ops' Triton kernels and their ahead-of-time npubin builder.
 
 Installed as ``tf_ge_custom.kernels`` (the repository's top-level ``kernels/`` folder):
 
-* ``add_kernel.py``  the ``@triton.jit`` sources of the kernel variants (flat, scalar,
-  tiled broadcasting ones; ``tf_ge_custom/op_def.py`` lists them), one for every dtype
+* the kernel files, one per op, each named by its record's ``kernel.source`` in
+  ``tf_ge_custom/op_def.py`` (``add_kernel.py``: AddCustom's flat, scalar and tiled
+  broadcasting variants; ``leaky_relu_kernel.py``: LeakyReluCustom's flat one); each holds the
+  ``@triton.jit`` sources of its variants, one for every dtype
+* ``kernel_sources.py`` where the GE library finds kernel sets, and which one serves a board
 * ``geometry.py``    grid size and chunked launches of the flat kernel (the rule the
   manifest records; the GE library's launch plan applies it to every variant)
 * ``socs.py``        supported SoCs and their vector-core counts

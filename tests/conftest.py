@@ -54,6 +54,27 @@ def _keep_the_source_tree_off_sys_path():
 
 
 _keep_the_source_tree_off_sys_path()
+
+
+
+def _load_beside(name):
+    """A helper module of tests/ (importlib mode puts no test folder on sys.path), or None where
+    this conftest was copied without it (the small trees of tests/test_strict_skips.py)."""
+    import importlib.util
+
+    path = SOURCE_ROOT / "tests" / (name + ".py")
+    if not path.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location("_tests_" + name, str(path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# Every CMake build the tests start compiles through ccache (tests/compiler_cache.py).
+_compiler_cache = _load_beside("compiler_cache")
+if _compiler_cache is not None:
+    os.environ.update(_compiler_cache.variables(os.environ, os.path.dirname(sys.executable), SOURCE_ROOT))
 STRICT_VAR = "TF_GE_CUSTOM_STRICT_SKIPS"
 SKIP_LOG_VAR = "TF_GE_CUSTOM_SKIP_LOG"
 GE_REPO_VAR, METADEF_REPO_VAR = "TF_GE_CUSTOM_GE_REPO", "TF_GE_CUSTOM_METADEF_REPO"
@@ -272,6 +293,11 @@ FUZZ_SEED_VAR = "TF_GE_CUSTOM_FUZZ_SEED"
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "smoke: the quick tier's run of a console command "
+                            "(may start processes under make test-quick: tests/quick_tier.py)")
+    quick_tier = _load_beside("quick_tier") if os.environ.get("TF_GE_CUSTOM_QUICK") == "1" and not _strict() else None
+    if quick_tier is not None:
+        config.pluginmanager.register(quick_tier.QuickTier(), "tf_ge_custom_quick_tier")
     # One fuzz seed per run, new each run unless given: the seeded fuzz tests read it at import.
     if not os.environ.get(FUZZ_SEED_VAR, "").strip():
         os.environ[FUZZ_SEED_VAR] = str(int.from_bytes(os.urandom(4), "little"))

@@ -1,45 +1,56 @@
-"""make test's runner: the whole suite as two pytest processes side by side, over disjoint paths.
+"""make test's runner: the whole suite as pytest processes over disjoint parts of tests/, run by
+two workers that each take the next part as soon as they are free.
 
 Much of the suite waits on one process at a time (a child importing TensorFlow, a console
-script, a native build with two jobs), and one pytest keeps one core busy at most. On a machine
-with two cores or more (``--jobs 2``, the default there) the suite runs as two processes:
+script, a native build with two jobs), and one pytest keeps one core busy at most. So on a
+machine with two cores or more (``--jobs 2``, the default there) the suite runs as *parts*,
+each its own pytest process, and two workers side by side take the parts from one queue:
 
-- *beside*: :data:`BESIDE`, tests/ge and tests/kernels: they share the native build folder
-  (build/ge-tests/), so they must be in one process, and they are the suite's compiling half
-  (the native tests, the sanitizers, GE in the loop, the CANN matrix). In the first
-  two-process CI rehearsal (2026-12-02) they used about 2,400 CPU seconds, the rest of the
-  suite about 2,450 once tests/selftest, tests/examples and tests/benchmarks, beside them
-  there at first, were counted on its side (they kept the beside half running 25 minutes
-  after the other had ended);
-- *main*: every other entry of tests/ holding a test module, computed, so a new folder lands
-  here.
+- :data:`GROUPS` name the folders that must share one process: tests/ge and tests/kernels
+  use the same native build folder (build/ge-tests/), so they are one part;
+- every other entry of tests/ holding a test module is a part of its own, computed, so a new
+  folder lands in the queue by itself;
+- the queue is longest first, by the wall time each part took in the run recorded in
+  :data:`TIMES` (``tests/suite_times.json``; a part it lacks counts as long as the longest,
+  so it starts early). With the longest parts started first, the two workers end within
+  about one short part of each other (the longest-processing-time rule).
 
-Before anything runs, the two path lists are checked to hold every tests/**/test_*.py exactly
-once. Each process is its own strict run (tests/conftest.py checks the paths it was given, and
-appends its own line to ``TF_GE_CUSTOM_SKIP_LOG``). The main half prints as it goes; the beside
-half writes to ``build/test-beside.log`` (``tail -f`` it), printed whole when both have ended,
-then one line per half. The exit status is the main half's when it failed, else the beside
-half's.
+Before anything runs, the parts are checked to hold every tests/**/test_*.py exactly once.
+Each part is its own strict run (tests/conftest.py checks the paths it was given, and appends
+its own line to ``TF_GE_CUSTOM_SKIP_LOG``), writing into ``build/test-parts/<part>.log``
+(``tail -f`` it); a part's log is printed whole when it ends, with a line giving its exit
+status, wall and CPU time. At the end: one line per part, in the order they ended, then the
+parts' wall times into ``build/suite-times.json`` (copy it over :data:`TIMES` to reorder the
+queue). The exit status is the first failed part's, else 0.
+
+Why not pytest-xdist: strict mode (tests/conftest.py) judges collection in the process that
+collected (every module under the given paths collected, no collect_ignore, no deselection),
+and under xdist the workers collect while only their failed collection reports reach the
+controller, which judges. Parts keep every pytest process an ordinary, whole run.
 
 Given paths of its own (``make test PYTEST_ARGS=tests/tf``) or ``--jobs 1``, it runs one pytest
 with the arguments as given.
 """
 import argparse
+import json
 import os
 import pathlib
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
-BESIDE = ("tests/ge", "tests/kernels")
-BESIDE_LOG = ROOT / "build" / "test-beside.log"
+GROUPS = (("tests/ge", "tests/kernels"),)
+TIMES = TESTS / "suite_times.json"
+PART_LOGS = ROOT / "build" / "test-parts"
+RUN_TIMES = ROOT / "build" / "suite-times.json"
 
 
 class PartitionError(Exception):
-    """The two halves do not hold every test module exactly once."""
+    """The parts do not hold every test module exactly once."""
 
 
 def test_modules(paths, root=ROOT):
@@ -52,27 +63,43 @@ def test_modules(paths, root=ROOT):
     return found
 
 
-def halves(root=ROOT, beside=BESIDE):
-    """(beside paths, main paths): the main half is every entry of tests/ with a test module under
-    it that is not in the beside half. Raises PartitionError unless together they hold every
+def parts(root=ROOT, groups=GROUPS):
+    """[(name, [paths])]: each group of :data:`GROUPS`, then every other entry of tests/ with a
+    test module under it. Raises PartitionError unless together they hold every
     tests/**/test_*.py exactly once."""
     tests = root / "tests"
-    missing = [p for p in beside if not (root / p).exists()]
+    missing = [p for g in groups for p in g if not (root / p).exists()]
     if missing:
-        raise PartitionError("the beside half names %s, which %s not exist" % (
+        raise PartitionError("the groups name %s, which %s not exist" % (
             ", ".join(missing), "does" if len(missing) == 1 else "do"))
-    taken = set(beside)
-    main = [entry.relative_to(root).as_posix() for entry in sorted(tests.iterdir())
-            if entry.relative_to(root).as_posix() not in taken and test_modules([entry.relative_to(root)], root)]
+    taken = set(p for g in groups for p in g)
+    found = [("+".join(p.rsplit("/", 1)[-1] for p in g), list(g)) for g in groups]
+    found += [(entry.name, [entry.relative_to(root).as_posix()]) for entry in sorted(tests.iterdir())
+              if entry.relative_to(root).as_posix() not in taken and test_modules([entry.relative_to(root)], root)]
     every = sorted(p.relative_to(root).as_posix() for p in tests.rglob("test_*.py"))
-    got = test_modules(beside, root) + test_modules(main, root)
+    got = [m for _, paths in found for m in test_modules(paths, root)]
     if sorted(got) != every:
         twice = sorted({m for m in got if got.count(m) > 1})
         lost = sorted(set(every) - set(got))
-        raise PartitionError("the two halves hold %s" % "; ".join(
+        raise PartitionError("the parts hold %s" % "; ".join(
             part for part in ("twice: " + ", ".join(twice) if twice else "",
-                              "neither: " + ", ".join(lost) if lost else "") if part))
-    return list(beside), main
+                              "none: " + ", ".join(lost) if lost else "") if part))
+    return found
+
+
+def queue(found, times):
+    """The parts longest first by ``times`` ({name: seconds}); a part without a time counts as
+    the longest; ties keep their order."""
+    longest = max(list(times.values()) + [0.0])
+    return sorted(found, key=lambda part: -times.get(part[0], longest + 1))
+
+
+def read_times(path=TIMES):
+    try:
+        with open(str(path)) as f:
+            return {str(k): float(v) for k, v in json.load(f)["seconds"].items()}
+    except (IOError, OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
 
 
 def names_paths(pytest_args, cwd):
@@ -86,10 +113,70 @@ def _last_line(text):
     return lines[-1].strip() if lines else "(no output)"
 
 
+class Runner(object):
+    """Two (or ``jobs``) workers taking parts from one queue; each part one pytest process."""
+
+    def __init__(self, pytest, pytest_args, todo, jobs):
+        self.pytest, self.pytest_args = pytest, list(pytest_args)
+        self.todo, self.jobs = list(todo), jobs
+        self.lock = threading.Lock()
+        self.running, self.done = {}, []  # pid -> Popen; [(name, status, wall, cpu, last line)]
+        self.stopping = False
+
+    def _next(self):
+        with self.lock:
+            if self.stopping or not self.todo:
+                return None
+            return self.todo.pop(0)
+
+    def _run_part(self, name, paths):
+        log_path = PART_LOGS / (name + ".log")
+        started = time.time()
+        with open(str(log_path), "w") as log:
+            with self.lock:
+                if self.stopping:
+                    return
+                proc = subprocess.Popen([self.pytest] + self.pytest_args + paths, stdout=log,
+                                        stderr=subprocess.STDOUT)
+                self.running[proc.pid] = proc
+            _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall, cpu = time.time() - started, usage.ru_utime + usage.ru_stime
+        text = log_path.read_text(errors="replace")
+        with self.lock:
+            del self.running[proc.pid]
+            line = "part %s (%s): exit %d in %.0f s, CPU %.0f s: %s" % (
+                name, " ".join(paths), proc.returncode, wall, cpu, _last_line(text))
+            self.done.append((name, proc.returncode, wall, cpu, line))
+            sys.stdout.write("\n=== %s ===\n%s" % (line, text))
+            sys.stdout.flush()
+
+    def _worker(self):
+        while True:
+            part = self._next()
+            if part is None:
+                return
+            self._run_part(*part)
+
+    def forward(self, signum):
+        with self.lock:
+            self.stopping = True
+            for proc in self.running.values():
+                proc.send_signal(signum)
+
+    def run(self):
+        workers = [threading.Thread(target=self._worker, daemon=True) for _ in range(self.jobs)]
+        for worker in workers:
+            worker.start()
+        while any(w.is_alive() for w in workers):
+            for worker in workers:
+                worker.join(0.2)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=None,
-                        help="pytest processes: 1, or 2 (the default on a machine with 2 cores or more)")
+                        help="workers: 1 (one pytest), or 2 (the default on a machine with 2 cores or more)")
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER,
                         help="arguments for pytest (after --)")
     args = parser.parse_args(argv)
@@ -101,50 +188,37 @@ def main(argv=None):
     if jobs == 1 or names_paths(pytest_args, os.getcwd()):
         os.execv(pytest, [pytest] + pytest_args)
     try:
-        beside, rest = halves()
+        found = parts()
     except PartitionError as e:
-        sys.stderr.write("error: %s (tests/run_suite.py, BESIDE)\n" % e)
+        sys.stderr.write("error: %s (tests/run_suite.py, GROUPS)\n" % e)
         return 2
-
-    print("make test: two pytest processes: %s here; %s beside it, into %s"
-          % (" ".join(rest), " ".join(beside), os.path.relpath(str(BESIDE_LOG))), flush=True)
-    BESIDE_LOG.parent.mkdir(parents=True, exist_ok=True)
+    todo = queue(found, read_times())
+    print("make test: %d parts on %d workers, longest first (%s): %s; each into %s/<part>.log"
+          % (len(todo), jobs, os.path.relpath(str(TIMES)), ", ".join(n for n, _ in todo),
+             os.path.relpath(str(PART_LOGS))), flush=True)
+    PART_LOGS.mkdir(parents=True, exist_ok=True)
+    runner = Runner(pytest, pytest_args, todo, jobs)
     started = time.time()
-    with open(str(BESIDE_LOG), "w") as log:
-        other = subprocess.Popen([pytest] + pytest_args + beside, stdout=log, stderr=subprocess.STDOUT)
-        here = subprocess.Popen([pytest] + pytest_args + rest, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, universal_newlines=True, bufsize=1)
-        children = (here, other)
-
-        def forward(signum, frame):
-            for child in children:
-                if child.poll() is None:
-                    child.send_signal(signum)
-
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            signal.signal(signum, forward)
-        tail = []
-        try:
-            for line in here.stdout:
-                sys.stdout.write(line)
-                sys.stdout.flush()
-                if line.strip():
-                    tail = [line]
-            here_status = here.wait()
-            other_status = other.wait()
-        except KeyboardInterrupt:  # Ctrl-C: the terminal's reached the two pytests too; pass it on anyway
-            forward(signal.SIGINT, None)
-            for child in children:
-                child.wait()
-            return 130
-    print("\n=== the beside half: %s (%s) ===" % (" ".join(beside), os.path.relpath(str(BESIDE_LOG))))
-    with open(str(BESIDE_LOG)) as log:
-        beside_text = log.read()
-    sys.stdout.write(beside_text)
-    print("\nmake test, both halves in %.0f s:" % (time.time() - started))
-    print("  main half:   exit %d: %s" % (here_status, tail[0].strip() if tail else "(no output)"))
-    print("  beside half: exit %d: %s" % (other_status, _last_line(beside_text)))
-    for status in (here_status, other_status):
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, lambda signum, frame: runner.forward(signum))
+    try:
+        runner.run()
+    except KeyboardInterrupt:  # Ctrl-C: the terminal's reached the pytests too; pass it on anyway
+        runner.forward(signal.SIGINT)
+        runner.run()
+        return 130
+    print("\nmake test: %d parts on %d workers in %.0f s, in the order they ended:"
+          % (len(runner.done), jobs, time.time() - started))
+    for _, _, _, _, line in runner.done:
+        print("  " + line)
+    with open(str(RUN_TIMES), "w") as f:
+        json.dump({"seconds": {name: round(wall, 1) for name, _, wall, _, _ in runner.done}}, f,
+                  indent=1, sort_keys=True)
+        f.write("\n")
+    if len(runner.done) != len(todo):
+        print("error: %d of %d parts did not run" % (len(todo) - len(runner.done), len(todo)))
+        return 1
+    for name, status, _, _, _ in runner.done:
         if status != 0:
             return status if status > 0 else 128 - status
     return 0

@@ -1,9 +1,11 @@
-"""make test's runner (tests/run_suite.py): its two halves hold every test module exactly once,
-and run for real (a small tree of its own, real pytest) it runs both, prints both and fails when
-either fails."""
+"""make test's runner (tests/run_suite.py): its parts hold every test module exactly once, the
+queue is longest first, and run for real (a small tree of its own, real pytest) it runs every
+part on two workers, prints each, and fails when any fails."""
 import importlib.util
+import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -14,7 +16,6 @@ pytestmark = pytest.mark.kind("oracle")
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RUNNER = ROOT / "tests" / "run_suite.py"
-PYTEST = os.path.join(os.path.dirname(sys.executable), "pytest")
 
 
 def _runner():
@@ -33,26 +34,42 @@ def _every_test_module(root):
     return sorted(found)
 
 
-def test_the_halves_hold_every_module_once_and_the_native_builds_users_together():
+def test_the_parts_hold_every_module_once_and_the_native_builds_users_together():
     runner = _runner()
-    beside, main = runner.halves()
-    got = runner.test_modules(beside) + runner.test_modules(main)
+    found = runner.parts()
+    got = [m for _, paths in found for m in runner.test_modules(paths)]
     assert sorted(got) == _every_test_module(ROOT) and len(got) == len(set(got))
-    assert not set(beside) & set(main)
+    names = [name for name, _ in found]
+    assert len(names) == len(set(names))
     # tests/ge and tests/kernels build into the same build/ge-tests/: never two processes at once
-    assert {"tests/ge", "tests/kernels"} <= set(beside)
-    assert len(runner.test_modules(beside)) > 10 and len(runner.test_modules(main)) > 10
+    assert ("ge+kernels", ["tests/ge", "tests/kernels"]) in found
+    assert len(found) > 10
 
 
-def _tree(tmp_path, beside_fails=False, main_fails=False):
+def test_the_recorded_times_name_only_parts_there_are():
+    runner = _runner()
+    times = runner.read_times()
+    assert times, "tests/suite_times.json holds no times"
+    assert set(times) <= {name for name, _ in runner.parts()}, sorted(times)
+
+
+def test_the_queue_is_longest_first_and_a_part_without_a_time_starts_first():
+    runner = _runner()
+    found = [("a", ["tests/a"]), ("b", ["tests/b"]), ("new", ["tests/new"]), ("c", ["tests/c"])]
+    order = [name for name, _ in runner.queue(found, {"a": 10.0, "b": 300.0, "c": 20.0})]
+    assert order == ["new", "b", "c", "a"]
+    assert [name for name, _ in runner.queue(found, {})] == ["a", "b", "new", "c"]
+
+
+def _tree(tmp_path, failing=()):
     root = tmp_path / "tree"
     runner = _runner()
-    for path in runner.BESIDE + ("tests/other",):
+    folders = [p for g in runner.GROUPS for p in g] + ["tests/other", "tests/third"]
+    for path in folders:
         (root / path).mkdir(parents=True)
         name = path.rsplit("/", 1)[1]
-        fails = beside_fails if path != "tests/other" else main_fails
         (root / path / ("test_%s.py" % name)).write_text(
-            "def test_%s():\n    assert %s\n" % (name, "1 + 1 == 3" if fails and name in ("kernels", "other") else "True"))
+            "def test_%s():\n    assert %s\n" % (name, "1 + 1 == 3" if name in failing else "True"))
     (root / "tests" / "test_top.py").write_text("def test_top():\n    assert True\n")
     (root / "pyproject.toml").write_text("[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n")
     shutil.copy(str(RUNNER), str(root / "tests" / "run_suite.py"))
@@ -65,51 +82,56 @@ def _run(root, *args):
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=300)
 
 
-def test_two_halves_run_side_by_side_and_both_are_printed(tmp_path):
+def test_every_part_runs_on_two_workers_and_each_is_printed_with_its_times(tmp_path):
     root = _tree(tmp_path)
     proc = _run(root, "--jobs", "2", "--", "-p", "no:cacheprovider")
     assert proc.returncode == 0, proc.stdout
     out = proc.stdout
-    # the main half: tests/other and tests/test_top.py; the beside half: its named folders
-    assert "tests/other tests/test_top.py here" in out, out
-    assert "2 passed" in out.split("=== the beside half")[0]
-    beside = out.split("=== the beside half")[1]
-    assert "%d passed" % len(_runner().BESIDE) in beside
-    assert (root / "build" / "test-beside.log").read_text() in beside
-    assert "main half:   exit 0" in out and "beside half: exit 0" in out
+    assert "4 parts on 2 workers" in out, out
+    for name, paths, passed in (("ge+kernels", "tests/ge tests/kernels", 2), ("other", "tests/other", 1),
+                                ("third", "tests/third", 1), ("test_top.py", "tests/test_top.py", 1)):
+        # each part's own log, printed whole under a line with its exit status, wall and CPU time
+        header = re.search(r"=== part %s \(%s\): exit 0 in \d+ s, CPU \d+ s: .*%d passed.* ===\n"
+                           % (re.escape(name), re.escape(paths), passed), out)
+        assert header, (name, out)
+        log = (root / "build" / "test-parts" / (name + ".log")).read_text()
+        assert out[header.end():].startswith(log), name
+    recorded = json.loads((root / "build" / "suite-times.json").read_text())["seconds"]
+    assert sorted(recorded) == ["ge+kernels", "other", "test_top.py", "third"]
 
 
-@pytest.mark.parametrize("which", ["beside", "main"])
-def test_a_failure_in_either_half_fails_the_run_and_is_named(tmp_path, which):
-    root = _tree(tmp_path, beside_fails=which == "beside", main_fails=which == "main")
+@pytest.mark.parametrize("which", ["kernels", "other"])
+def test_a_failure_in_any_part_fails_the_run_and_is_named(tmp_path, which):
+    root = _tree(tmp_path, failing=(which,))
     proc = _run(root, "--", "-p", "no:cacheprovider")
     assert proc.returncode == 1, proc.stdout
-    label = {"main": "main half:   exit ", "beside": "beside half: exit "}
-    other = "main" if which == "beside" else "beside"
-    assert label[which] + "1: " in proc.stdout and label[other] + "0: " in proc.stdout, proc.stdout
+    failed = "ge+kernels" if which == "kernels" else "other"
+    summary = proc.stdout.split("in the order they ended:")[1]
+    assert re.search(r"part %s \(.*\): exit 1 in " % re.escape(failed), summary), proc.stdout
+    assert len(re.findall(r"part \S+ \(.*\): exit 0 in ", summary)) == 3, proc.stdout
 
 
 def test_paths_of_its_own_or_one_job_run_one_pytest_as_given(tmp_path):
-    root = _tree(tmp_path, main_fails=True)
+    root = _tree(tmp_path, failing=("other",))
     given = _run(root, "--", "-p", "no:cacheprovider", "tests/ge")
-    assert given.returncode == 0 and "1 passed" in given.stdout and "beside half" not in given.stdout, given.stdout
+    assert given.returncode == 0 and "1 passed" in given.stdout and "parts on" not in given.stdout, given.stdout
     one = _run(root, "--jobs", "1", "--", "-p", "no:cacheprovider")
-    assert one.returncode == 1 and "1 failed, %d passed" % (len(_runner().BESIDE) + 1) in one.stdout and "beside half" not in one.stdout, one.stdout
+    assert one.returncode == 1 and "1 failed, 4 passed" in one.stdout and "parts on" not in one.stdout, one.stdout
     assert not (root / "build").exists()
 
 
-def test_a_beside_folder_that_is_gone_is_refused_naming_it(tmp_path):
+def test_a_group_folder_that_is_gone_is_refused_naming_it(tmp_path):
     root = _tree(tmp_path)
     shutil.rmtree(str(root / "tests" / "kernels"))
     proc = _run(root, "--")
     assert proc.returncode == 2
-    assert "error: the beside half names tests/kernels, which does not exist" in proc.stdout, proc.stdout
+    assert "error: the groups name tests/kernels, which does not exist" in proc.stdout, proc.stdout
     bad = _run(root, "--jobs", "3", "--")
     assert bad.returncode == 2 and "--jobs takes 1 or 2, got 3" in bad.stdout, bad.stdout
 
 
-def test_a_module_in_both_halves_is_refused(tmp_path):
+def test_a_module_in_two_parts_is_refused(tmp_path):
     root = _tree(tmp_path)
     runner = _runner()
     with pytest.raises(runner.PartitionError, match="twice: tests/other/test_other.py"):
-        runner.halves(root, runner.BESIDE + ("tests/other/test_other.py",))
+        runner.parts(root, runner.GROUPS + (("tests/other/test_other.py",),))

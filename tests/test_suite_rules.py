@@ -171,3 +171,19 @@ def test_a_mutation_that_no_longer_applies_is_an_error_naming_the_file():
         run._replace("no such text", "x")("other text", "compare.py")
     with pytest.raises(ValueError, match="no function test_gone to delete"):
         run._delete_function("test_gone")("def test_here():\n    pass\n", "t.py")
+
+
+def test_the_control_run_holds_each_test_spec_once_and_the_catcher_runs_first():
+    run = _mutation_script()
+    assert run.union(["a.py::t", "a.py", "b.py::u", "b.py::u", "b.py::v[1]", "a.py::w"]) == [
+        "a.py", "b.py::u", "b.py::v[1]"]
+    # a parametrized node's id is not a parent of another function's
+    assert run.union(["a.py::t", "a.py::t2"]) == ["a.py::t", "a.py::t2"]
+    for mutation in run.MUTATIONS:
+        ordered = run.catcher_first(mutation)
+        assert ordered[0] == mutation.catcher, mutation.name
+        assert set(run.union(mutation.tests)) <= set(ordered), mutation.name
+        assert len(ordered) == len(set(ordered)), mutation.name
+    tolerance = next(m for m in run.MUTATIONS if m.name == "float32-tolerance-loosened")
+    failed = ["tests/export/test_tolerances.py::test_x[float16]", "tests/other.py::test_y"]
+    assert run.failing_specs(tolerance, failed) == failed[:1]

@@ -297,10 +297,17 @@ def matrix(tmp_path_factory, hicann_snapshots):
             lay_out(release, scratch)
     source = _source_copy(tmp_path_factory.mktemp("source"))
     wheels = tmp_path_factory.mktemp("wheels")
+    # a copy of the checkout's object cache (what its make install left): the op library's
+    # objects come from there, so each wheel compiles only its GE side; the checkout's cache
+    # is left as it was
+    cache = tmp_path_factory.mktemp("object-cache") / "cache"
+    checkout_cache = SOURCE_ROOT / "build" / "object-cache"
+    if checkout_cache.is_dir():
+        shutil.copytree(str(checkout_cache), str(cache))
     built = {}
     for release in RELEASES:
         out = wheels / release.version
-        proc = pip_wheel(source, out, TREES / release.version)
+        proc = pip_wheel(source, out, TREES / release.version, TF_GE_CUSTOM_BUILD_CACHE=str(cache))
         found = sorted(out.glob("tf_ge_custom-*.whl"))
         built[release.version] = Built(release, proc, found[0] if found else None)
     return {"built": built, "source": source, "wheels": wheels}

@@ -3,13 +3,14 @@ tests meant to catch it fail.
 
   python tests/mutations/run.py [--list] [NAME ...]    (with the venv's python, after make install)
 
-For each mutation: the tree (tracked and untracked, not ignored files) is copied to a scratch
-folder and the change applied to the copy, never to the tree; the named tests run there with
-pytest in a fresh process, first on the copy before the change (the control run: they must
-pass, else a failure is not the mutation's doing) and then on the same copy with the change in
-place (they must fail, and among the failures must be the test named as the catcher). One copy
-for both runs, so what the control run built (the GE core's native tests: minutes) is only
-rebuilt where the change touches it.
+The tree (tracked and untracked, not ignored files) is copied once to a scratch folder, and
+every change is applied to that copy, never to the tree, and undone after its run. First one
+control run: the tests of every chosen mutation together, each once, with pytest in a fresh
+process on the clean copy (they must pass, else a failure is not the mutation's doing). Then
+for each mutation, with its change in place, its tests with the named catcher first and
+``-x``: the catcher must fail (the run stops there). One copy for every run, so what the
+control run built (the GE core's native tests: minutes) is only rebuilt where a change
+touches it, and the CMake builds take unchanged objects from ccache (tests/conftest.py).
 
 A change to the package (tf_ge_custom/...) must reach every process the tests start, also the
 console script that tests/user runs in a fresh process with PYTHONPATH removed: so it is
@@ -17,7 +18,7 @@ installed in a copy of the venv. The copy is a new venv (``python -m venv --with
 site-packages hold a copy of the installed package and a .pth line adding this venv's
 site-packages after it (TensorFlow, pytest, ... are found there), and whose bin/ holds the
 console script pointing at the copy's Python. The control run uses the copy with the package
-as installed; the mutated run the same copy with the mutated file in place. The tests run with
+as installed; a mutated run the same copy with the mutated file in place. The tests run with
 the copy's Python, so ``sys.executable`` and the console script beside it are the copy's.
 
 Exit status 0 when every mutation was caught, 1 when one survived, could not be applied, or its
@@ -37,6 +38,7 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+NATIVE = ("tests/ge/", "tests/kernels/")
 
 Mutation = collections.namedtuple("Mutation", "name why path old new tests catcher")
 
@@ -167,13 +169,13 @@ def _installed_package():
     return pathlib.Path(proc.stdout.strip())
 
 
-def _run_tests(checkout, tests, python=None):
+def _run_tests(checkout, tests, python=None, timeout=900):
     env = {k: v for k, v in os.environ.items()
            if k not in ("TF_GE_CUSTOM_STRICT_SKIPS", "TF_GE_CUSTOM_SKIP_LOG", "PYTEST_ADDOPTS", "PYTHONPATH")}
     started = time.time()
     proc = subprocess.run([python or sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider"] + tests,
                           cwd=str(checkout), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, timeout=900)
+                          universal_newlines=True, timeout=timeout)
     failed = re.findall(r"^FAILED (\S+)", proc.stdout, re.M)
     return proc.returncode, failed, proc.stdout, time.time() - started
 
@@ -223,40 +225,74 @@ def _write_mutated(target, mutated):
         compiled.unlink()
 
 
-def check(mutation, clean, scratch, installed):
-    """(caught, lines to print) for one mutation."""
-    where = scratch / mutation.name
-    checkout = where / "checkout"
-    shutil.copytree(str(clean), str(checkout), symlinks=True)
+def union(specs):
+    """The test specs in order, each once: a node whose file (or a parent node) is already
+    listed is left out."""
+    chosen = []
+    for spec in specs:
+        if not any(spec == c or spec.startswith(c + "::") for c in chosen):
+            chosen = [c for c in chosen if not c.startswith(spec + "::")] + [spec]
+    return chosen
+
+
+def catcher_first(mutation):
+    """A mutation's tests with its catcher first: run with ``-x``, the run stops at the
+    catcher's failure (a file that holds the catcher runs it again after, if it gets there)."""
+    return [mutation.catcher] + [t for t in union(mutation.tests) if t != mutation.catcher]
+
+
+def failing_specs(mutation, failed):
+    """The control run's failures that are among this mutation's tests."""
+    return [f for f in failed if any(f == t or f.startswith(t + "::") or f.startswith(t + "[")
+                                     for t in mutation.tests)]
+
+
+def control(chosen, checkout, python):
+    """One control run of every chosen mutation's tests on the clean copy: (status, failed, out,
+    seconds, specs)."""
+    specs = union(t for m in chosen for t in m.tests)
+    # the native tests last: by the time they build the GE core, the suite beside this check
+    # has compiled it into the shared compiler cache (tests/compiler_cache.py)
+    specs = [s for s in specs if not s.startswith(NATIVE)] + [s for s in specs if s.startswith(NATIVE)]
+    status, failed, out, seconds = _run_tests(checkout, specs, python, timeout=2700)
+    return status, failed, out, seconds, specs
+
+
+def check(mutation, checkout, package, python, control_run):
+    """(caught, lines to print) for one mutation, applied to the copy and undone after."""
+    status, failed, out, seconds, _ = control_run
     target = checkout / mutation.path
     text = target.read_text()
     try:
         mutated = APPLY[mutation.name](text, mutation.path)
     except ValueError as e:
         return False, ["NOT APPLIED %s: %s" % (mutation.name, e)]
-    python = package = relative = None
+    relative = None
     if mutation.path.startswith("tf_ge_custom/"):
         relative = pathlib.Path(mutation.path).relative_to("tf_ge_custom")
-        installed_file = installed / relative
+        installed_file = package / relative
         if not installed_file.is_file() or installed_file.read_text() != text:
             return False, ["NOT APPLIED %s: the installed %s is not the tree's %s (run make install)"
                            % (mutation.name, installed_file, mutation.path)]
-        python, package = venv_copy(where / "venv", installed)
-    status, failed, out, seconds = _run_tests(checkout, mutation.tests, python)
-    if status != 0:
-        return False, ["CONTROL RUN FAILS %s: %s fail without the mutation%s (exit %d, %.0f s):" % (
-            mutation.name, " ".join(mutation.tests), " in the venv copy" if python else "", status, seconds),
-            out[-4000:]]
+    broken = failing_specs(mutation, failed)
+    if status != 0 and (broken or not failed):
+        return False, ["CONTROL RUN FAILS %s: %s fail without the mutation (exit %d, %.0f s):" % (
+            mutation.name, " ".join(broken or mutation.tests), status, seconds), out[-4000:]]
     lines = ["%s: %s" % (mutation.name, mutation.why),
-             "  control run%s: %s pass (%.0f s)" % (" (venv copy, package as installed)" if python else "",
-                                                    " ".join(mutation.tests), seconds)]
+             "  control run (the venv copy, package as installed): %s pass" % " ".join(mutation.tests)]
     _write_mutated(target, mutated)
-    if package is not None:
+    if relative is not None:
         _install_mutated(package, relative, target)
-    status, failed, out, seconds = _run_tests(checkout, mutation.tests, python)
+    try:
+        status, failed, out, seconds = _run_tests(checkout, ["-x"] + catcher_first(mutation), python)
+    finally:
+        _write_mutated(target, text)
+        if relative is not None:
+            _install_mutated(package, relative, target)
     caught = status not in (0, 5) and any(f.startswith(mutation.catcher) for f in failed)
-    lines.append("  mutated copy%s: exit %d in %.0f s; %d failed" % (
-        " (mutated package installed in the venv copy)" if python else "", status, seconds, len(failed)))
+    lines.append("  mutated copy%s: exit %d in %.0f s; %d failed (stopped at the first)" % (
+        " (mutated package installed in the venv copy)" if relative is not None else "", status, seconds,
+        len(failed)))
     if caught:
         lines.append("  CAUGHT by %s" % next(f for f in failed if f.startswith(mutation.catcher)))
         lines += ["    " + l for l in re.findall(r"^E +(.*\S)", out, re.M)[:3]]
@@ -286,10 +322,15 @@ def main(argv=None):
     caught, started = 0, time.time()
     with tempfile.TemporaryDirectory(prefix="tf-ge-custom-mutations-") as scratch:
         scratch = pathlib.Path(scratch)
-        clean = scratch / "clean" / "checkout"
-        _copy_tree(_tree_files(), clean)
+        checkout = scratch / "checkout"
+        _copy_tree(_tree_files(), checkout)
+        python, package = venv_copy(scratch / "venv", installed)
+        control_run = control(chosen, checkout, python)
+        status, failed, _, seconds, specs = control_run
+        print("control run: %d test specs of %d mutations on the clean copy: exit %d in %.0f s; %d failed"
+              % (len(specs), len(chosen), status, seconds, len(failed)), flush=True)
         for mutation in chosen:
-            ok, lines = check(mutation, clean, scratch, installed)
+            ok, lines = check(mutation, checkout, package, python, control_run)
             caught += ok
             print("\n".join(lines), flush=True)
     print("mutation check: %d of %d mutations caught (%.0f s)" % (caught, len(chosen), time.time() - started))

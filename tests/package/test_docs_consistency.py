@@ -337,12 +337,12 @@ def _duration(seconds):
     return "%d min %d s" % (minutes, seconds) if minutes else "%d s" % seconds
 
 
-def test_the_readme_rows_of_bench_make_are_its_committed_output():
-    """README.md's rows that name bench_make.py say what benchmarks/results/raw/make.json holds:
+def test_the_rows_of_bench_make_are_its_committed_output():
+    """docs/performance.md's rows that name bench_make.py say what benchmarks/results/raw/make.json holds:
     each make demo's time, its steps (consecutive lines of one step summed), the load at its
     start and end, and the disk."""
     targets = _committed_run("make")["targets"]
-    rows = [line for line in _text("README.md").splitlines() if line.startswith("|") and "`bench_make.py`" in line]
+    rows = [line for line in _text("docs/performance.md").splitlines() if line.startswith("|") and "`bench_make.py`" in line]
     assert len(rows) == len(targets) == 2, rows
     for row, target in zip(rows, targets):
         cells = [c.strip() for c in row.strip("|").split("|")]

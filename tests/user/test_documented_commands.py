@@ -93,8 +93,8 @@ def test_make_demo(tmp_path):
 @pytest.mark.documents("make test")
 def test_make_test_runs_the_whole_suite_then_the_compat_run(request, compat_only_modules):
     """What make test runs, from make's dry run (CI runs it for real: .ci/run): the suite's
-    runner with no pytest paths of its own, so the whole of tests/ in its two halves
-    (tests/test_run_suite.py holds the halves to every module); then make test-compat, whose
+    runner with no pytest paths of its own, so the whole of tests/ in its parts
+    (tests/test_run_suite.py holds the parts to every module); then make test-compat, whose
     pytest runs tests/compat/ and the compat-only modules the main suite does not collect."""
     ran = _make("-n", "-o", "install", "-o", "triton-interp", "test", "PYTEST_ARGS=")
     assert ran.returncode == 0, ran.stdout[-4000:]
