@@ -7,12 +7,12 @@ Like pip's unit tests, which refuse their ``script`` fixture, the rule is what a
 not a list of names: a new test lands in the tier it belongs to by itself. What counts as
 starting a process: every program subprocess or multiprocessing starts (both go through
 ``_posixsubprocess.fork_exec``, which subprocess also holds as ``_fork_exec``), ``os.fork``, ``os.posix_spawn``/``os.posix_spawnp`` and
-``os.system``, from the test's set-up (fixtures included) to its teardown. Tests marked
+``os.system``, from the test's set-up (fixtures included) to its teardown, from any of its
+threads (a test whose worker thread was refused, and that then failed, is the same skip). Tests marked
 ``smoke`` may start processes: they are the tier's one run of each console command.
 Turned on by ``TF_GE_CUSTOM_QUICK=1`` (tests/conftest.py); never in strict mode.
 """
 import os
-import threading
 
 import pytest
 
@@ -22,13 +22,15 @@ REASON = "quick tier: starts a process"
 
 class QuickTier(object):
     def __init__(self):
-        self.allowed = threading.local()
-        self.active = False
+        self.active = self.allowed_now = False
+        self.refused = None  # the first refusal of the running test, from any of its threads
         self._patch()
 
     def _refuse(self, what):
-        if self.active and not getattr(self.allowed, "yes", False):
-            pytest.skip("%s (%s)" % (REASON, what))
+        if self.active and not self.allowed_now:
+            reason = "%s (%s)" % (REASON, what)
+            self.refused = self.refused or reason
+            pytest.skip(reason)
 
     def _patch(self):
         import _posixsubprocess
@@ -55,10 +57,19 @@ class QuickTier(object):
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        self.active = True
-        self.allowed.yes = item.get_closest_marker("smoke") is not None
+        self.active, self.refused = True, None
+        self.allowed_now = item.get_closest_marker("smoke") is not None
         try:
             yield
         finally:
-            self.active = False
-            self.allowed.yes = False
+            self.active = self.allowed_now = False
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        # A process refused in another thread of the test (a pool, a worker) ends that thread,
+        # not the test, which then fails on the missing work: it is the same skip.
+        outcome = yield
+        report = outcome.get_result()
+        if self.refused and report.failed:
+            report.outcome = "skipped"
+            report.longrepr = (str(item.path), item.location[1] or 0, "Skipped: " + self.refused)

@@ -69,6 +69,14 @@ def test_multiprocessing():
 def test_uses_a_building_fixture(built):
     assert False, "ran"
 
+def test_a_thread_that_starts_a_process():
+    import threading
+    done = []
+    worker = threading.Thread(target=lambda: done.append(subprocess.run(["true"])))
+    worker.start()
+    worker.join()
+    assert done, "the thread's process did not run"
+
 @pytest.mark.smoke
 def test_smoke_runs_its_process():
     assert subprocess.run(["echo", "hi"], stdout=subprocess.PIPE).stdout == b"hi\\n"
@@ -85,11 +93,11 @@ def test_each_way_of_starting_a_process_skips_and_the_rest_runs(tmp_path):
                           stderr=subprocess.STDOUT, universal_newlines=True, timeout=300)
     out = proc.stdout
     assert proc.returncode == 0, out
-    assert re.search(r"\b2 passed, 6 skipped\b", out), out
+    assert re.search(r"\b2 passed, 7 skipped\b", out), out
     # what each started, named: subprocess.run and multiprocessing's spawn (this Python),
-    # check_output (echo), os.system and the session fixture (true), os.fork
+    # check_output (echo), os.system, the session fixture and the thread (true), os.fork
     named = re.findall(r"SKIPPED \[(\d)\] \S+: quick tier: starts a process \((.*)\)", out)
     counts = {}
     for n, what in named:
         counts[what] = counts.get(what, 0) + int(n)
-    assert counts == {sys.executable: 2, "echo": 1, "true": 2, "fork": 1}, out
+    assert counts == {sys.executable: 2, "echo": 1, "true": 3, "fork": 1}, out
