@@ -1,16 +1,16 @@
 """The mutation check: each fixed mutation below, a change a real bug would make, must make the
-tests meant to catch it fail.
+test named to catch it (its catcher) fail.
 
   python tests/mutations/run.py [--list] [NAME ...]    (with the venv's python, after make install)
 
 The tree (tracked and untracked, not ignored files) is copied once to a scratch folder, and
 every change is applied to that copy, never to the tree, and undone after its run. First one
-control run: the tests of every chosen mutation together, each once, with pytest in a fresh
-process on the clean copy (they must pass, else a failure is not the mutation's doing). Then
-for each mutation, with its change in place, its tests with the named catcher first and
-``-x``: the catcher must fail (the run stops there). One copy for every run, so what the
+control run: the catchers of every chosen mutation together, each once, with pytest in a
+fresh process on the clean copy (they must pass, else a failure is not the mutation's doing).
+Then for each mutation, with its change in place, its catcher with ``-x``: it must fail (the
+run stops at its first failing case). One copy for every run, so what the
 control run built (the GE core's native tests: minutes) is only rebuilt where a change
-touches it, and the CMake builds take unchanged objects from ccache (tests/conftest.py).
+touches it, and the CMake builds take unchanged objects from ccache (tests/compiler_cache.py).
 
 A change to the package (tf_ge_custom/...) must reach every process the tests start, also the
 console script that tests/user runs in a fresh process with PYTHONPATH removed: so it is
@@ -40,7 +40,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NATIVE = ("tests/ge/", "tests/kernels/")
 
-Mutation = collections.namedtuple("Mutation", "name why path old new tests catcher")
+Mutation = collections.namedtuple("Mutation", "name why path old new catcher")
 
 
 def _replace(old, new):
@@ -68,72 +68,59 @@ MUTATIONS = (
              "the float32 tolerance of the verification check loosened to (1e-2, 1e-2)",
              "tf_ge_custom/export/checking/compare.py",
              '64 * _EPS["float32"], 64 * _EPS["float32"],', "1e-2, 1e-2,",
-             ["tests/export/test_tolerances.py",
-              "tests/export/test_verification.py::test_a_relative_difference_of_1e_4_fails_a_float32_graph"],
              "tests/export/test_tolerances.py::test_an_error_just_inside_the_tolerance_passes_and_just_outside_fails"),
     Mutation("float32-tolerance-tightened",
              "the float32 tolerance of the verification check tightened to (1e-6, 1e-7)",
              "tf_ge_custom/export/checking/compare.py",
              '64 * _EPS["float32"], 64 * _EPS["float32"],', "1e-6, 1e-7,",
-             ["tests/export/test_tolerances.py"],
              "tests/export/test_tolerances.py::test_an_error_just_inside_the_tolerance_passes_and_just_outside_fails"),
     Mutation("execute-times-as-str",
              "npu_device's execute_times (an int, default -1) validated as a string",
              "tf_ge_custom/npu/options.py",
              '_o("execute_times", INT, "execute_times", tf1=False)',
              '_o("execute_times", STR, "execute_times", tf1=False)',
-             ["tests/npu/test_adapter_options.py"],
              "tests/npu/test_adapter_options.py::test_each_option_takes_the_type_the_adapter_reads_and_refuses_the_others"),
     Mutation("snapshot-skip-checks-ges-variables",
              "strict mode's snapshot cause checks GE's and metadef's variables whatever snapshot the skip names",
              "tests/conftest.py",
              "    names = snapshot_vars(reason)\n", "    names = [GE_REPO_VAR, METADEF_REPO_VAR]\n",
-             ["tests/test_strict_skips.py"],
              "tests/test_strict_skips.py::test_a_tf_adapter_snapshot_need_runs_when_that_snapshot_is_there"),
     Mutation("keras-example-test-deleted",
              "the test that runs `python examples/keras_train.py` deleted",
              "tests/examples/test_readme_examples.py",
              None, None,
-             ["tests/user/test_documented_commands.py::"
-              "test_every_documented_command_has_a_test_collected_with_its_marker"],
              "tests/user/test_documented_commands.py::"
              "test_every_documented_command_has_a_test_collected_with_its_marker"),
     Mutation("signal-exit-status-always-130",
              "every signal's exit status reported as SIGINT's (130), not 128 + the signal's number",
              "tf_ge_custom/_lifecycle.py",
              "        return 128 + self.signum\n", "        return 130\n",
-             ["tests/user/test_lifecycle.py::test_sighup_while_atc_runs_stops_it_and_what_it_started_and_removes_staging"],
              "tests/user/test_lifecycle.py::test_sighup_while_atc_runs_stops_it_and_what_it_started_and_removes_staging"),
     Mutation("trust-ignores-group-write",
              "the trust rule refuses a path others may write but takes one its group may write",
              "tf_ge_custom/_trust.py",
              "if mode & GROUP_OTHER_WRITE and ", "if mode & stat.S_IWOTH and ",
-             ["tests/user/test_trust_logs.py::test_list_kernels_refuses_a_kernel_cache_its_group_may_write"],
              "tests/user/test_trust_logs.py::test_list_kernels_refuses_a_kernel_cache_its_group_may_write"),
     Mutation("sticky-bit-excuses-files",
              "the trust rule's sticky-bit exception excuses a file too (a user's mode 1666 file trusted)",
              "tf_ge_custom/_trust.py",
              "not (stat.S_ISDIR(mode) and mode & stat.S_ISVTX):", "not (mode & stat.S_ISVTX):",
-             ["tests/kernels/test_trust_rule.py::test_each_shared_case_gets_its_verdict"],
              "tests/kernels/test_trust_rule.py::test_each_shared_case_gets_its_verdict"),
     Mutation("native-sticky-bit-excuses-files",
              "the GE library's trust rule: the sticky-bit exception excuses a file too",
              "ge_ops/core/src/trust.cc",
              "!(S_ISDIR(mode) && (mode & S_ISVTX) != 0)", "!((mode & S_ISVTX) != 0)",
-             ["tests/ge/test_native_core.py::test_native[Trust.EachSharedCaseGetsItsVerdict]"],
              "tests/ge/test_native_core.py::test_native[Trust.EachSharedCaseGetsItsVerdict]"),
     Mutation("dump-step-range-n-n-accepted",
              "a dump_step range N-N accepted (only a range that grows is one)",
              "tf_ge_custom/npu/options.py",
              "int(match.group(1)) >= int(match.group(2))", "int(match.group(1)) > int(match.group(2))",
-             ["tests/npu/test_option_boundaries.py::test_a_dump_step_range_must_grow"],
              "tests/npu/test_option_boundaries.py::test_a_dump_step_range_must_grow"),
     Mutation("import-puts-working-folder-first",
              "export --import puts the working folder first on sys.path (a json.py there shadows the standard library)",
              "tf_ge_custom/export/pipeline.py",
              "    sys.path[:] = [p for p in sys.path if p not in here] + [cwd]\n",
              "    sys.path.insert(0, cwd)\n",
-             ["tests/user/test_import_shadowing.py::test_the_console_script_exports_beside_json_numpy_and_colorsys_look_alikes"],
              "tests/user/test_import_shadowing.py::test_the_console_script_exports_beside_json_numpy_and_colorsys_look_alikes"),
 )
 APPLY = {m.name: (_replace(m.old, m.new) if m.old is not None else None) for m in MUTATIONS}
@@ -235,22 +222,16 @@ def union(specs):
     return chosen
 
 
-def catcher_first(mutation):
-    """A mutation's tests with its catcher first: run with ``-x``, the run stops at the
-    catcher's failure (a file that holds the catcher runs it again after, if it gets there)."""
-    return [mutation.catcher] + [t for t in union(mutation.tests) if t != mutation.catcher]
-
-
 def failing_specs(mutation, failed):
-    """The control run's failures that are among this mutation's tests."""
-    return [f for f in failed if any(f == t or f.startswith(t + "::") or f.startswith(t + "[")
-                                     for t in mutation.tests)]
+    """The control run's failures that are this mutation's catcher (one of its cases)."""
+    return [f for f in failed if f == mutation.catcher or f.startswith((mutation.catcher + "[",
+                                                                         mutation.catcher + "::"))]
 
 
 def control(chosen, checkout, python):
-    """One control run of every chosen mutation's tests on the clean copy: (status, failed, out,
+    """One control run of every chosen mutation's catcher on the clean copy: (status, failed, out,
     seconds, specs)."""
-    specs = union(t for m in chosen for t in m.tests)
+    specs = union(m.catcher for m in chosen)
     # the native tests last: by the time they build the GE core, the suite beside this check
     # has compiled it into the shared compiler cache (tests/compiler_cache.py)
     specs = [s for s in specs if not s.startswith(NATIVE)] + [s for s in specs if s.startswith(NATIVE)]
@@ -277,14 +258,14 @@ def check(mutation, checkout, package, python, control_run):
     broken = failing_specs(mutation, failed)
     if status != 0 and (broken or not failed):
         return False, ["CONTROL RUN FAILS %s: %s fail without the mutation (exit %d, %.0f s):" % (
-            mutation.name, " ".join(broken or mutation.tests), status, seconds), out[-4000:]]
+            mutation.name, " ".join(broken or [mutation.catcher]), status, seconds), out[-4000:]]
     lines = ["%s: %s" % (mutation.name, mutation.why),
-             "  control run (the venv copy, package as installed): %s pass" % " ".join(mutation.tests)]
+             "  control run (the venv copy, package as installed): %s passes" % mutation.catcher]
     _write_mutated(target, mutated)
     if relative is not None:
         _install_mutated(package, relative, target)
     try:
-        status, failed, out, seconds = _run_tests(checkout, ["-x"] + catcher_first(mutation), python)
+        status, failed, out, seconds = _run_tests(checkout, ["-x", mutation.catcher], python)
     finally:
         _write_mutated(target, text)
         if relative is not None:
