@@ -293,6 +293,8 @@ FUZZ_SEED_VAR = "TF_GE_CUSTOM_FUZZ_SEED"
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "fresh_process: every command the test runs starts a fresh "
+                            "interpreter, never a child of the warm launcher (tests/warm_process.py)")
     config.addinivalue_line("markers", "smoke: the quick tier's run of a console command "
                             "(may start processes under make test-quick: tests/quick_tier.py)")
     quick_tier = _load_beside("quick_tier") if os.environ.get("TF_GE_CUSTOM_QUICK") == "1" and not _strict() else None

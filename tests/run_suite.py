@@ -6,10 +6,13 @@ script, a native build with two jobs), and one pytest keeps one core busy at mos
 machine with two cores or more (``--jobs 2``, the default there) the suite runs as *parts*,
 each its own pytest process, and two workers side by side take the parts from one queue:
 
-- :data:`GROUPS` name the folders that must share one process: tests/ge and tests/kernels
-  use the same native build folder (build/ge-tests/), so they are one part;
-- every other entry of tests/ holding a test module is a part of its own, computed, so a new
-  folder lands in the queue by itself;
+- :data:`SPLITS` cut the long folders into parts of their own, each a list of modules: tests/ge
+  is three (GE in the loop, the CANN toolkit and matrix, the rest), so that no one part is the
+  suite's critical path. Parts that use the same native build folder (build/ge-tests/,
+  build/ge-sanitize/, build/ge-in-loop/) take it in turn: the tests' build helpers hold a lock
+  on the folder while CMake builds it (tests/build_lock.py), and the second finds it built;
+- every other entry of tests/ holding a test module is a part of its own (less the modules a
+  split took), computed, so a new folder lands in the queue by itself;
 - the queue is longest first, by the wall time each part took in the run recorded in
   :data:`TIMES` (``tests/suite_times.json``; a part it lacks counts as long as the longest,
   so it starts early). With the longest parts started first, the two workers end within
@@ -43,7 +46,12 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
-GROUPS = (("tests/ge", "tests/kernels"),)
+SPLITS = (
+    ("ge-in-loop", ("tests/ge/test_ge_in_loop.py", "tests/ge/test_ge_whole_models.py",
+                    "tests/ge/test_ge_report.py")),
+    ("ge-cann", ("tests/ge/test_cann_matrix.py", "tests/ge/test_cann_build.py",
+                 "tests/ge/test_cann_sources.py", "tests/ge/test_cann_toolkit.py")),
+)
 TIMES = TESTS / "suite_times.json"
 PART_LOGS = ROOT / "build" / "test-parts"
 RUN_TIMES = ROOT / "build" / "suite-times.json"
@@ -63,19 +71,23 @@ def test_modules(paths, root=ROOT):
     return found
 
 
-def parts(root=ROOT, groups=GROUPS):
-    """[(name, [paths])]: each group of :data:`GROUPS`, then every other entry of tests/ with a
-    test module under it. Raises PartitionError unless together they hold every
-    tests/**/test_*.py exactly once."""
+def parts(root=ROOT, splits=SPLITS):
+    """[(name, [paths])]: each split of :data:`SPLITS`, then every entry of tests/ with a test
+    module under it, less the modules a split took (then its part lists the rest by file).
+    Raises PartitionError unless together they hold every tests/**/test_*.py exactly once."""
     tests = root / "tests"
-    missing = [p for g in groups for p in g if not (root / p).exists()]
+    missing = [p for _, paths in splits for p in paths if not (root / p).exists()]
     if missing:
-        raise PartitionError("the groups name %s, which %s not exist" % (
+        raise PartitionError("the splits name %s, which %s not exist" % (
             ", ".join(missing), "does" if len(missing) == 1 else "do"))
-    taken = set(p for g in groups for p in g)
-    found = [("+".join(p.rsplit("/", 1)[-1] for p in g), list(g)) for g in groups]
-    found += [(entry.name, [entry.relative_to(root).as_posix()]) for entry in sorted(tests.iterdir())
-              if entry.relative_to(root).as_posix() not in taken and test_modules([entry.relative_to(root)], root)]
+    taken = set(p for _, paths in splits for p in paths)
+    found = [(name, list(paths)) for name, paths in splits]
+    for entry in sorted(tests.iterdir()):
+        path = entry.relative_to(root).as_posix()
+        modules = test_modules([path], root)
+        rest = [m for m in modules if m not in taken]
+        if rest:
+            found.append((entry.name, [path] if rest == modules else rest))
     every = sorted(p.relative_to(root).as_posix() for p in tests.rglob("test_*.py"))
     got = [m for _, paths in found for m in test_modules(paths, root)]
     if sorted(got) != every:
@@ -190,7 +202,7 @@ def main(argv=None):
     try:
         found = parts()
     except PartitionError as e:
-        sys.stderr.write("error: %s (tests/run_suite.py, GROUPS)\n" % e)
+        sys.stderr.write("error: %s (tests/run_suite.py, SPLITS)\n" % e)
         return 2
     todo = queue(found, read_times())
     print("make test: %d parts on %d workers, longest first (%s): %s; each into %s/<part>.log"

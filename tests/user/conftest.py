@@ -51,17 +51,55 @@ class Ran(object):
             " ".join(self.argv), self.status, self.out[-4000:], self.err[-4000:])
 
 
+# The warm launcher of this pytest process (tests/warm_process.py), and whether the running
+# test asked for a fresh interpreter (@pytest.mark.fresh_process); set by _launch_mode.
+WARM = {"launcher": None, "fresh": True}
+
+
 def run(argv, cwd, env=None, timeout=600, user=None):
-    """Run ``argv`` as a user would; asserts that no Python traceback was printed."""
-    kwargs = {}
-    if user is not None:
-        kwargs["preexec_fn"] = lambda: (os.setgid(user), os.setuid(user))
-    proc = subprocess.run([str(a) for a in argv], cwd=str(cwd), env=env or user_env(),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                          universal_newlines=True, timeout=timeout, **kwargs)
-    ran = Ran([str(a) for a in argv], proc)
+    """Run ``argv`` as a user would; asserts that no Python traceback was printed.
+
+    A command line the warm launcher serves runs in a child forked from a process that has
+    imported TensorFlow (tests/warm_process.py); one it does not serve, one run as another
+    user, and every command of a test marked ``fresh_process`` run in a fresh process."""
+    argv = [str(a) for a in argv]
+    env = env or user_env()
+    launcher = WARM["launcher"]
+    if user is None and launcher is not None and not WARM["fresh"] and launcher.serves(argv, cwd, env):
+        proc = launcher.run(argv, cwd, env, timeout)
+    else:
+        kwargs = {}
+        if user is not None:
+            kwargs["preexec_fn"] = lambda: (os.setgid(user), os.setuid(user))
+        proc = subprocess.run(argv, cwd=str(cwd), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, universal_newlines=True, timeout=timeout, **kwargs)
+    ran = Ran(argv, proc)
     assert "Traceback" not in ran.text, ran
     return ran
+
+
+@pytest.fixture(scope="session")
+def warm_launcher():
+    """The session's warm launcher (started on its first command)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "_tests_warm_process", os.path.join(os.path.dirname(HERE), "warm_process.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    launcher = module.WarmLauncher(user_env())
+    yield launcher
+    launcher.close()
+
+
+@pytest.fixture(autouse=True)
+def _launch_mode(request, warm_launcher):
+    """Commands of this test run warm unless it is marked ``fresh_process`` or runs a
+    documented command line (``documents``): each of those runs in a fresh interpreter."""
+    WARM["launcher"] = warm_launcher
+    WARM["fresh"] = any(request.node.get_closest_marker(m) is not None for m in ("fresh_process", "documents"))
+    yield
+    WARM["fresh"] = True
 
 
 @pytest.fixture(scope="session")

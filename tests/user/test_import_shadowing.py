@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-pytestmark = [pytest.mark.kind("oracle"), pytest.mark.slow]
+pytestmark = [pytest.mark.kind("oracle"), pytest.mark.slow,
+              pytest.mark.fresh_process]  # what a fresh interpreter puts first on sys.path
 
 USERS_MODULE = """\
 import colorsys  # standard library modules the export has not imported before this module

@@ -10,7 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.kind("oracle")
+pytestmark = [pytest.mark.kind("oracle"),
+              pytest.mark.fresh_process]  # what TensorFlow prints when it starts
 
 # TensorFlow's C++ log line (absl format): severity, MMDD, time, thread, file:line]
 TF_LOG_LINE = re.compile(r"^[IWEF]\d{4} \S+\s+\d+ \S+:\d+\] ", re.M)
