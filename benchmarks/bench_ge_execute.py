@@ -1,13 +1,13 @@
 """The NPU side's host cost: AddCustom's Execute path in the CANN-free GE core, per call.
 
-Builds ``ge_ops/bench/`` (the CMake target ``tf_ge_custom_bench_execute``, into
+Builds ``benchmarks/ge_bench/`` (the CMake target ``tf_ge_custom_bench_execute``, into
 ``build/ge-bench/``; an install never builds it) and runs it. The binary times what
 ``Execute`` does on the host after reading the tensors from GE (the dtype check, the
 broadcast and kernel variant choice, the output allocation decision, the SoC and device, the
 kernel lookup through the registry and the load-once cache, the launch plan, the packed host
 arguments, the launch) against a recording runtime in place of ACL, and counts every heap
 allocation with a replaced global ``operator new``. Scenarios
-(``ge_ops/bench/bench_execute.cc``): ``steady`` (float32 [8, 2048], one launch of the flat
+(``benchmarks/ge_bench/bench_execute.cc``): ``steady`` (float32 [8, 2048], one launch of the flat
 kernel), ``steady_broadcast`` (float32 [8, 2048] + [2048]: a row variant, extents and strides
 in the host arguments), ``steady_chunked`` (float16, 2^31 + 5 elements, three launches),
 ``steady_vector_cores_unknown`` and ``steady_core_counts_unknown`` (float32 [64, 8192] on a
@@ -20,7 +20,7 @@ call: the manifest of 44 kernels and the call's 32 KiB npubin read, hashed and l
 every call).
 
 Then the sunk static path's host cost: ``DeclareLaunchArgs`` in the core
-(``ge_ops/bench/bench_declare.cc``, target ``tf_ge_custom_bench_declare``: the dtype check,
+(``benchmarks/ge_bench/bench_declare.cc``, target ``tf_ge_custom_bench_declare``: the dtype check,
 the call prepared in place, the kernel lookup, the launch plan and
 the argument words, against a recording stand-in for GE's ``MallocWorkSpace``) for float32
 [4096, 4096] (flat, 8 words), [4096, 4096] + [4096] (a row variant, 13 words) and one with a
@@ -48,9 +48,11 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD_DIR = os.path.join(ROOT, "build", "ge-bench")
 TARGET = "tf_ge_custom_bench_execute"
-# DeclareLaunchArgs, the sunk static path's whole host cost (ge_ops/bench/bench_declare.cc)
+# DeclareLaunchArgs, the sunk static path's whole host cost (benchmarks/ge_bench/bench_declare.cc)
 DECLARE_TARGET = "tf_ge_custom_bench_declare"
-OPTIONS = ("-DTF_GE_CUSTOM_WITH_CANN=OFF", "-DTF_GE_CUSTOM_TESTS=OFF", "-DTF_GE_CUSTOM_BENCH=ON")
+# benchmarks/ge_bench/ added to a build of ge_ops/ (its targets land in the build's bench/)
+OPTIONS = ("-DTF_GE_CUSTOM_WITH_CANN=OFF", "-DTF_GE_CUSTOM_TESTS_DIR=",
+           "-DTF_GE_CUSTOM_BENCH_DIR=" + os.path.join(ROOT, "benchmarks", "ge_bench"))
 GOAL_NS = 1000.0
 
 

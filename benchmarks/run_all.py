@@ -146,7 +146,7 @@ def section_ge_execute(doc):
     rows = [[r["scenario"], r["dtype"], r["elements"], r["launches_per_call"], "%.0f" % r["ns_per_call_median"],
              "%.3f" % r["allocations_per_call"], "%.0f" % r["bytes_per_call"], r["first_call_allocations"]]
             for r in doc["scenarios"]]
-    lines = ["The host cost of `Execute` in the CANN-free core (`ge_ops/bench/bench_execute.cc`), a recording "
+    lines = ["The host cost of `Execute` in the CANN-free core (`benchmarks/ge_bench/bench_execute.cc`), a recording "
              "runtime in place of ACL. Goals: `steady` under 1 us per call; no allocation per call once the "
              "first call has been made: %s." % ("met" if doc["goals_met"] else "**missed**"), ""]
     return lines + _md_table(["scenario", "dtype", "elements", "launches", "ns per call (median)",

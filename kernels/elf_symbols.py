@@ -6,7 +6,7 @@ The runtime finds the function to launch by its exact name in the binary
 entry it names (:func:`require_entry`), instead of the mismatch first showing when a model
 runs. The GE library applies the same rule, with its own reader, wherever it verifies a
 binary (ge_ops/core elf_symbols.cc); both are held to real objects of this machine's C
-compiler (tests/kernels/test_elf_symbols.py, ge_ops/tests/test_elf_symbols.cc).
+compiler (tests/kernels/test_elf_symbols.py, tests/native/core/test_elf_symbols.cc).
 
 A small reader of its own rather than pyelftools: the question is one fixed-layout lookup
 (section table, symbol tables, their string tables), the C++ side needs its own reader in any

@@ -161,7 +161,7 @@ def test_every_mutation_of_the_mutation_check_still_applies_and_names_a_real_cat
         assert function in _functions(ast.parse((TESTS.parent / module).read_text())), mutation.catcher
         if case and function == "test_native":
             suite, _, test = case.rstrip("]").partition(".")
-            sources = "".join(p.read_text() for p in (TESTS.parent / "ge_ops" / "tests").rglob("*.cc"))
+            sources = "".join(p.read_text() for p in (TESTS / "native" / "core").rglob("*.cc"))
             assert re.search(r"TEST(_F)?\(\s*%s\s*,\s*%s\s*\)" % (suite, test), sources), mutation.catcher
 
 

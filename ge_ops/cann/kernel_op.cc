@@ -149,7 +149,7 @@ class ContextOutputs : public core::OutputAllocator {
 };
 
 // What DeclareLaunchArgs reads and declares, kept per thread and reused (no allocation once a
-// thread has declared a node of that kernel; ge_ops/bench/ measures it).
+// thread has declared a node of that kernel; benchmarks/ge_bench/ measures it).
 struct DeclareScratch {
   std::vector<core::TensorInfo> inputs;
   std::vector<std::vector<int64_t>> shapes;

@@ -96,7 +96,7 @@ def test_the_ge_execute_path_allocates_nothing_per_call_after_the_first(results)
     assert (scenarios["steady"]["args_bytes"], scenarios["steady_broadcast"]["args_bytes"]) == (64, 104)
     assert scenarios["reload_every_call"]["loads"] > 1
     # 128 blocks of [64, 8192]: 2 x 24 AI cores where the vector-core count is 0, else the
-    # manifest's 40 programs (ge_ops/tests/test_support.h, KernelSpec)
+    # manifest's 40 programs (tests/native/core/test_support.h, KernelSpec)
     assert (scenarios["steady_vector_cores_unknown"]["block_dim"],
             scenarios["steady_core_counts_unknown"]["block_dim"]) == (48, 40)
     # the control: lists and call built anew on every call do allocate (the counter counts)

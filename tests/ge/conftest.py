@@ -1,8 +1,9 @@
 """Builds of ge_ops/ for the GE-side tests, made by the same code setup.py uses.
 
 An install builds only what ships (tf_ge_custom/_build/ge_step.py); the core's native tests
-and fuzz driver are built here, into build/ge-tests/ (kept between runs, so a second run only
-recompiles what changed) and build/ge-sanitize/ (AddressSanitizer + UBSan).
+and fuzz driver (tests/native/, added to the build of ge_ops/ by TF_GE_CUSTOM_TESTS_DIR) are
+built here, into build/ge-tests/ (kept between runs, so a second run only recompiles what
+changed) and build/ge-sanitize/ (AddressSanitizer + UBSan).
 """
 import json
 import os
@@ -18,11 +19,12 @@ from tf_ge_custom._build import ge_step
 
 SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD_ROOT = SOURCE_ROOT / "build"
-NATIVE_TESTS = SOURCE_ROOT / "ge_ops" / "tests"
+NATIVE = SOURCE_ROOT / "tests" / "native"
+NATIVE_TESTS = NATIVE / "core"
 _TEST_RE = re.compile(r"^TEST\((\w+),\s*(\w+)\)", re.M)
 NATIVE_TARGETS = ("tf_ge_custom_core_tests", "tf_ge_custom_fuzz", "tf_ge_custom_plan",
                   "tf_ge_custom_compile_driver", "tf_ge_custom_child_start_tests")
-NATIVE_OPTIONS = ("-DTF_GE_CUSTOM_WITH_CANN=OFF", "-DTF_GE_CUSTOM_TESTS=ON")
+NATIVE_OPTIONS = ("-DTF_GE_CUSTOM_WITH_CANN=OFF", "-DTF_GE_CUSTOM_TESTS_DIR=" + str(NATIVE))
 
 
 def case_names():
@@ -58,7 +60,8 @@ class NativeBuild(object):
         return self
 
     def exe(self, name):
-        path = self.dir / name
+        # tests/native's targets: the build's tests/ folder (ge_ops/CMakeLists.txt)
+        path = self.dir / "tests" / name
         assert path.is_file(), "%s was not built" % path
         return str(path)
 
@@ -173,9 +176,9 @@ def hicann_snapshots():
     return Snapshots()
 
 
-# ---- GE in the loop (ge_ops/ge_in_loop/, docs/ge-library.md "GE in the loop") ----
+# ---- GE in the loop (tests/native/ge_in_loop/, docs/ge-library.md "GE in the loop") ----
 
-GE_IN_LOOP = SOURCE_ROOT / "ge_ops" / "ge_in_loop"
+GE_IN_LOOP = NATIVE / "ge_in_loop"
 GE_IN_LOOP_ROOT = BUILD_ROOT / "ge-in-loop"
 # What the upstream folders each build needs besides its sources: headers, and the private
 # headers beside the sources.
@@ -186,10 +189,10 @@ def ge_in_loop_files():
     return json.loads((GE_IN_LOOP / "upstream_files.json").read_text())["tags"]
 
 
-# The op records GE in the loop drives (ge_ops/ge_in_loop/driver/): None, every op of
+# The op records GE in the loop drives (tests/native/ge_in_loop/driver/): None, every op of
 # op_def.OPS; or record names, in this order, whether or not op_def.OPS holds them yet (an op
 # staged before it ships). The harness's op table is generated over exactly these
-# (GE_IN_LOOP_OP_DEF in ge_ops/ge_in_loop/CMakeLists.txt), the CANN-facing sources unchanged;
+# (GE_IN_LOOP_OP_DEF in tests/native/ge_in_loop/CMakeLists.txt), the CANN-facing sources unchanged;
 # the generic cases (driver/any_op_tests.cc) run each op of it from its record, so an op of
 # OPS needs nothing here.
 GE_IN_LOOP_OPS = None
@@ -225,7 +228,7 @@ def _tree_hash(*roots):
 
 
 class GeInLoopBuild(object):
-    """One build of ge_ops/ge_in_loop/ for one tag: the upstream files extracted from the
+    """One build of tests/native/ge_in_loop/ for one tag: the upstream files extracted from the
     snapshots and compiled into static libraries kept under build/ge-in-loop/<key>/, the key
     being (tag, both commits, the stand-ins' hash, sanitized or not); the adapter and the
     driver are rebuilt there by CMake when they change."""

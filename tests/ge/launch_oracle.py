@@ -6,7 +6,7 @@ variant, which input each kernel operand reads, and the values of the launch's a
     python tests/ge/launch_oracle.py OPS.json OP_DEF.py # rule 6: every op of an op_def.py
 
 writes the whole-model scenario the GE-in-the-loop program's WholeModel cases read
-(``TF_GE_IN_LOOP_MODELS``; ge_ops/ge_in_loop/driver/whole_model_tests.cc): every node of every
+(``TF_GE_IN_LOOP_MODELS``; tests/native/ge_in_loop/driver/whole_model_tests.cc): every node of every
 node table with its expected launch. Pure Python, no TensorFlow.
 
 The rules, restated:

@@ -3,7 +3,7 @@ Ubuntu 18.04), where a container's RLIMIT_NOFILE can be about 2^30.
 
 ``tf_ge_custom_child_start_tests`` is the process runner compiled with its close_range path
 left out (``TF_GE_CUSTOM_CLOSE_RANGE=0``, ge_ops/CMakeLists.txt), with the runner's own cases
-(ge_ops/tests/test_process_runner.cc) and the child-start cases (test_child_start.cc): the
+(tests/native/core/test_process_runner.cc) and the child-start cases (test_child_start.cc): the
 child closes what /proc/self/fd lists, one close per open descriptor, whatever the limit; its
 pipes stay off descriptors 0-2. The oracle for what is closed is the kernel's fd table; the
 figure printed is the child's start with the limit raised as far as this machine allows, and
@@ -18,7 +18,7 @@ import pytest
 
 pytestmark = pytest.mark.kind("oracle")
 
-NATIVE_TESTS = pathlib.Path(__file__).resolve().parents[2] / "ge_ops" / "tests"
+NATIVE_TESTS = pathlib.Path(__file__).resolve().parents[2] / "tests" / "native" / "core"
 # As tests/ge/test_sanitizers.py runs the core's cases.
 SANITIZER_ENV = dict(os.environ, ASAN_OPTIONS="abort_on_error=1:detect_leaks=1",
                      UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")

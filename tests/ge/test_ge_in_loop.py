@@ -1,10 +1,10 @@
 """GE in the loop: the CANN-facing sources (ge_ops/cann/, unchanged) run against GE's own
 open-source context code, one pytest item per harness case and tag.
 
-For each tag of ge_ops/ge_in_loop/upstream_files.json, the upstream files listed there are
+For each tag of tests/native/ge_in_loop/upstream_files.json, the upstream files listed there are
 extracted from the hicann/ge and hicann/metadef snapshots (TF_GE_CUSTOM_GE_REPO,
 TF_GE_CUSTOM_METADEF_REPO) with ``git archive`` and built with the stand-ins of
-ge_ops/ge_in_loop/stand_ins/ (securec, logging, error reports, the platform component, a few
+tests/native/ge_in_loop/stand_ins/ (securec, logging, error reports, the platform component, a few
 libgraph symbols, a recording ACL: each named as a stand-in, docs/ge-library.md "GE in the
 loop" lists what each leaves unproven) into the harness's test program, which loads the GE
 library as GE does and drives every CANN-facing entry point through metadef's context
@@ -19,7 +19,7 @@ import subprocess
 import pytest
 
 SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
-HARNESS = SOURCE_ROOT / "ge_ops" / "ge_in_loop"
+HARNESS = SOURCE_ROOT / "tests" / "native" / "ge_in_loop"
 _TEST_RE = re.compile(r"^TEST\((\w+),\s*(\w+)\)", re.M)
 
 
@@ -30,7 +30,7 @@ def _tags():
 
 def _case_names(tag=None):
     """The cases of the driver (for a tag: without the om2_*.cc cases unless its GE has the
-    OM2 code generator, as ge_ops/ge_in_loop/CMakeLists.txt builds them)."""
+    OM2 code generator, as tests/native/ge_in_loop/CMakeLists.txt builds them)."""
     import json
     om2 = tag is None or json.loads((HARNESS / "upstream_files.json").read_text())["tags"][tag]["om2"]
     names = []
@@ -199,7 +199,7 @@ def test_ge_in_loop(runs, tag, case):
 def test_every_case_passes_under_asan_and_ubsan(runs, tag):
     """ASan + UBSan over the adapter, the core and GE's context code of each tag, the whole
     models included (UBSan's vptr check off: GE's polymorphic classes need libgraph's
-    typeinfo, ge_ops/ge_in_loop/CMakeLists.txt)."""
+    typeinfo, tests/native/ge_in_loop/CMakeLists.txt)."""
     _, _, records, proc = runs(tag)
     failed = {name: r["failures"] for name, r in records.items() if not r["passed"]}
     assert proc.returncode == 0, (failed, proc.stderr[-6000:])

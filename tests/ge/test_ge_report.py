@@ -4,17 +4,17 @@ metadef's error manager formats a report into ``LIMIT_PER_MESSAGE`` bytes (1024 
 ``inc/common/util/error_manager/error_manager.h``) and appends
 ``[FUNC:..][FILE:..][LINE:..]`` in the same bytes; a report for which either does not fit is
 dropped (GE's own stand-in for the manager, ``tests/depends/error_manager/src/error_manager_stub.cc``
-in hicann/ge, does so; the GE-in-the-loop stand-in, ``ge_ops/ge_in_loop/stand_ins/src/error_manager.cc``,
+in hicann/ge, does so; the GE-in-the-loop stand-in, ``tests/native/ge_in_loop/stand_ins/src/error_manager.cc``,
 does the same). ``ge_ops/cann/ge_report.cc`` therefore sends one short line (op, node, SoC,
 what failed, the builder's log, where the full text is) with GE's operator-error code EZ9999,
 and writes the full text to stderr.
 
 Here ``ge_report.cc`` is built with that stand-in against the real header of each metadef tag
-(``ge_ops/tests/report_driver.cc``) under ASan and UBSan, and fed the longest failures the
+(``tests/native/core/report_driver.cc``) under ASan and UBSan, and fed the longest failures the
 library produces; the limit is read from the header itself. ``ge_report.cc`` and
 ``kernel_op.cc`` are also compile-checked by the shared syntax checker at HEAD and at
 v9.2.0-beta.1 with the error-manager branch required. GE in the loop
-(``ge_ops/ge_in_loop/driver/error_report_tests.cc``) drives the same reports through the op's
+(``tests/native/ge_in_loop/driver/error_report_tests.cc``) drives the same reports through the op's
 Compile and Execute. Nothing here shows GE printing the message: that needs an Ascend host.
 """
 import os
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.kind("oracle")
 
 SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 CANN = SOURCE_ROOT / "ge_ops" / "cann"
-STAND_INS = SOURCE_ROOT / "ge_ops" / "ge_in_loop" / "stand_ins"
+STAND_INS = SOURCE_ROOT / "tests" / "native" / "ge_in_loop" / "stand_ins"
 OLDEST_TAG = "v9.2.0-beta.1"
 TAGS = ("HEAD", OLDEST_TAG)
 HEADER_DIR = "inc/common/util/error_manager"
@@ -114,7 +114,7 @@ def driver(request, hicann_snapshots, tmp_path_factory):
                     "-Wno-unused-parameter", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
                     "-DTF_GE_CUSTOM_REQUIRE_GE_ERROR_MANAGER", "-I" + str(where / "inc"),
                     "-I" + str(STAND_INS / "include"), "-I" + str(CANN),
-                    str(SOURCE_ROOT / "ge_ops" / "tests" / "report_driver.cc"), str(CANN / "ge_report.cc"),
+                    str(SOURCE_ROOT / "tests" / "native" / "core" / "report_driver.cc"), str(CANN / "ge_report.cc"),
                     str(STAND_INS / "src" / "error_manager.cc"), "-o", str(exe)], check=True)
     return Driver(str(exe), limit)
 

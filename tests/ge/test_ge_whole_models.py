@@ -5,7 +5,7 @@ mixed-precision Transformer encoder block, and the AddCustom and LeakyReluCustom
 Darknet-53 stage, as TensorFlow reads them from the frozen graphs the package's own export
 writes (tests/ge/whole_models.py; the Darknet stage's worked out by hand until the package
 ships LeakyReluCustom). GE in the loop drives every node of
-them through GE's code (ge_ops/ge_in_loop/driver/whole_model_tests.cc, run for each tag and
+them through GE's code (tests/native/ge_in_loop/driver/whole_model_tests.cc, run for each tag and
 under the sanitizers by test_ge_in_loop.py) against the launches tests/ge/launch_oracle.py works
 out. Here: the tables are regenerated from the models and must be unchanged, they hold what the
 scenario is about, and the oracle's rules give the launches worked out by hand for shapes of

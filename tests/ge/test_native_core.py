@@ -1,4 +1,4 @@
-"""The CANN-free core's native tests (ge_ops/tests/), one pytest item per native case.
+"""The CANN-free core's native tests (tests/native/core/), one pytest item per native case.
 
 They pin down byte-exact host arguments for the A2/A3 layouts, kernel choice and every
 refusal, grid/chunk plans at the edges, the load-once cache under 8 threads, and the

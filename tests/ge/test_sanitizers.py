@@ -1,5 +1,5 @@
 """The core under AddressSanitizer + UBSan: its native tests, and a bounded fuzz run of the
-deserializer and the manifest reader (ge_ops/fuzz/): whatever the reader accepts must plan
+deserializer and the manifest reader (tests/native/fuzz/): whatever the reader accepts must plan
 and pack without a refusal."""
 import os
 import subprocess

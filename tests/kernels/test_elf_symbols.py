@@ -2,7 +2,7 @@
 objects made by this machine's C compiler and strip, against readelf's own reading of the
 same files; the hand-written objects of the test data (tests/fixtures/elf_object.py) of both
 classes and byte orders; and every cut of a real object. The GE library's reader is held to
-the same cases in ge_ops/tests/test_elf_symbols.cc."""
+the same cases in tests/native/core/test_elf_symbols.cc."""
 import importlib.util
 import os
 import shutil

@@ -1,7 +1,7 @@
 """The broadcasting kernel variants in Triton's CPU interpreter, launched exactly as the GE
 library's core plans them, against numpy broadcasting.
 
-For each pair of input shapes the GE library's own planner (ge_ops/tests/plan_tool.cc over
+For each pair of input shapes the GE library's own planner (tests/native/core/plan_tool.cc over
 the core's ChooseKernel and LaunchPlan, the code Execute runs) picks the kernel variant,
 orders the operands and splits the work into launches with their extents, strides, byte
 offsets and grids; broadcast_runner.py runs those launches in PyPI triton's interpreter (as

@@ -1,5 +1,5 @@
 """The trust rule (tf_ge_custom/_trust.py; docs/kernels.md, "What the package trusts"): the
-shared cases of tests/fixtures/trust/cases.json, which ge_ops/tests/test_trust.cc runs against
+shared cases of tests/fixtures/trust/cases.json, which tests/native/core/test_trust.cc runs against
 the GE library's side too, and the parameters and reason names both sides must spell alike.
 
 The cases make folders, files, FIFOs and links owned by other users, which needs root (chown);

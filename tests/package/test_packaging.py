@@ -89,6 +89,119 @@ def test_sdist_carries_every_source_and_nothing_generated(sdist):
     assert carried == expected, {"missing": sorted(set(expected) - set(carried)),
                                  "extra": sorted(set(carried) - set(expected))}
     assert not [m for m in members if m in GENERATED]
+    # the suite, its native tests and harnesses, and the benchmarks stay in the checkout
+    assert not [m for m in members if m.startswith(("tests/", "benchmarks/"))]
+
+
+# The Python side of the GE step, in a fresh process whose every file open while it runs is
+# recorded (an audit hook; importing the package is not the step): what it reads besides CMake.
+_GE_STEP_READS = r"""
+import builtins, json, sys
+builtins.__TF_GE_CUSTOM_NO_TENSORFLOW__ = True  # the build step needs no TensorFlow
+from tf_ge_custom._build import ge_step
+opened, recording = set(), [True]
+def hook(event, args):
+    if recording and event == "open" and isinstance(args[0], str):
+        opened.add(args[0])
+sys.addaudithook(hook)
+ge_step.generate_sources(sys.argv[1], sys.argv[2])
+recording.pop()
+print(json.dumps(sorted(opened)))
+"""
+
+
+def _install_reads_of_ge_ops(build, toolkit_home):
+    """Every file of ge_ops/ the install's GE step reads against a toolkit that can host the GE
+    library: the Python step's opens; CMake's own account of the configuration the step makes
+    (its file API: the CMake files it read, the sources of the targets the step builds and of
+    every target they depend on); and each such source's includes as the compiler finds them
+    (``-MM -MG``: a header it cannot find, CANN's stand-ins or a generated one, is named, not
+    followed)."""
+    import shlex
+
+    from tf_ge_custom._build import cann_toolkit, ge_step
+
+    ge_ops = os.path.join(REPO_ROOT, ge_step.GE_SOURCE_DIR)
+    reads = set()
+    proc = subprocess.run([sys.executable, "-c", _GE_STEP_READS, REPO_ROOT, str(build / "generated")],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                          env=_env())
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    reads.update(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+    query = build / "cmake" / ".cmake" / "api" / "v1" / "query"
+    query.mkdir(parents=True)
+    for kind in ("codemodel-v2", "cmakeFiles-v1"):
+        (query / kind).write_text("")
+    toolkit = cann_toolkit.from_environment({"ASCEND_HOME_PATH": toolkit_home})
+    assert toolkit.build, toolkit.reason
+    ge_step.configure(REPO_ROOT, str(build / "cmake"),
+                      ge_step.cann_options(toolkit) + ["-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"],
+                      log=lambda message: None)
+    reply = build / "cmake" / ".cmake" / "api" / "v1" / "reply"
+
+    def load(name):
+        with open(str(reply / name)) as f:
+            return json.load(f)
+
+    (index,) = list(reply.glob("index-*.json"))
+    objects = {o["kind"]: o["jsonFile"] for o in load(index.name)["objects"]}
+    cmake_files = load(objects["cmakeFiles"])
+    reads.update(os.path.join(cmake_files["paths"]["source"], i["path"])
+                 for i in cmake_files["inputs"] if not i.get("isCMake") and not i.get("isGenerated"))
+    codemodel = load(objects["codemodel"])
+    (configuration,) = codemodel["configurations"]
+    targets = {t["name"]: load(t["jsonFile"]) for t in configuration["targets"]}
+    todo, built = list(ge_step.install_targets(toolkit)), set()
+    while todo:
+        name = todo.pop()
+        if name not in built:
+            built.add(name)
+            todo += [d["id"].split("::", 1)[0] for d in targets[name].get("dependencies", [])]
+    sources = set()
+    for name in built:
+        for source in targets[name].get("sources", []):
+            if not source.get("isGenerated"):
+                sources.add(os.path.normpath(os.path.join(ge_ops, source["path"])))
+    reads.update(sources)
+
+    with open(str(build / "cmake" / "compile_commands.json")) as f:
+        commands = [c for c in json.load(f) if os.path.normpath(c["file"]) in sources]
+    assert commands
+    for entry in commands:
+        words = shlex.split(entry["command"])
+        if os.path.basename(words[0]) == "ccache":
+            words = words[1:]
+        keep, skip = [], False
+        for word in words:
+            if skip:
+                skip = False
+            elif word == "-o":
+                skip = True
+            elif word != "-c":
+                keep.append(word)
+        proc = subprocess.run(keep + ["-MM", "-MG"], cwd=entry["directory"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, universal_newlines=True)
+        assert proc.returncode == 0, (entry["file"], proc.stderr[-3000:])
+        for word in proc.stdout.replace("\\\n", " ").split()[1:]:
+            reads.add(os.path.normpath(os.path.join(entry["directory"], word)))
+    return {os.path.relpath(os.path.realpath(p), REPO_ROOT) for p in reads
+            if os.path.isabs(p) and os.path.realpath(p).startswith(os.path.realpath(ge_ops) + os.sep)}
+
+
+def test_ge_ops_holds_only_what_an_install_builds(fake_toolkit, tmp_path):
+    # ge_ops/ is grafted whole into the sdist: each file of it must be one the install's GE
+    # step reads; the native tests, fuzz driver, GE in the loop and the benchmark live in
+    # tests/native/ and benchmarks/ge_bench/ (docs/ge-library.md).
+    reads = _install_reads_of_ge_ops(tmp_path / "build", fake_toolkit())
+    tracked = {p for p in _tracked_files() if p.startswith("ge_ops/")}
+    # the oracle saw each kind of file the install reads: a CMake file, a CANN-facing source,
+    # a core header found through an include, the code generator
+    assert {"ge_ops/CMakeLists.txt", "ge_ops/cmake/ge_library_link.cmake", "ge_ops/cann/kernel_op.cc",
+            "ge_ops/core/include/tf_ge_custom_core/status.h",
+            "ge_ops/codegen/generate_op_sources.py"} <= reads, sorted(reads)
+    assert sorted(tracked - reads) == [], "ge_ops/ holds files no install reads (move them to " \
+        "tests/native/ or benchmarks/)"
 
 
 def test_wheel_is_platform_specific_and_carries_the_op_library(wheel):

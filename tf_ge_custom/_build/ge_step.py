@@ -13,8 +13,10 @@ reports it); the CPU op still installs. ``TF_GE_CUSTOM_REQUIRE_GE=1`` turns that
 build failure. A toolkit that passes detection and then fails to compile stops the build,
 showing the compiler's first error.
 
-The core's native tests and fuzz driver are built by the tests (tests/ge/conftest.py) with
-:func:`configure_and_build`, never by an install.
+The core's native tests and fuzz driver (tests/native/) and the Execute-path benchmark
+(benchmarks/ge_bench/) live outside ``ge_ops/``: the tests (tests/ge/conftest.py) and the
+benchmark add them to a build of it with :func:`configure_and_build` and
+``-DTF_GE_CUSTOM_TESTS_DIR`` / ``-DTF_GE_CUSTOM_BENCH_DIR``; an install passes both empty.
 """
 import importlib.util
 import os
@@ -63,6 +65,17 @@ def generate_sources(source_root, out_dir):
     return codegen.generate(os.path.join(source_root, "tf_ge_custom", "op_def.py"), out_dir)
 
 
+def configure(source_root, build_dir, options=(), log=None, verbose=False):
+    """Configure ge_ops/ into build_dir (nothing built); returns build_dir."""
+    log = log or (lambda message: sys.stderr.write(message + "\n"))
+    cmd = [cmake_command(), "-S", os.path.join(source_root, GE_SOURCE_DIR), "-B", build_dir,
+           "-DCMAKE_BUILD_TYPE=Release",
+           "-DPython3_EXECUTABLE=" + sys.executable,
+           "-DTF_GE_CUSTOM_OP_DEF=" + os.path.join(source_root, "tf_ge_custom", "op_def.py")]
+    run_command(cmd + list(options), log, verbose)
+    return build_dir
+
+
 def configure_and_build(source_root, build_dir, targets, jobs=2, options=(), log=None,
                         verbose=False):
     """Configure ge_ops/ into build_dir and build targets; returns build_dir.
@@ -70,23 +83,33 @@ def configure_and_build(source_root, build_dir, targets, jobs=2, options=(), log
     Also used by the tests (tests/ge/), so that they build the core as setup.py does.
     """
     log = log or (lambda message: sys.stderr.write(message + "\n"))
-    cmake = cmake_command()
-    cmd = [cmake, "-S", os.path.join(source_root, GE_SOURCE_DIR), "-B", build_dir,
-           "-DCMAKE_BUILD_TYPE=Release",
-           "-DPython3_EXECUTABLE=" + sys.executable,
-           "-DTF_GE_CUSTOM_OP_DEF=" + os.path.join(source_root, "tf_ge_custom", "op_def.py")]
-    run_command(cmd + list(options), log, verbose)
-    build = [cmake, "--build", build_dir, "--parallel", str(max(1, jobs))]
+    configure(source_root, build_dir, options, log, verbose)
+    build = [cmake_command(), "--build", build_dir, "--parallel", str(max(1, jobs))]
     for target in targets:
         build += ["--target", target]
     run_command(build, log, verbose)
     return build_dir
 
 
+def cann_options(toolkit):
+    """The CMake options of the install's build against ``toolkit`` (one that can host the GE
+    library). The development builds' folders are passed empty: a build folder the tests
+    configured before (tests/ge/test_ge_step.py) keeps no test target."""
+    return ["-DTF_GE_CUSTOM_WITH_CANN=ON", "-DTF_GE_CUSTOM_TESTS_DIR=", "-DTF_GE_CUSTOM_BENCH_DIR=",
+            "-DASCEND_HOME_PATH=" + toolkit.home,
+            "-DTF_GE_CUSTOM_CANN_REGISTRY_ARCHIVE=" + os.path.join(
+                toolkit.home, cann.LIBRARY_DIR, "libcustom_op_registry_static.a")]
+
+
 def export_tools(toolkit):
     """The export tools this toolkit can build: the OM runner needs only ACL; the AIR tool
     also the TF parser API (without it, `export` takes the .pb route: docs/export.md)."""
     return tuple(t for t in EXPORT_TOOLS if t != AIR_TOOL or toolkit.air_tool)
+
+
+def install_targets(toolkit):
+    """The CMake targets the install builds against ``toolkit``."""
+    return CANN_TARGETS + export_tools(toolkit)
 
 
 def decide(env=None):
@@ -107,17 +130,14 @@ def run(ctx):
     toolkit = decide()
     generate_sources(ctx.source_root, os.path.join(build_dir, "generated"))
     if toolkit.build:
-        options = ["-DTF_GE_CUSTOM_WITH_CANN=ON", "-DTF_GE_CUSTOM_TESTS=OFF",
-                   "-DASCEND_HOME_PATH=" + toolkit.home,
-                   "-DTF_GE_CUSTOM_CANN_REGISTRY_ARCHIVE=" + os.path.join(
-                       toolkit.home, cann.LIBRARY_DIR, "libcustom_op_registry_static.a")]
+        options = cann_options(toolkit)
         ctx.log("building the GE library and TF parser plugin against %s at %s"
                 % (cann.describe(toolkit.version), toolkit.home))
         from .. import _heartbeat
 
         try:
             with _heartbeat.Heartbeat(ctx.log, "building the GE library and TF parser plugin"):
-                configure_and_build(ctx.source_root, build_dir, CANN_TARGETS + export_tools(toolkit),
+                configure_and_build(ctx.source_root, build_dir, install_targets(toolkit),
                                     ctx.jobs, options, ctx.log, ctx.verbose)
         except BuildError as e:
             raise BuildError("building the GE library against %s at %s failed (the toolkit has "

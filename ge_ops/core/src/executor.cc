@@ -14,7 +14,7 @@ namespace {
 
 // What a call needs on the heap, kept per thread from call to call: once a thread's first
 // Execute has sized them for a kernel variant, later calls allocate nothing
-// (ge_ops/bench/bench_execute.cc counts it). GE may run Execute on several threads at once,
+// (benchmarks/ge_bench/bench_execute.cc counts it). GE may run Execute on several threads at once,
 // hence one set per thread.
 struct Scratch {
   KernelBinary kernel;

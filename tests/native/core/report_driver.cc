@@ -1,6 +1,6 @@
 // What GE's error manager keeps of the GE library's failure reports: ge_ops/cann/ge_report.cc
 // built against metadef's real error_manager.h with the GE-in-the-loop error-manager stand-in
-// (ge_ops/ge_in_loop/stand_ins/src/error_manager.cc, which drops what LIMIT_PER_MESSAGE does
+// (tests/native/ge_in_loop/stand_ins/src/error_manager.cc, which drops what LIMIT_PER_MESSAGE does
 // not hold, as metadef's manager does). Built and run by tests/ge/test_ge_report.py, not by
 // CMake (it needs the snapshot's header).
 //

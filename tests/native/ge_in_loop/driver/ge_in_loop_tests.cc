@@ -9,7 +9,7 @@
 //
 // Expectations are independent of the code under test: launch arguments are compared byte for
 // byte with layouts written out by hand here (after the manifest fixtures' slot tables,
-// ge_ops/tests/test_support.cc), shapes with tf.math.add's rules worked by hand.
+// tests/native/core/test_support.cc), shapes with tf.math.add's rules worked by hand.
 #include <unistd.h>
 
 #include <algorithm>
