@@ -27,6 +27,20 @@ NATIVE_TARGETS = ("tf_ge_custom_core_tests", "tf_ge_custom_fuzz", "tf_ge_custom_
 NATIVE_OPTIONS = ("-DTF_GE_CUSTOM_WITH_CANN=OFF", "-DTF_GE_CUSTOM_TESTS_DIR=" + str(NATIVE))
 
 
+def _load_build_lock():
+    """tests/build_lock.py (importlib mode puts no test folder on sys.path)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_tests_build_lock", str(SOURCE_ROOT / "tests" / "build_lock.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The suite's parts share build folders (tests/run_suite.py): one CMake build of a folder at a time.
+build_lock = _load_build_lock()
+
+
 def case_names():
     """Every TEST(Suite, Name) in the sources, as "Suite.Name" (read from the source text,
     so the pytest items exist before anything is built)."""
@@ -55,8 +69,9 @@ class NativeBuild(object):
 
     def build(self):
         """Configure and build the native tests and fuzz driver (again: only what changed)."""
-        ge_step.configure_and_build(str(SOURCE_ROOT), str(self.dir), NATIVE_TARGETS, _jobs(),
-                                    self.options)
+        with build_lock.held(self.dir):
+            ge_step.configure_and_build(str(SOURCE_ROOT), str(self.dir), NATIVE_TARGETS, _jobs(),
+                                        self.options)
         return self
 
     def exe(self, name):
@@ -306,16 +321,17 @@ class GeInLoopBuild(object):
         import time
         start = time.time()
         cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
-        self._extract()
         build_dir = pathlib.Path(build_dir or self.dir)
         cmake = ge_step.cmake_command()
-        for cmd in ([cmake, "-S", str(GE_IN_LOOP), "-B", str(build_dir)] + self.options(cann_dir, prebuilt, extra),
-                    [cmake, "--build", str(build_dir), "--parallel", str(_jobs()), "--target", target]):
-            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  universal_newlines=True)
-            if proc.returncode != 0:
-                raise AssertionError("GE-in-the-loop build failed (%s):\n%s"
-                                     % (" ".join(cmd[:3]), proc.stdout[-8000:]))
+        with build_lock.held(self.upstream), build_lock.held(build_dir):
+            self._extract()
+            for cmd in ([cmake, "-S", str(GE_IN_LOOP), "-B", str(build_dir)] + self.options(cann_dir, prebuilt, extra),
+                        [cmake, "--build", str(build_dir), "--parallel", str(_jobs()), "--target", target]):
+                proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      universal_newlines=True)
+                if proc.returncode != 0:
+                    raise AssertionError("GE-in-the-loop build failed (%s):\n%s"
+                                         % (" ".join(cmd[:3]), proc.stdout[-8000:]))
         self.seconds = time.time() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         # CPU seconds of the compilers (wall time on an idle 2-core machine is about half).

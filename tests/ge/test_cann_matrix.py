@@ -36,6 +36,7 @@ import zipfile
 import pytest
 
 from tf_ge_custom import op_def
+from tf_ge_custom._build import object_cache
 
 SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 # Configuration only (tests/ge/conftest.py, Snapshots): unset means absent.
@@ -301,7 +302,7 @@ def matrix(tmp_path_factory, hicann_snapshots):
     # objects come from there, so each wheel compiles only its GE side; the checkout's cache
     # is left as it was
     cache = tmp_path_factory.mktemp("object-cache") / "cache"
-    checkout_cache = SOURCE_ROOT / "build" / "object-cache"
+    checkout_cache = pathlib.Path(object_cache.cache_dir(str(SOURCE_ROOT)))  # build/object-cache, or $TF_GE_CUSTOM_BUILD_CACHE
     if checkout_cache.is_dir():
         shutil.copytree(str(checkout_cache), str(cache))
     built = {}

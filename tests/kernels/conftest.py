@@ -30,8 +30,16 @@ def interp_env():
 @pytest.fixture(scope="session")
 def plan_calls():
     """plan_calls(cases) -> the planner's answer for each case (see plan_tool.cc)."""
-    ge_step.configure_and_build(str(SOURCE_ROOT), str(BUILD_DIR), ("tf_ge_custom_plan",),
-                                max(1, min(2, os.cpu_count() or 1)), OPTIONS)
+    import importlib.util
+
+    # tests/ge builds into the same folder, maybe at the same time in another part of the suite
+    # (tests/run_suite.py): one CMake build of it at a time (tests/build_lock.py)
+    spec = importlib.util.spec_from_file_location("_tests_build_lock", str(SOURCE_ROOT / "tests" / "build_lock.py"))
+    build_lock = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build_lock)
+    with build_lock.held(BUILD_DIR):
+        ge_step.configure_and_build(str(SOURCE_ROOT), str(BUILD_DIR), ("tf_ge_custom_plan",),
+                                    max(1, min(2, os.cpu_count() or 1)), OPTIONS)
     exe = str(BUILD_DIR / "tests" / "tf_ge_custom_plan")  # tests/native's targets: the build's tests/
 
     def plan(cases):

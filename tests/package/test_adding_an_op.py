@@ -35,6 +35,7 @@ import numpy as np
 import pytest
 
 from tf_ge_custom import op_def
+from tf_ge_custom._build import object_cache
 from tf_ge_custom.kernels import builder
 
 pytestmark = pytest.mark.kind("oracle")
@@ -139,7 +140,8 @@ def third_op(tmp_path_factory):
         (copy / rel).write_text(text)
     # a copy of the checkout's object cache (what its make install left): the build takes every
     # object it can from there, and the checkout's cache is left as it was
-    cache, checkout_cache = base / "object-cache", os.path.join(ROOT, "build", "object-cache")
+    # (build/object-cache, or the folder $TF_GE_CUSTOM_BUILD_CACHE names)
+    cache, checkout_cache = base / "object-cache", object_cache.cache_dir(str(ROOT))
     if not os.path.isdir(checkout_cache):
         pytest.fail("no object cache at %s: build the checkout first (make install; make test does)"
                     % checkout_cache)

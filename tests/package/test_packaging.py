@@ -13,6 +13,8 @@ import zipfile
 
 import pytest
 
+from tf_ge_custom._build import object_cache
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # What the build reads: setup.py's steps and the packages it installs.
 SOURCE_DIRS = ("tf_ge_custom/", "kernels/", "tf_ops/", "ge_ops/", "framework/")
@@ -67,7 +69,8 @@ def wheel(sdist, tmp_path_factory):
     # The checkout's object cache (filled by the install this suite tests): a build from an
     # sdist in another folder takes its unchanged objects (tf_ge_custom/_build/object_cache.py)
     # instead of compiling the op library again.
-    env = dict(_env(), TF_GE_CUSTOM_BUILD_CACHE=os.path.join(REPO_ROOT, "build", "object-cache"))
+    # (build/object-cache, or the folder $TF_GE_CUSTOM_BUILD_CACHE names)
+    env = dict(_env(), TF_GE_CUSTOM_BUILD_CACHE=object_cache.cache_dir(REPO_ROOT))
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out),
                            str(sdist)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True, env=env, cwd=str(empty))

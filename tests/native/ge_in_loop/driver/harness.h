@@ -126,11 +126,14 @@ inline std::string WriteKernels(const test_support::TempDir &dir, const std::str
   return manifest;
 }
 
-// The GE library under test: the build's, or the one TF_GE_IN_LOOP_LIBRARY names (a mutant, a
-// link variant).
+// The GE library under test: the build's, beside this program (CMake puts both in the build
+// folder), or the one TF_GE_IN_LOOP_LIBRARY names (a mutant, a link variant). Found at run
+// time, so the program's compile lines hold no path of the checkout (the compiler cache
+// serves them to another clone: tests/compiler_cache.py).
 inline std::string BuiltLibrary() {
   const char *built = std::getenv("TF_GE_IN_LOOP_LIBRARY");
-  return built != nullptr && *built ? built : GE_IN_LOOP_LIBRARY;
+  if (built != nullptr && *built) return built;
+  return (std::filesystem::read_symlink("/proc/self/exe").parent_path() / GE_IN_LOOP_LIBRARY_NAME).string();
 }
 
 // An installed package as the adapter expects to sit in: <tmp>/tf_ge_custom/opp/ is the OPP
