@@ -12,6 +12,7 @@
   no unit includes, as a new op's, recompiles nothing); the compiler here is the real one, run
   through a shim that records each compile.
 """
+import hashlib
 import json
 import os
 import shutil
@@ -235,6 +236,55 @@ def test_a_change_recompiles_what_it_touches(small_op_tree, tmp_path, monkeypatc
         expected = ["one.cc", "two.cc"]
     _build_once(source, tmp_path, "second", cache)
     assert _compiles(log) == expected
+
+
+def _tensorflow_at(root, record):
+    """A TensorFlow's install under ``root``: its header folder, and its distribution's RECORD
+    (``record``: the text, or None for an install without one)."""
+    include = root / "site" / "tensorflow" / "include"
+    include.mkdir(parents=True)
+    if record is not None:
+        info = root / "site" / "tensorflow_cpu-9.9.9.dist-info"
+        info.mkdir()
+        (info / "RECORD").write_text(record)
+    return include
+
+
+RECORD = ("tensorflow/__init__.py,sha256=AAAA,100\ntensorflow/include/tensorflow/core/x.h,sha256=BBBB,20\n"
+          "tensorflow/include/tensorflow/core/y.h,sha256=DDDD,30\n")
+HEADERS = "\n".join(sorted(l for l in RECORD.splitlines() if l.startswith("tensorflow/include/")))
+
+
+@pytest.mark.parametrize("other, compiled", [("the same record", []),
+                                             # what differs between two installs of one wheel
+                                             ("the same headers", []),
+                                             ("another header", ["one.cc", "two.cc"]),
+                                             ("no record", ["one.cc", "two.cc"])])
+def test_the_same_tensorflow_in_another_environment_shares_the_objects(small_op_tree, tmp_path, monkeypatch,
+                                                                        other, compiled):
+    # another clone's venv holds the same TensorFlow at another path: its installation record
+    # (every file with its digest) says it is the same, so the objects are taken; a TensorFlow
+    # whose record differs, or one without a record at another path, compiles again
+    source, log, info = small_op_tree
+    cache = tmp_path / "cache"
+    second = {"the same record": RECORD, "no record": None,
+              "the same headers": RECORD.replace("AAAA,100", "EEEE,101") + "../../../bin/x,sha256=FFFF,9\n",
+              "another header": RECORD.replace("BBBB", "CCCC")}[other]
+    for name, record in (("first", RECORD), ("second", second)):
+        include = _tensorflow_at(tmp_path / ("env-" + name), record)
+        built = dict(info, include=str(include), lib=str(include.parent),
+                     compile_flags=["-std=c++17", "-I" + str(include)])
+        monkeypatch.setattr(tensorflow_info, "query", lambda python=None, cache_dir=None, built=built: dict(built))
+        if log.exists():
+            log.unlink()
+        _build_once(source, tmp_path, name, cache)
+        if name == "first":
+            assert _compiles(log) == ["one.cc", "two.cc"]
+    assert _compiles(log) == compiled
+    headers = "\n".join(sorted(l for l in (second or "").splitlines() if l.startswith("tensorflow/include/")))
+    assert op_library.tensorflow_record(str(include)) == (
+        None if other == "no record" else hashlib.sha256(headers.encode("utf-8")).hexdigest())
+    assert (headers == HEADERS) == (other in ("the same record", "the same headers"))
 
 
 def test_the_cache_turned_off_compiles_every_time(small_op_tree, tmp_path, monkeypatch):

@@ -10,7 +10,10 @@ decides its bytes:
   (the folders of the op's own headers by their place in the list, not their path: a build
   in another folder, as pip's from an sdist, reuses the objects);
 - the compiler itself (its ``--version`` text and the real path of its program);
-- the TensorFlow it is compiled against (version, header folder, ABI flag);
+- the TensorFlow it is compiled against (version, ABI flag, and its installation record:
+  the ``RECORD`` of its distribution, every installed file with its sha256, so the same
+  TensorFlow in another environment, as another clone's venv, gives the same key; without a
+  record, its header folder's path);
 - the bytes of the source and of every header of the package's own header folders (beside
   the sources, and the generated folder) that it includes, directly or through another such
   header (TensorFlow's headers are covered by its version and folder). The includes are read
@@ -107,16 +110,22 @@ def link_key(command, objects, identity):
                  "identity": identity})
 
 
-def object_key(command, source, header_folders, identity):
+def object_key(command, source, header_folders, identity, places=None):
     """The cache key of compiling ``source`` with ``command`` (the compiler and its flags,
     without ``-c SOURCE -o OBJECT``); ``identity``: a JSON-able record of the compiler and the
     TensorFlow it compiles against. Reads the source and the headers of ``header_folders`` it
-    includes (:func:`included_headers`)."""
+    includes (:func:`included_headers`). ``places``: ``{folder: name}`` of other folders whose
+    path the command may hold and whose content ``identity`` already covers (TensorFlow's
+    headers, by its installation record): each is keyed by its name, not its path."""
     folders = [os.path.abspath(f) for f in header_folders]
+    named = sorted(((os.path.abspath(f), "<%s>" % n) for f, n in (places or {}).items()),
+                   key=lambda pair: -len(pair[0]))
 
     def placed(arg):  # where the tree lies is not what is compiled: the headers' bytes are
         for i, folder in enumerate(folders):
             arg = arg.replace(folder, "<header folder %d>" % i)
+        for folder, name in named:
+            arg = arg.replace(folder, name)
         return arg
 
     record = {

@@ -18,6 +18,7 @@ equivalent inside XLA clusters instead (``add_custom`` to ``tf.math.add``).
 """
 import contextlib
 import glob
+import hashlib
 import os
 import shlex
 import shutil
@@ -72,16 +73,51 @@ def _compile_flags(tf, generated):
             "-Wno-unused-result", "-I" + generated] + flags
 
 
+def tensorflow_record(include):
+    """A digest of TensorFlow's headers as its installation recorded them: the lines of the
+    ``RECORD`` of the distribution that installed the header folder ``include``
+    (``<site>/tensorflow/include``; ``<site>/tensorflow_core/include`` for 1.15) that name a
+    file under it, each with its sha256. None where no record names it (a TensorFlow built
+    from source, another installer). Only the headers' lines count: the rest of a RECORD
+    differs between two installs of the same wheel (compiled ``.pyc`` files, scripts that
+    name their interpreter), and the headers are what a compile reads."""
+    include = os.path.abspath(include)
+    site = os.path.dirname(os.path.dirname(include))
+    prefix = os.path.relpath(include, site).replace(os.sep, "/") + "/"
+    try:
+        infos = sorted(n for n in os.listdir(site) if n.endswith(".dist-info"))
+    except OSError:
+        return None
+    # the distributions named for TensorFlow first (tensorflow, tensorflow_cpu, intel_tensorflow)
+    infos.sort(key=lambda n: "tensorflow" not in n.lower())
+    for info in infos:
+        try:
+            with open(os.path.join(site, info, "RECORD"), "rb") as f:
+                lines = [l for l in f.read().decode("utf-8", "replace").splitlines()
+                         if l.startswith(prefix)]
+        except (IOError, OSError):
+            continue
+        if lines:
+            return hashlib.sha256("\n".join(sorted(lines)).encode("utf-8")).hexdigest()
+    return None
+
+
 def _compiler_identity(cxx, tf):
     """What, beside the command and the sources, decides an object's bytes (the object
-    cache's key): the compiler's version text and program, and the TensorFlow it builds for."""
+    cache's key): the compiler's version text and program, and the TensorFlow it builds for
+    (by its installation record where it has one: ``places`` then names its header folder,
+    so that the same TensorFlow in another environment shares the objects). Returns
+    (identity, places)."""
     try:
         version = run_command(cxx + ["--version"], lambda message: None).strip()
     except BuildError:
         version = None  # no compiler: the compile itself reports it
     program = shutil.which(cxx[0])
-    return {"compiler": version, "program": os.path.realpath(program) if program else cxx[0],
-            "tensorflow": [tf["version"], tf["include"], tf.get("cxx11_abi")]}
+    record = tensorflow_record(tf["include"])
+    identity = {"compiler": version, "program": os.path.realpath(program) if program else cxx[0],
+                "tensorflow": [tf["version"], {"record": record} if record else tf["include"],
+                               tf.get("cxx11_abi")]}
+    return identity, ({tf["include"]: "tensorflow include"} if record else {})
 
 
 def starting_line(units, cached, cache_dir, jobs):
@@ -138,10 +174,11 @@ def compiling(ctx):
 
 def _compile(pool, cxx, cflags, src, obj_dir, ctx, header_folders, identity, beat):
     """Start compiling ``src`` in ``pool`` (or taking its object from the object cache);
-    the future's result is the object file."""
+    ``identity``: (identity, places) of :func:`_compiler_identity`; the future's result is the
+    object file."""
     os.makedirs(obj_dir, exist_ok=True)
     obj = os.path.join(obj_dir, os.path.basename(src) + ".o")
-    key = object_cache.object_key(cxx + cflags, src, header_folders, identity)
+    key = object_cache.object_key(cxx + cflags, src, header_folders, identity[0], places=identity[1])
     if ctx.object_cache.fetch(key, obj):
         done = Future()
         done.set_result(obj)
@@ -238,8 +275,9 @@ def run(ctx):
                    for src in op_sources]
         cached = ctx.object_cache.hits
         beat.announce(starting_line(units, cached, ctx.object_cache.directory, jobs))
+        # a library's key keeps TensorFlow's paths (its link flags name its library folder)
         linked = _link(cxx, [job.result() for job in op_jobs], list(tf["link_flags"]), out, ctx,
-                       identity)
+                       identity[0])
         beat.say("op library: %s (%s)" % (out, "linked" if linked else "from the object cache"))
         why_not = None if xla_flags is not None else xla_symbols
         if xla_flags is not None:
@@ -248,7 +286,7 @@ def run(ctx):
                 # rather than fail when the package is imported
                 xla_linked = _link(cxx, [job.result() for job in xla_jobs],
                                    list(tf["link_flags"]) + [xla_symbols, "-Wl,-z,defs"], xla_out,
-                                   ctx, identity)
+                                   ctx, identity[0])
             except BuildError as e:
                 why_not = "its build failed: %s" % " ".join(str(e).split())[:800]
     if why_not:
