@@ -345,6 +345,60 @@ def test_a_damaged_model_file_is_one_error_line_naming_it(tf_ge_custom_cmd, weig
     assert not os.path.exists(str(tmp_path / "out" / "m.pb"))
 
 
+def _zip_bomb():
+    import importlib.util
+
+    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "zip_bomb.py")
+    spec = importlib.util.spec_from_file_location("zip_bomb", here)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_keras_bomb_is_one_line_naming_its_member_and_what_it_declares(tf_ge_custom_cmd, weighty, tmp_path):
+    """A .keras of 330 KiB whose weights member inflates to 320 MiB (its declared size true), more than the 256 MiB a diagnosis reads. Before,
+    the diagnosis after Keras' refusal ran testzip() and read the member whole."""
+    if "dense_keras" not in weighty:
+        pytest.fail("make_models.py made no dense_keras with this TensorFlow: %s" % sorted(weighty))
+    bomb = str(tmp_path / "bomb.keras")
+    member = _zip_bomb().keras_bomb(bomb, weighty["dense_keras"], 320)
+    assert os.path.getsize(bomb) < 2 << 20
+    ran = tf_ge_custom_cmd("export", bomb, "--output", str(tmp_path / "out" / "m"), cwd=tmp_path)
+    _one_error(ran, "tf-ge-custom export", bomb, "its member %s declares %d bytes" % (member, 320 << 20),
+               "zip bomb")
+    assert not os.path.exists(str(tmp_path / "out" / "m.pb"))
+
+
+def test_the_diagnosis_of_a_large_member_streams_it_under_an_address_space_limit(user, weighty, tmp_path):
+    """A weights member of 240 MiB of zeros: under the cap, so the diagnosis reads it, and not an
+    HDF5 file. With the address space limited to 96 MiB above what the process holds after
+    importing TensorFlow, reading the member whole fails with MemoryError (the code before);
+    streaming it through a spooled copy names what is wrong."""
+    if "dense_keras" not in weighty:
+        pytest.fail("make_models.py made no dense_keras with this TensorFlow: %s" % sorted(weighty))
+    bomb = str(tmp_path / "large.keras")
+    member = _zip_bomb().keras_bomb(bomb, weighty["dense_keras"], 240)
+    child = "\n".join([
+        "import resource, sys, zipfile",
+        "from tf_ge_custom.export.freezing import damaged_files",
+        "import h5py",
+        "size = [int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmSize:')][0] * 1024",
+        "resource.setrlimit(resource.RLIMIT_AS, (size + (96 << 20), resource.RLIM_INFINITY))",
+        "try:",
+        "    zipfile.ZipFile(sys.argv[1]).read(%r)" % member,
+        "    print('read whole')",
+        "except MemoryError:",
+        "    print('whole: MemoryError')",
+        "print('problem: ' + damaged_files.keras_member_problem(sys.argv[1]))",
+    ])
+    ran = user.run([sys.executable, "-c", child, bomb], str(tmp_path))
+    assert ran.status == 0, ran
+    lines = ran.out.splitlines()
+    assert "whole: MemoryError" in lines, ran  # the limit is real: the old reading cannot pass it
+    problem = [l for l in lines if l.startswith("problem: ")]
+    assert problem and "its member %s cannot be read" % member in problem[0], ran
+
+
 @pytest.mark.parametrize("command", ["export", "run-om"])
 def test_an_npy_whose_header_claims_more_than_the_file_holds_is_refused_before_allocating(
         tf_ge_custom_cmd, models, om_runner_double, tmp_path, command):

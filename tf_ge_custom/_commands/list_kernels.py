@@ -20,6 +20,7 @@ import sys
 import tempfile
 import zipfile
 
+from .. import _zip_members
 from ..errors import UsageError
 
 _WHEEL_KERNELS = "tf_ge_custom/opp/kernels/"
@@ -74,7 +75,7 @@ def check_wheel(path):
         raise UsageError("--wheel %s: not a tf-ge-custom wheel (no tf_ge_custom-*.dist-info/"
                          "WHEEL inside)" % path)
     try:
-        head = zf.read(wheel_files[0])[:4096].decode("utf-8", "replace")
+        head = _zip_members.head(zf, wheel_files[0]).decode("utf-8", "replace")  # a sniff, not the member
     except (OSError, zipfile.BadZipFile, RuntimeError) as e:
         zf.close()
         raise UsageError("--wheel %s: cannot read %s: %s" % (path, wheel_files[0], e))

@@ -50,36 +50,47 @@ def variables_message(prefix, error):
 
 def keras_member_problem(path):
     """Why the ``.keras`` archive ``path`` or one of its members cannot be read ("" when nothing
-    is found wrong here): not a zip archive, a member whose bytes fail their CRC, an HDF5 member
-    that h5py cannot open."""
+    is found wrong here): not a zip archive, members that declare more than a diagnosis reads
+    (a zip bomb), a member whose bytes fail their CRC, an HDF5 member that h5py cannot open.
+
+    Nothing is inflated past :func:`tf_ge_custom._zip_members.cap_for` the archive, and no member
+    is read whole into memory: the diagnosis never costs more than Keras' own refusal.
+    """
+    from tf_ge_custom import _zip_members as members
+
     if not path.endswith(".keras") or not os.path.isfile(path):
         return ""
     if not zipfile.is_zipfile(path):
         return "%s is not a .keras archive (a zip file): truncated or damaged" % path
+    cap = members.cap_for(path)
     try:
         with zipfile.ZipFile(path) as archive:
-            bad = archive.testzip()
+            too_large = members.declared_problem(archive, cap)
+            if too_large:
+                return "%s: %s" % (path, too_large)
+            bad = members.first_damaged(archive, cap)
             if bad is not None:
                 return "%s: its member %s is damaged (its CRC does not match)" % (path, bad)
             for name in archive.namelist():
                 if name.endswith(".h5"):
-                    problem = _h5_problem(archive.read(name))
+                    with members.spooled(archive, name, cap) as copy:
+                        problem = _h5_problem(copy)
                     if problem:
                         return "%s: its member %s cannot be read: %s" % (path, name, problem)
+    except members.TooLarge as e:
+        return "%s: %s" % (path, e)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError) as e:
         return "%s is not a readable .keras archive: %s" % (path, reason(e))
     return ""
 
 
-def _h5_problem(data):
-    import io
-
+def _h5_problem(copy):
     try:
         import h5py
     except ImportError:
         return ""
     try:
-        with h5py.File(io.BytesIO(data), "r") as f:
+        with h5py.File(copy, "r") as f:
             f.visit(lambda name: None)  # every link followed: a damaged B-tree shows here
     except (OSError, RuntimeError, ValueError, KeyError) as e:
         return reason(e)
