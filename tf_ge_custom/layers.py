@@ -50,6 +50,7 @@ class AddCustom(_keras.layers.Layer):
     def __init__(self, **kwargs):
         super(AddCustom, self).__init__(**kwargs)
         self.supports_masking = True
+        _built_at_init(self)
 
     def call(self, inputs):
         _check_two(inputs)
@@ -80,6 +81,16 @@ class AddCustom(_keras.layers.Layer):
         return _keras.KerasTensor(shape, dtype=inputs[0].dtype)
 
 
+def _built_at_init(layer):
+    """Mark the weightless ``layer`` built once made, as Keras 3 does for its own stateless
+    layers (``keras.layers.LeakyReLU`` calls ``_build_at_init``). Keras skips that when a
+    subclass defines ``build``. tf.keras 2 has no such step: there the layer builds on its
+    first call, as tf.keras 2's own layers do."""
+    build_at_init = getattr(layer, "_build_at_init", None)
+    if build_at_init is not None:
+        build_at_init()
+
+
 def _check_two(inputs, what="inputs"):
     if not isinstance(inputs, (list, tuple)) or len(inputs) != 2:
         raise ValueError(
@@ -104,6 +115,7 @@ class LeakyReluCustom(_keras.layers.Layer):
         super(LeakyReluCustom, self).__init__(**kwargs)
         self.alpha = _attr_value(LEAKY_RELU_CUSTOM, LEAKY_RELU_CUSTOM.attr("alpha"), alpha)
         self.supports_masking = True
+        _built_at_init(self)
 
     def call(self, inputs):
         return leaky_relu_custom(inputs, alpha=self.alpha)

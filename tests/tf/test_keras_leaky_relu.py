@@ -79,6 +79,7 @@ def _save(folder):
                             expected_output_shape=(2, 3, 4), expected_num_trainable_weights=0,
                             expected_num_non_trainable_weights=0, expected_num_seed_generators=0,
                             expected_num_losses=0, supports_masking=True,
+                            assert_built_after_instantiation=True,
                             custom_objects=custom_objects())
         runs += 1
     for alpha in (-0.5, 3.0):

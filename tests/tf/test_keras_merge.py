@@ -52,6 +52,7 @@ def test_keras_run_layer_test_passes(shapes, output):
                         expected_output_shape=output, expected_num_trainable_weights=0,
                         expected_num_non_trainable_weights=0, expected_num_seed_generators=0,
                         expected_num_losses=0, supports_masking=True,
+                        assert_built_after_instantiation=True,
                         custom_objects=custom_objects())
     case.run_layer_test(AddCustom, init_kwargs={}, input_data=(x, y),
                         expected_output=tf.math.add(x, y), supports_masking=True,
