@@ -143,11 +143,6 @@ def output_array(tensor):
 OUTPUT_FOLDER_KIND = "run-om"  # the marker run-om leaves in an output folder it made
 
 
-def _written_by_run_om(folder):
-    """An output folder an earlier run-om made before it left a marker: it holds run-om.log."""
-    return os.path.isfile(os.path.join(folder, "run-om.log"))
-
-
 def _record_beside(om):
     path = om[: -len(".om")] + ".json" if om.endswith(".om") else om + ".json"
     return GraphRecord.load(path) if os.path.isfile(path) else None
@@ -192,10 +187,10 @@ def run_om(om, inputs, output_dir=None, compare_with=None, device=0, dynamic_bat
         raise ExportError("OM not found: %s" % om)
     om = os.path.abspath(om)
     output_dir = os.path.abspath(output_dir or (om[: -len(".om")] if om.endswith(".om") else om) + ".outputs")
-    given_folders.refuse(output_dir, "--output-dir", "run-om", OUTPUT_FOLDER_KIND, _written_by_run_om)
+    given_folders.refuse(output_dir, "--output-dir", "run-om", OUTPUT_FOLDER_KIND)
     record = _record_beside(om)
     values = _inputs(inputs or [], record)
-    given_folders.take(output_dir, "--output-dir", "run-om", OUTPUT_FOLDER_KIND, _written_by_run_om)
+    given_folders.take(output_dir, "--output-dir", "run-om", OUTPUT_FOLDER_KIND)
     owned = owned_folders.make(tempfile.gettempdir(), "tf-ge-custom-run-om-")
     work = owned.path
     try:
@@ -224,6 +219,7 @@ def run_om(om, inputs, output_dir=None, compare_with=None, device=0, dynamic_bat
             written.append(path)
     finally:
         owned.close()
+        given_folders.record(output_dir, OUTPUT_FOLDER_KIND)  # what this run made there
     out.write("wrote %d outputs to %s\n" % (len(written), output_dir))
     return _compare(results, written, values, record, compare_with, signature, tags, outputs,
                     checkpoint, rtol, atol, out)
