@@ -140,7 +140,7 @@ def output_array(tensor):
     return value.reshape(tensor.dims).astype(arrays.numpy_dtype(tensor.dtype))
 
 
-OUTPUT_FOLDER_KIND = "run-om"  # the marker run-om leaves in an output folder it made
+OUTPUT_FOLDER_KIND = "run-om"  # its made-record in an output folder it made: .tf-ge-custom-run-om
 
 
 def _record_beside(om):
