@@ -48,20 +48,28 @@ class Made(object):
 
     def __init__(self):
         self._paths = {}  # full path -> (record, relative path); record None: a record file itself
+        self._above = set()  # every folder holding (at any depth) a path of _paths
+
+    def _add(self, full, what):
+        self._paths[full] = what
+        parent = os.path.dirname(full)
+        while parent not in self._above and parent != os.path.dirname(parent):
+            self._above.add(parent)
+            parent = os.path.dirname(parent)
 
     def add_record(self, record):
         base = os.path.dirname(record.path)
         for relative in record.paths:
             full = os.path.join(base, relative) if relative else base
-            self._paths[os.path.normpath(full)] = (record, relative)
-        self._paths[record.path] = (None, "")
+            self._add(os.path.normpath(full), (record, relative))
+        self._add(record.path, (None, ""))
 
     def add_folder_record(self, record, folder):
         """A record kept inside the folder it describes (``""`` is the folder)."""
         for relative in record.paths:
             full = os.path.join(folder, relative) if relative else folder
-            self._paths[os.path.normpath(full)] = (record, relative)
-        self._paths[record.path] = (None, "")
+            self._add(os.path.normpath(full), (record, relative))
+        self._add(record.path, (None, ""))
 
     def is_made(self, path):
         found = self._paths.get(path)
@@ -72,8 +80,7 @@ class Made(object):
 
     def below(self, folder):
         """Whether anything made is at or below ``folder``."""
-        prefix = folder.rstrip(os.sep) + os.sep
-        return any(p == folder or p.startswith(prefix) for p in self._paths)
+        return folder in self._paths or folder in self._above
 
 
 def _listing(names):
