@@ -279,7 +279,7 @@ def test_the_writer_records_what_it_made_beside_the_entry(tmp_path):
 
 
 def test_an_entry_removed_while_it_builds_is_said_to_be(tmp_path):
-    """Issue 41, 7: an rm -rf of the cache (or an older release's clean) during a build."""
+    """An rm -rf of the cache (or an older release's clean) during a build."""
     env = _env(tmp_path)
 
     def removed_meanwhile(socs, dtypes, out, **kw):

@@ -149,7 +149,7 @@ def test_the_default_places_are_emptied_and_their_neighbours_kept(tmp_path):
 
 
 def test_a_link_given_as_the_cache_folder_is_not_followed(tmp_path):
-    """Issue 41, 1: the link itself is judged, before anything resolves it."""
+    """The link itself is judged, before anything resolves it."""
     home = tmp_path / "home"
     music = home / "Music"  # the user's folders, one of them empty
     music.mkdir(parents=True)
@@ -165,7 +165,7 @@ def test_a_link_given_as_the_cache_folder_is_not_followed(tmp_path):
 
 
 def test_empty_folders_of_the_users_stay_and_only_the_folders_the_removal_emptied_go(tmp_path):
-    """Issue 41, 2: a mount point in a folder named as the cache is not "left empty" by clean."""
+    """A mount point in a folder named as the cache is not "left empty" by clean."""
     home = tmp_path / "home"
     work = home / "work"  # TF_GE_CUSTOM_CACHE_DIR set to a folder that holds other things
     (work / "mnt").mkdir(parents=True)
@@ -189,7 +189,7 @@ def test_empty_folders_of_the_users_stay_and_only_the_folders_the_removal_emptie
 
 
 def test_a_folder_of_user_files_with_every_marker_forged_is_kept(tmp_path):
-    """Issue 41, 3: pyvenv.cfg, builder_copy.json, a cache layout and copies of real records
+    """pyvenv.cfg, builder_copy.json, a cache layout and copies of real records
     make nothing the package's."""
     home = tmp_path / "home"
     real = home / "real-builder"
@@ -249,7 +249,7 @@ def test_what_the_user_put_into_an_entry_or_the_venv_stays_with_its_folders(tmp_
 
 
 def test_another_users_cache_is_left_whole_as_list_kernels_leaves_it(tmp_path):
-    """Issue 41, 3: the trust rule of list-kernels --cache, for root too."""
+    """The trust rule of list-kernels --cache, for root too."""
     home = tmp_path / "home"
     home.mkdir()
     os.chmod(str(tmp_path), 0o755)

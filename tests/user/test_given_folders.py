@@ -75,7 +75,7 @@ def test_a_users_folder_is_refused_before_anything_and_left_as_it_was(tf_ge_cust
 @pytest.mark.parametrize("name", ["setup-builder", "run-om", "build-kernels --bundle"])
 def test_a_users_folder_with_every_marker_forged_is_refused_and_left_as_it_was(tf_ge_custom_cmd, user,
                                                                               om_runner_double, tmp_path, name):
-    """Issue 41, 3: the files an older release took as proof (pyvenv.cfg, the builder's copy,
+    """The files an older release took as proof (pyvenv.cfg, the builder's copy,
     run-om.log, bundle.json) and the command's own record file, copied or written by hand."""
     made = tmp_path / "made"
     args, env, option = _command(name, made, user, om_runner_double)
