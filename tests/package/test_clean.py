@@ -279,3 +279,25 @@ def test_another_users_cache_is_left_whole_as_list_kernels_leaves_it(tmp_path):
         assert any(l.startswith("kept: %s: not trusted, as list-kernels --cache would say, so clean "
                                 "leaves it whole: %s is owned by uid 4242" % (given, home))
                    for l in lines), lines
+
+
+def test_an_entry_whose_build_holds_its_lock_is_skipped_with_a_line(tmp_path):
+    """A clean during a build leaves the entry the build holds the lock for."""
+    home = tmp_path / "home"
+    busy, free = _entries(home / "cache", ("Ascend910B1", "float32", op_def.ADD_CUSTOM),
+                          ("Ascend910B1", "int32", op_def.ADD_CUSTOM))
+    fd = os.open(str(busy) + cache.LOCK_SUFFIX, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.pwrite(fd, b"%d\n" % os.getpid(), 0)
+        before, after, lines = _clean_twice(home, TF_GE_CUSTOM_CACHE_DIR=home / "cache")
+    finally:
+        os.close(fd)
+    rel = lambda p: os.path.relpath(str(p), str(home))  # noqa: E731
+    gone = {rel(free), rel(free) + cache.LOCK_SUFFIX, rel(free) + cache.RECORD_SUFFIX}
+    assert set(after) == {p for p in before if not any(p == g or p.startswith(g + "/") for g in gone)}
+    assert all(after[p] == before[p] for p in after)
+    assert ("kept: %s: a build holds its lock (process %d); run clean again when it has finished"
+            % (busy, os.getpid())) in lines
+    _, after, _ = _clean_twice(home, TF_GE_CUSTOM_CACHE_DIR=home / "cache")  # the build is over
+    assert after == {}
