@@ -51,12 +51,11 @@ import fcntl
 import hashlib
 import os
 import re
-import shutil
 import tempfile
 from typing import NamedTuple, Optional
 
 from tf_ge_custom import _atomic_files as atomic_files, kernel_contract, kernel_manifest, op_def, \
-    _made as made, _trust as trust
+    _made as made, _owned_folders as owned_folders, _trust as trust
 from tf_ge_custom.errors import KernelBuildError, KernelCacheError, ManifestError, ToolchainError
 
 from . import frontend, toolchain
@@ -346,12 +345,23 @@ def _holder(fd):
     return int(text) if text.isdigit() else None
 
 
-def _remove_leftovers(folder, dtype):
-    """With the entry's lock held: the temporary folders of builds that were killed."""
-    prefix = "%s%s-" % (TMP_PREFIX, dtype)
-    for name in os.listdir(folder):
-        if name.startswith(prefix):
-            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+def _step_aside(target, folder, dtype):
+    """With the entry's lock held: move the damaged entry ``target`` out of the way, then
+    remove of it what its record says the writer made (the same inodes, whatever bytes they
+    hold now: a damaged file is one the writer made); a file of anyone else's stays, in a
+    ``.tmp-<dtype>-broken-*`` folder that ``tf-ge-custom clean`` names."""
+    from tf_ge_custom import _removing as removing
+
+    aside = tempfile.mkdtemp(prefix="%s%s-broken-" % (TMP_PREFIX, dtype), dir=folder)
+    os.rename(target, os.path.join(aside, dtype))
+    record, _ = made.read(record_path(target), RECORD_KIND)
+    found = removing.Made(same_bytes=False)
+    if record is not None:
+        found.add_folder_record(record, aside)
+    try:
+        removing.execute(removing.plan(aside, found))
+    except OSError:
+        pass  # what could not go stays aside; the entry is rebuilt all the same
 
 
 def ensure(soc, dtype, cache=None, key=None, env=None, op=op_def.ADD_CUSTOM, build=None,
@@ -401,12 +411,12 @@ def ensure(soc, dtype, cache=None, key=None, env=None, op=op_def.ADD_CUSTOM, bui
     with _locked(target + LOCK_SUFFIX, on_wait):
         if _valid(target, soc, dtype, op):  # built by whoever held the lock before us
             return Ensured(target, False, key)
-        _remove_leftovers(folder, dtype)
         if os.path.lexists(target):  # there, but damaged: step it aside, then rebuild
-            aside = tempfile.mkdtemp(prefix="%s%s-broken-" % (TMP_PREFIX, dtype), dir=folder)
-            os.rename(target, os.path.join(aside, dtype))
-            shutil.rmtree(aside, ignore_errors=True)
-        staging = tempfile.mkdtemp(prefix="%s%s-" % (TMP_PREFIX, dtype), dir=folder)
+            _step_aside(target, folder, dtype)
+        # claimed while it builds: a killed build's folder is swept by the next (by its owner
+        # file's identity, tf_ge_custom._owned_folders), never a folder merely named like one
+        owned = owned_folders.make(folder, "%s%s-" % (TMP_PREFIX, dtype), say=None)
+        staging = owned.path
         try:
             try:
                 build([built_soc], [dtype], staging, ops=op, env=env, progress=progress)
@@ -420,7 +430,7 @@ def ensure(soc, dtype, cache=None, key=None, env=None, op=op_def.ADD_CUSTOM, bui
             write_record(target, built, target + LOCK_SUFFIX)
             os.rename(built, target)
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            owned.close()
     return Ensured(target, True, key)
 
 

@@ -145,17 +145,17 @@ class Record(object):
         self.paths = paths
         self.version = version
 
-    def is_made(self, relative, full_path, with_hash=True):
+    def is_made(self, relative, full_path, with_hash=True, same_bytes=True):
         """Whether ``full_path`` is still what the record says the package made at
-        ``relative`` (same kind, device, inode and owner; a file also the same size and,
-        ``with_hash``, sha256, where the record gives them)."""
+        ``relative`` (same kind, device, inode and owner; with ``same_bytes`` a file also the
+        same size and, ``with_hash``, sha256, where the record gives them)."""
         expected = self.paths.get(relative)
         if not isinstance(expected, dict):
             return False
         found = identity(full_path, with_hash=False)
         if found is None or any(found[k] != expected.get(k) for k in ("kind", "dev", "ino", "uid")):
             return False
-        if found["kind"] == FILE:
+        if found["kind"] == FILE and same_bytes:
             if "size" in expected and found["size"] != expected["size"]:
                 return False
             if with_hash and "sha256" in expected and sha256_of(full_path) != expected["sha256"]:

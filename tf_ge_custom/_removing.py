@@ -46,7 +46,8 @@ class Plan(object):
 class Made(object):
     """Every path the records say the package made, by full path."""
 
-    def __init__(self):
+    def __init__(self, same_bytes=True):
+        self._same_bytes = same_bytes  # False: a file the package made whose bytes changed still is
         self._paths = {}  # full path -> (record, relative path); record None: a record file itself
         self._above = set()  # every folder holding (at any depth) a path of _paths
 
@@ -76,7 +77,7 @@ class Made(object):
         if found is None:
             return False
         record, relative = found
-        return True if record is None else record.is_made(relative, path)
+        return True if record is None else record.is_made(relative, path, same_bytes=self._same_bytes)
 
     def below(self, folder):
         """Whether anything made is at or below ``folder``."""

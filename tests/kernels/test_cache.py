@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from tf_ge_custom import cli, op_def
+from tf_ge_custom import _owned_folders as owned_folders, cli, op_def
 from tf_ge_custom.errors import KernelBuildError, KernelCacheError, ManifestError, ToolchainError
 from tf_ge_custom.kernels import builder, cache, compile_kernel, toolchain
 
@@ -395,12 +395,23 @@ def test_a_damaged_entry_and_leftovers_of_a_killed_build_are_replaced(tmp_path):
     done = cache.ensure("Ascend910B4", "bfloat16", env=env, build=double.fake_build)
     npubin = pathlib.Path(done.path) / OP.binary_name("outer_16x256", "bfloat16")
     npubin.write_bytes(b"bit rot")
-    leftover = pathlib.Path(done.path).parent / ".tmp-bfloat16-killed"
-    (leftover / "Ascend910B4").mkdir(parents=True)
+    folder = pathlib.Path(done.path).parent
+    killed = owned_folders.make(str(folder), ".tmp-bfloat16-")  # a build's claimed folder...
+    (pathlib.Path(killed.path) / "Ascend910B4").mkdir()
+    os.close(killed._lock_fd)  # ...whose process died: the kernel dropped its lock
+    named_alike = folder / ".tmp-bfloat16-mine"  # named like one, not claimed: not the writer's
+    (named_alike / "notes.txt").parent.mkdir()
+    (named_alike / "notes.txt").write_text("kept")
+    (pathlib.Path(done.path) / "mine.txt").write_text("put into the entry by hand")
     again = cache.ensure("Ascend910B4", "bfloat16", env=env, build=double.fake_build)
     assert again.built and again.path == done.path
     cache.load_entry(again.path, "Ascend910B4", "bfloat16")
-    assert not leftover.exists()
+    assert not os.path.exists(killed.path)
+    assert (named_alike / "notes.txt").read_text() == "kept"
+    # of the damaged entry, what the writer made went (the changed npubin too: its inode is
+    # the one the record names, only the bytes changed); the file put in by hand stays aside
+    aside, = folder.glob(".tmp-bfloat16-broken-*")
+    assert sorted(str(p.relative_to(aside)) for p in aside.rglob("*")) == ["bfloat16", "bfloat16/mine.txt"]
 
 
 def test_threads_of_one_process_build_once(tmp_path):
