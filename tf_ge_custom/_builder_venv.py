@@ -229,6 +229,9 @@ def _fill(venv, python, version, command, install, extra_site, out):
     if _run_shown(command) != 0:
         raise BuilderSetupError("`%s` failed" % " ".join(command))
     vpython = venv_python(venv)
+    from . import _given_folders
+
+    _given_folders.record(venv, FOLDER_KIND)  # the venv made: a run killed during pip left only that
     if install:
         pip = [vpython, "-m", "pip", "install", "--disable-pip-version-check", "-q"] + list(REQUIREMENTS)
         out.write("installing %s\n" % " ".join(REQUIREMENTS))

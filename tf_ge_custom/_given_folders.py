@@ -73,9 +73,10 @@ def problem(folder, option, command, kind):
             return ""
     except OSError as e:
         return "%s %s cannot be read: %s" % (option, folder, e.strerror or e)
-    unmade = sorted(p for p in _unmade(folder, kind) if os.sep not in p)
-    if not unmade:
+    found = _unmade(folder, kind)
+    if not found:
         return ""
+    unmade = sorted(set(p.split(os.sep)[0] for p in found))  # named by their top-level entry
     shown = ", ".join(unmade[:_SHOWN]) + (" and %d more" % (len(unmade) - _SHOWN) if len(unmade) > _SHOWN else "")
     return ("%s %s holds what %s did not make (%s; %s records what it made in %s): nothing was "
             "changed; give a new or empty folder, or one %s made and nobody added to (folders "
@@ -107,12 +108,18 @@ def take(folder, option, command, kind, check=True):
     return folder
 
 
-def record(folder, kind):
+def record(folder, kind, growing=()):
     """Record what is in ``folder`` now as made by the command that took it (:func:`take`):
-    everything but what ``--force`` found there and the command left as it was."""
-    found = _FOUND.pop(os.path.abspath(folder), {})
+    everything but what ``--force`` found there and the command left as it was. The files
+    ``growing`` names (a log being written) are recorded by identity alone, without size and
+    sha256, until a later call records them whole."""
+    found = _FOUND.get(os.path.abspath(folder), {})
     paths = made.describe_tree(folder)
     paths.pop(marker_name(kind), None)
+    for rel in growing:
+        if rel in paths:
+            paths[rel].pop("size", None)
+            paths[rel].pop("sha256", None)
     for rel, (dev, ino) in found.items():
         now = paths.get(rel)
         if now is not None and (now["dev"], now["ino"]) == (dev, ino):

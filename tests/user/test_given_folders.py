@@ -124,3 +124,19 @@ def test_setup_builder_refuses_a_file_or_a_dangling_link_in_place_of_the_venv(tf
                                cwd=tmp_path, env=user.env())
         assert ran.status == 2 and ("--venv %s %s" % (tmp_path / name, words)) in ran.err, ran
     assert (tmp_path / "file").read_text() == "mine" and not os.path.lexists(str(tmp_path / "nowhere"))
+
+
+def test_a_file_added_deep_in_a_folder_the_command_made_is_named_and_the_folder_refused(tmp_path):
+    """Taken, filled and recorded as setup-builder does; then the user adds a file two folders
+    down: the folder is no longer only the command's."""
+    from tf_ge_custom import _given_folders as given_folders
+
+    folder = tmp_path / "venv"
+    given_folders.take(str(folder), "--venv", "setup-builder", "builder")
+    (folder / "lib" / "site").mkdir(parents=True)
+    (folder / "lib" / "site" / "made.py").write_text("x = 1\n")
+    given_folders.record(str(folder), "builder")
+    assert given_folders.problem(str(folder), "--venv", "setup-builder", "builder") == ""
+    (folder / "lib" / "site" / "mine.py").write_text("mine\n")
+    said = given_folders.problem(str(folder), "--venv", "setup-builder", "builder")
+    assert said.startswith("--venv %s holds what setup-builder did not make (lib; " % folder), said

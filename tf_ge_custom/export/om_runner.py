@@ -204,7 +204,10 @@ def run_om(om, inputs, output_dir=None, compare_with=None, device=0, dynamic_bat
         log = os.path.join(output_dir, "run-om.log")
         out.write("running %s with ASCEND_CUSTOM_OPP_PATH cleared (the OM must carry the kernel)\n" % om)
         run_tool(om_runner_command(runner, om, files, raw, device, dynamic_batch), log, "om-runner",
-                 env=toolchain.runner_environment(env))
+                 env=toolchain.runner_environment(env),
+                 # recorded before the runner starts: a run killed outright left only what it made
+                 on_log=lambda path: given_folders.record(output_dir, OUTPUT_FOLDER_KIND,
+                                                          growing=[os.path.basename(path)]))
         with open(log, errors="replace") as f:
             _, tensors = parse_runner_output(f, log)
         names = [t.key or t.name for t in record.outputs] if record is not None and \
