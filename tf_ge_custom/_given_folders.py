@@ -18,7 +18,7 @@ Standard library only, Python 3.7 syntax.
 import os
 import stat
 
-from . import _made as made
+from . import _made as made, _owned_folders as owned_folders
 from .errors import UsageError
 
 _SHOWN = 5  # entries named in a refusal
@@ -42,6 +42,9 @@ def _unmade(folder, kind):
     if record is None or not record.is_made("", folder, with_hash=False):
         record = None
     for parent, dirs, files in os.walk(folder):
+        # a command's claimed temporary folder (a build's staging) is the package's: the
+        # command sweeps it when its owner is gone (_owned_folders)
+        dirs[:] = [d for d in dirs if not owned_folders.is_claimed(os.path.join(parent, d))]
         for name in sorted(dirs + files):
             full = os.path.join(parent, name)
             rel = os.path.relpath(full, folder)

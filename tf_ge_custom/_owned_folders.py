@@ -113,6 +113,22 @@ def _claimed(path, fd):
             and text[2] == "file %d %d" % (own.st_dev, own.st_ino))
 
 
+def is_claimed(path):
+    """Whether ``path`` is a folder this module made and claimed (its owner file names the
+    folder's and its own inode), whether or not its owner still runs."""
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            return False
+        fd = os.open(os.path.join(path, OWNER_FILE), os.O_RDONLY | os.O_NOFOLLOW
+                     | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        return _claimed(path, fd)
+    finally:
+        os.close(fd)
+
+
 def _stale(path):
     """(whether the folder ``path`` is a dead process's, the descriptor holding its lock)."""
     try:

@@ -137,6 +137,18 @@ def test_a_file_added_deep_in_a_folder_the_command_made_is_named_and_the_folder_
     (folder / "lib" / "site" / "made.py").write_text("x = 1\n")
     given_folders.record(str(folder), "builder")
     assert given_folders.problem(str(folder), "--venv", "setup-builder", "builder") == ""
+    from tf_ge_custom import _owned_folders as owned_folders
+
+    killed = owned_folders.make(str(folder), ".tf-ge-custom-kernels-")  # a killed build's staging
+    os.close(killed._lock_fd)
+    assert given_folders.problem(str(folder), "--venv", "setup-builder", "builder") == ""
+    forged = folder / ".tf-ge-custom-kernels-forged"  # named like one, owner file written by hand
+    forged.mkdir()
+    (forged / owned_folders.OWNER_FILE).write_text("1\nfolder 1 2\nfile 3 4\n")
+    assert "(.tf-ge-custom-kernels-forged; " in given_folders.problem(str(folder), "--venv", "setup-builder",
+                                                                      "builder")
+    forged.joinpath(owned_folders.OWNER_FILE).unlink()
+    forged.rmdir()
     (folder / "lib" / "site" / "mine.py").write_text("mine\n")
     said = given_folders.problem(str(folder), "--venv", "setup-builder", "builder")
     assert said.startswith("--venv %s holds what setup-builder did not make (lib; " % folder), said
