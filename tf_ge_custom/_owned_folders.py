@@ -129,6 +129,13 @@ def is_claimed(path):
         os.close(fd)
 
 
+def lock_if_dead(path):
+    """The descriptor holding the lock of the claimed folder ``path`` when its owner is gone
+    (close it once the folder is removed), else None."""
+    stale, fd = _stale(path)
+    return fd if stale else None
+
+
 def _stale(path):
     """(whether the folder ``path`` is a dead process's, the descriptor holding its lock)."""
     try:

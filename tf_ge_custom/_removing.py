@@ -50,6 +50,7 @@ class Made(object):
         self._same_bytes = same_bytes  # False: a file the package made whose bytes changed still is
         self._paths = {}  # full path -> (record, relative path); record None: a record file itself
         self._above = set()  # every folder holding (at any depth) a path of _paths
+        self._claimed = set()
 
     def _add(self, full, what):
         self._paths[full] = what
@@ -65,6 +66,12 @@ class Made(object):
             self._add(os.path.normpath(full), (record, relative))
         self._add(record.path, (None, ""))
 
+    def add_claimed(self, folder):
+        """A claimed temporary folder of a dead command (:mod:`tf_ge_custom._owned_folders`,
+        its owner file's identity checked): all of it is the package's, as its sweep says."""
+        self._claimed.add(folder)
+        self._add(folder, (None, ""))
+
     def add_folder_record(self, record, folder):
         """A record kept inside the folder it describes (``""`` is the folder)."""
         for relative in record.paths:
@@ -73,6 +80,8 @@ class Made(object):
         self._add(record.path, (None, ""))
 
     def is_made(self, path):
+        if self._claimed and any(path == c or path.startswith(c + os.sep) for c in self._claimed):
+            return True
         found = self._paths.get(path)
         if found is None:
             return False
@@ -81,7 +90,7 @@ class Made(object):
 
     def below(self, folder):
         """Whether anything made is at or below ``folder``."""
-        return folder in self._paths or folder in self._above
+        return folder in self._paths or folder in self._above or self.is_made(folder)
 
 
 def _listing(names):

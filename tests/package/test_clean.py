@@ -301,3 +301,29 @@ def test_an_entry_whose_build_holds_its_lock_is_skipped_with_a_line(tmp_path):
             % (busy, os.getpid())) in lines
     _, after, _ = _clean_twice(home, TF_GE_CUSTOM_CACHE_DIR=home / "cache")  # the build is over
     assert after == {}
+
+
+def test_a_killed_builds_temporary_folder_goes_and_a_running_ones_stays(tmp_path):
+    """The cache writer's claimed ``.tmp-<dtype>-*`` folders: one whose build died goes (as the
+    next build's sweep would take it), one whose build runs stays, one merely named so stays."""
+    from tf_ge_custom import _owned_folders as owned_folders
+
+    home = tmp_path / "home"
+    entry, = _entries(home / "cache", ("Ascend910B1", "float32", op_def.ADD_CUSTOM))
+    op_folder = str(entry.parent)
+    dead = owned_folders.make(op_folder, ".tmp-float32-")
+    _write(pathlib.Path(dead.path) / "Ascend910B1" / "manifest.json", "{}")
+    os.close(dead._lock_fd)  # its process died: the kernel dropped the lock
+    running = owned_folders.make(op_folder, ".tmp-int32-")
+    _write(pathlib.Path(op_folder) / ".tmp-float16-mine" / "notes.txt", "the user's")
+    try:
+        before, after, lines = _clean_twice(home, TF_GE_CUSTOM_CACHE_DIR=home / "cache")
+    finally:
+        running.close()
+    rel = lambda p: os.path.relpath(str(p), str(home))  # noqa: E731
+    gone = {rel(entry), rel(entry) + cache.LOCK_SUFFIX, rel(entry) + cache.RECORD_SUFFIX, rel(dead.path)}
+    assert set(after) == {p for p in before if not any(p == g or p.startswith(g + "/") for g in gone)}
+    assert all(after[p] == before[p] for p in after)
+    assert any(l.startswith("removed: %s (temporary folder of a killed build, " % dead.path) for l in lines), lines
+    assert "kept: %s: a build is writing it" % running.path in lines
+    assert "kept: %s: it holds what tf-ge-custom did not make: .tmp-float16-mine/" % op_folder in lines

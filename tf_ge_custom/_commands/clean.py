@@ -158,6 +158,8 @@ def kernel_cache_part(environ, uid=None):
                 except OSError:
                     continue
                 for name in names:
+                    if name.startswith(cache.TMP_PREFIX):
+                        _killed_build(os.path.join(op, name), found, skipped, part)
                     if not name.endswith(cache.RECORD_SUFFIX):
                         continue
                     record, problem = made.read(os.path.join(op, name), cache.RECORD_KIND, uid)
@@ -180,6 +182,23 @@ def kernel_cache_part(environ, uid=None):
                           "yours" % _OLD_RECORDS))
     _and_app_folder(root, part)
     return part
+
+
+def _killed_build(path, found, skipped, part):
+    """A build's claimed temporary folder (``.tmp-<dtype>-*``): removed when its build is
+    gone, as the next build's sweep would; left, with a line, while it runs."""
+    from .. import _owned_folders as owned_folders
+
+    if not owned_folders.is_claimed(path):
+        return  # named below as what the package did not make
+    fd = owned_folders.lock_if_dead(path)
+    if fd is None:
+        part.kept.append((path, "a build is writing it"))
+        skipped.add(path)
+        return
+    part.locks.append(fd)
+    found.add_claimed(path)
+    part.units.append((path, "temporary folder of a killed build"))
 
 
 def builder_venv_part(environ, uid=None):
