@@ -58,8 +58,9 @@ def _shown_size(size):
 
 
 class Part(object):
-    """What clean does with one place: ``lines`` (what is removed, as (path, what, bytes)),
-    the :class:`tf_ge_custom._removing.Plan`, the locks held while removing."""
+    """What clean does with one place: the :class:`tf_ge_custom._removing.Plan`, the
+    ``units`` it names ((path, what): a cache entry, the venv), what it keeps and why
+    (``kept``), the locks it holds until the removal is done."""
 
     def __init__(self):
         self.plan = removing.Plan()
