@@ -66,6 +66,7 @@ class Part(object):
         self.plan = removing.Plan()
         self.units = []  # (path, what): a cache entry or the venv
         self.kept = []
+        self.notes = []
         self.locks = []
 
     def release(self):
@@ -178,9 +179,9 @@ def kernel_cache_part(environ, uid=None):
                     part.units.append((entry, "kernel cache entry"))
     removing.plan(root, found, skipped, part.plan)
     if part.plan.kept:
-        part.kept.append(("the kernel cache", "what tf-ge-custom has no record of making stays "
+        part.notes.append("note: the kernel cache keeps what tf-ge-custom has no record of making "
                           "(kernel cache entries from %s); remove such a folder by hand if it is "
-                          "yours" % _OLD_RECORDS))
+                          "yours" % _OLD_RECORDS)
     _and_app_folder(root, part)
     return part
 
@@ -273,6 +274,7 @@ def lines(found, dry_run):
         anything = anything or bool(gone)
         for path, why in part.plan.kept + part.kept:
             out.append("kept: %s: %s" % (path, why))
+        out += part.notes
     return out, anything
 
 
