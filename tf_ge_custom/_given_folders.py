@@ -103,9 +103,14 @@ def take(folder, option, command, kind, check=True):
         refuse(folder, option, command, kind)
     try:
         os.makedirs(folder, exist_ok=True)
-        _FOUND[os.path.abspath(folder)] = {} if check else _unmade(folder, kind)
-        own = made.identity(folder)
-        made.write(record_path(folder, kind), kind, {"": own})
+        found = _FOUND[os.path.abspath(folder)] = {} if check else _unmade(folder, kind)
+        earlier, _ = made.read(record_path(folder, kind), kind)
+        paths = {}
+        if earlier is not None and earlier.is_made("", folder, with_hash=False):
+            paths = {rel: what for rel, what in earlier.paths.items() if rel not in found}
+        if "" not in found:
+            paths[""] = made.identity(folder)
+        made.write(record_path(folder, kind), kind, paths)  # a run killed now leaves a taken folder
     except OSError as e:
         raise UsageError("%s %s cannot be made: %s" % (option, folder, e.strerror or e))
     return folder

@@ -137,6 +137,9 @@ def test_a_file_added_deep_in_a_folder_the_command_made_is_named_and_the_folder_
     (folder / "lib" / "site" / "made.py").write_text("x = 1\n")
     given_folders.record(str(folder), "builder")
     assert given_folders.problem(str(folder), "--venv", "setup-builder", "builder") == ""
+    # taken again by a run killed before it recorded anything: what the first run made stays its
+    given_folders.take(str(folder), "--venv", "setup-builder", "builder")
+    assert given_folders.problem(str(folder), "--venv", "setup-builder", "builder") == ""
     from tf_ge_custom import _owned_folders as owned_folders
 
     killed = owned_folders.make(str(folder), ".tf-ge-custom-kernels-")  # a killed build's staging
