@@ -51,12 +51,11 @@ import fcntl
 import hashlib
 import os
 import re
-import shutil
 import tempfile
 from typing import NamedTuple, Optional
 
 from tf_ge_custom import _atomic_files as atomic_files, kernel_contract, kernel_manifest, op_def, \
-    _trust as trust
+    _made as made, _owned_folders as owned_folders, _trust as trust
 from tf_ge_custom.errors import KernelBuildError, KernelCacheError, ManifestError, ToolchainError
 
 from . import frontend, toolchain
@@ -65,6 +64,8 @@ CACHE_DIR_ENV = "TF_GE_CUSTOM_CACHE_DIR"
 APP_DIR = "tf-ge-custom"
 KERNELS_SUBDIR = "kernels"
 LOCK_SUFFIX = ".lock"
+RECORD_SUFFIX = ".made.json"  # <dtype>.made.json: what the writer made (tf_ge_custom._made)
+RECORD_KIND = "kernel-cache"
 TMP_PREFIX = ".tmp-"
 SHORT_SHA = 16  # hex digits of the kernel source sha256 in a key
 _KEY_PART = re.compile(r"[^A-Za-z0-9.+]+")
@@ -109,6 +110,14 @@ def cache_dir(env=None):
     Raises :class:`KernelCacheError` when ``TF_GE_CUSTOM_CACHE_DIR`` is relative or there is
     no home folder to put the cache in.
     """
+    location = cache_dir_as_given(env)
+    return CacheLocation(_as_resolved(location.path), location.source)
+
+
+def cache_dir_as_given(env=None):
+    """Where the variables put the kernel cache, as written (no link resolved): the path
+    ``tf-ge-custom clean`` judges, so that a link given as the cache is seen as a link.
+    Raises :class:`KernelCacheError` as :func:`cache_dir` does."""
     env = os.environ if env is None else env
     explicit = env.get(CACHE_DIR_ENV)
     if explicit:
@@ -116,15 +125,13 @@ def cache_dir(env=None):
             raise KernelCacheError("%s=%s is not an absolute path; the GE library and "
                                    "build-kernels run in different folders, so name the cache "
                                    "folder absolutely" % (CACHE_DIR_ENV, explicit))
-        return CacheLocation(_as_resolved(explicit), CACHE_DIR_ENV)
+        return CacheLocation(explicit, CACHE_DIR_ENV)
     xdg = env.get("XDG_CACHE_HOME")
     if xdg and os.path.isabs(xdg):  # the XDG specification: relative values are ignored
-        return CacheLocation(_as_resolved(os.path.join(xdg, APP_DIR, KERNELS_SUBDIR)),
-                             "XDG_CACHE_HOME")
+        return CacheLocation(os.path.join(xdg, APP_DIR, KERNELS_SUBDIR), "XDG_CACHE_HOME")
     home = env.get("HOME")
     if home and os.path.isabs(home):
-        return CacheLocation(_as_resolved(os.path.join(home, ".cache", APP_DIR, KERNELS_SUBDIR)),
-                             "HOME")
+        return CacheLocation(os.path.join(home, ".cache", APP_DIR, KERNELS_SUBDIR), "HOME")
     raise KernelCacheError("no folder for the kernel cache: HOME is %s and XDG_CACHE_HOME is "
                            "unset; set %s to an absolute, writable folder"
                            % ("unset" if not home else "relative (%s)" % home, CACHE_DIR_ENV))
@@ -290,24 +297,44 @@ def _valid(path, soc, dtype, op):
 def _locked(path, on_wait=None):
     """Hold an exclusive ``flock`` on ``path`` (created if absent, never through a link) for
     the ``with`` body."""
+    fd = _lock_current(path, on_wait)
     try:
-        fd = atomic_files.open_no_follow(path, os.O_RDWR, trust.PRIVATE_RECORD_MODE)
-    except atomic_files.NotWritable as e:
-        raise KernelCacheError("cannot take the cache entry's lock: %s" % e)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as e:
-            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise
-            if on_wait is not None:
-                on_wait(_holder(fd))
-            fcntl.flock(fd, fcntl.LOCK_EX)
         os.ftruncate(fd, 0)
         os.write(fd, ("%d\n" % os.getpid()).encode("ascii"))
         yield
     finally:
         os.close(fd)  # releases the lock
+
+
+def _lock_current(path, on_wait):
+    """A descriptor of ``path`` holding its exclusive lock, once the lock taken is the file
+    at ``path``: a clean removes an entry's lock file while holding it, so a process that
+    waited on the removed file takes the new one instead."""
+    while True:
+        try:
+            fd = atomic_files.open_no_follow(path, os.O_RDWR, trust.PRIVATE_RECORD_MODE)
+        except atomic_files.NotWritable as e:
+            raise KernelCacheError("cannot take the cache entry's lock: %s" % e)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as e:
+                if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise
+                if on_wait is not None:
+                    on_wait(_holder(fd))
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            held = os.fstat(fd)
+            try:
+                now = os.lstat(path)
+            except OSError:
+                now = None
+        except BaseException:
+            os.close(fd)
+            raise
+        if now is not None and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+            return fd
+        os.close(fd)  # removed (or replaced) while we waited: lock the file there now
 
 
 def _holder(fd):
@@ -318,12 +345,23 @@ def _holder(fd):
     return int(text) if text.isdigit() else None
 
 
-def _remove_leftovers(folder, dtype):
-    """With the entry's lock held: the temporary folders of builds that were killed."""
-    prefix = "%s%s-" % (TMP_PREFIX, dtype)
-    for name in os.listdir(folder):
-        if name.startswith(prefix):
-            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+def _step_aside(target, folder, dtype):
+    """With the entry's lock held: move the damaged entry ``target`` out of the way, then
+    remove of it what its record says the writer made (the same inodes, whatever bytes they
+    hold now: a damaged file is one the writer made); a file of anyone else's stays, in a
+    ``.tmp-<dtype>-broken-*`` folder that ``tf-ge-custom clean`` names."""
+    from tf_ge_custom import _removing as removing
+
+    aside = tempfile.mkdtemp(prefix="%s%s-broken-" % (TMP_PREFIX, dtype), dir=folder)
+    os.rename(target, os.path.join(aside, dtype))
+    record, _ = made.read(record_path(target), RECORD_KIND)
+    found = removing.Made(same_bytes=False)
+    if record is not None:
+        found.add_folder_record(record, aside)
+    try:
+        removing.execute(removing.plan(aside, found))
+    except OSError:
+        pass  # what could not go stays aside; the entry is rebuilt all the same
 
 
 def ensure(soc, dtype, cache=None, key=None, env=None, op=op_def.ADD_CUSTOM, build=None,
@@ -373,21 +411,58 @@ def ensure(soc, dtype, cache=None, key=None, env=None, op=op_def.ADD_CUSTOM, bui
     with _locked(target + LOCK_SUFFIX, on_wait):
         if _valid(target, soc, dtype, op):  # built by whoever held the lock before us
             return Ensured(target, False, key)
-        _remove_leftovers(folder, dtype)
         if os.path.lexists(target):  # there, but damaged: step it aside, then rebuild
-            aside = tempfile.mkdtemp(prefix="%s%s-broken-" % (TMP_PREFIX, dtype), dir=folder)
-            os.rename(target, os.path.join(aside, dtype))
-            shutil.rmtree(aside, ignore_errors=True)
-        staging = tempfile.mkdtemp(prefix="%s%s-" % (TMP_PREFIX, dtype), dir=folder)
+            _step_aside(target, folder, dtype)
+        # claimed while it builds: a killed build's folder is swept by the next (by its owner
+        # file's identity, tf_ge_custom._owned_folders), never a folder merely named like one
+        owned = owned_folders.make(folder, "%s%s-" % (TMP_PREFIX, dtype), say=None)
+        staging = owned.path
         try:
-            build([built_soc], [dtype], staging, ops=op, env=env, progress=progress)
-            built = os.path.join(staging, built_soc)
-            trust.privatize_tree(built)  # 0700 / 0644 whatever the umask the build ran under
+            try:
+                build([built_soc], [dtype], staging, ops=op, env=env, progress=progress)
+                built = os.path.join(staging, built_soc)
+                trust.privatize_tree(built)  # 0700 / 0644 whatever the umask the build ran under
+            except Exception:
+                _say_if_removed(staging, folder)
+                raise
+            _say_if_removed(staging, folder)
             _check_built(built, soc, dtype, op, ident)
+            write_record(target, built, target + LOCK_SUFFIX)
             os.rename(built, target)
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            owned.close()
     return Ensured(target, True, key)
+
+
+def record_path(entry):
+    """``<cache>/<SoC>/<key>/<op>/<dtype>.made.json``: the record of what the writer made for
+    the entry folder ``entry``."""
+    return entry + RECORD_SUFFIX
+
+
+def write_record(target, built, lock):
+    """Record what the writer made for the entry ``target`` (its folder, every file, still at
+    ``built`` before the rename that keeps their identities, and its lock), beside it
+    (:mod:`tf_ge_custom._made`): ``tf-ge-custom clean`` removes only what this names."""
+    name = os.path.basename(target)
+    paths = made.describe_tree(built, name)
+    held = made.identity(lock, with_hash=False)
+    if held is not None:
+        held.pop("size", None)  # a lock's content (its holder's pid) changes; its inode not
+        paths[os.path.basename(lock)] = held
+    made.write(record_path(target), RECORD_KIND, paths)
+
+
+def _say_if_removed(staging, folder):
+    """Raise :class:`KernelCacheError` when the build's temporary folder was removed under it
+    (a ``tf-ge-custom clean`` of an older release, or an ``rm -rf`` of the cache)."""
+    if os.path.isdir(staging):
+        return
+    raise KernelCacheError(
+        "the cache entry this build was writing (%s) was removed while it built, by a "
+        "`tf-ge-custom clean` or another removal of the kernel cache; nothing was cached: run "
+        "the build again (it takes the entry's lock, and a clean leaves an entry whose lock is "
+        "held)" % folder)
 
 
 def _check_built(path, soc, dtype, op, ident):

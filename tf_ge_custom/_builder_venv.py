@@ -178,24 +178,16 @@ def _run_shown(argv):
         raise BuilderSetupError(str(e))
 
 
-FOLDER_KIND = "builder"  # the marker setup-builder leaves in a venv it made (_given_folders)
-
-
-def made_by_setup_builder(venv):
-    """Whether ``venv`` is a builder venv an earlier setup-builder made before it left a marker:
-    a venv holding the builder's copy of the package."""
-    import glob
-
-    return os.path.isfile(os.path.join(venv, "pyvenv.cfg")) and bool(
-        glob.glob(os.path.join(venv, "lib", "python3*", "site-packages", "tf_ge_custom", MARKER)))
+FOLDER_KIND = "builder"  # its made-record: <venv>/.tf-ge-custom-builder (_given_folders)
 
 
 def refuse_foreign_folder(venv):
     """UsageError, before anything is done, when ``venv`` is a folder of the user's: not empty,
-    and not made by setup-builder (``python -m venv`` would overwrite its ``bin/activate``)."""
+    and holding what setup-builder did not make (``python -m venv`` would overwrite its
+    ``bin/activate``)."""
     from . import _given_folders
 
-    _given_folders.refuse(venv, "--venv", "setup-builder", FOLDER_KIND, made_by_setup_builder)
+    _given_folders.refuse(venv, "--venv", "setup-builder", FOLDER_KIND)
 
 
 def site_packages(python):
@@ -219,11 +211,27 @@ def setup(venv, python, system_site_packages=False, install=True, out=None, extr
     from . import _given_folders
 
     command = [python, "-m", "venv"] + (["--system-site-packages"] if system_site_packages else []) + [venv]
-    _given_folders.take(venv, "--venv", "setup-builder", FOLDER_KIND, made_by_setup_builder)
+    _given_folders.take(venv, "--venv", "setup-builder", FOLDER_KIND)
+    try:
+        result = _fill(venv, python, version, command, install, extra_site, out)
+    finally:
+        # what is there now, made by this run (the venv was new, empty or all made before):
+        # tf-ge-custom clean removes what this names, and only that
+        _given_folders.record(venv, FOLDER_KIND)
+    return result
+
+
+def _fill(venv, python, version, command, install, extra_site, out):
+    """Make the venv in ``venv`` (taken), install, copy the builder; its describe result."""
+    from .errors import BuilderSetupError
+
     out.write("creating %s with %s (Python %d.%d)\n" % ((venv, python) + version))
     if _run_shown(command) != 0:
         raise BuilderSetupError("`%s` failed" % " ".join(command))
     vpython = venv_python(venv)
+    from . import _given_folders
+
+    _given_folders.record(venv, FOLDER_KIND)  # the venv made: a run killed during pip left only that
     if install:
         pip = [vpython, "-m", "pip", "install", "--disable-pip-version-check", "-q"] + list(REQUIREMENTS)
         out.write("installing %s\n" % " ".join(REQUIREMENTS))
@@ -237,6 +245,8 @@ def setup(venv, python, system_site_packages=False, install=True, out=None, extr
         out.write("using the packages of %s\n" % extra_site)
     copied = copy_builder(site)
     out.write("copied the package's builder into %s\n" % copied)
+    # bytecode now, so that a later import writes no file the record does not name
+    _processes.run([vpython, "-m", "compileall", "-q", copied], timeout=300, check=False)
     result = describe(vpython)
     if not result.get("ok"):
         raise BuilderSetupError("the builder venv %s does not pass the GE library's check: %s"

@@ -6,11 +6,15 @@ cut) cannot: its folder stays. So each such folder is *claimed*: it holds a file
 (:data:`OWNER_FILE`) on which the command keeps an exclusive ``flock`` for as long as it
 runs. The kernel drops the lock when the process ends, however it ends, so the next command
 that makes a folder of the same kind in the same place (:func:`make`) first removes every
-folder of that kind whose lock it can take (:func:`sweep`), and says so in one line. A folder
-whose owner still runs (another export writing beside this one) is never touched; nor is
-anything that is not a folder of this user's, with the kind's name, made by this module
-(a folder without the owner file, from a version that did not claim its folders or from the
-instant between making a folder and claiming it, is swept once it is an hour old).
+folder of that kind whose lock it can take (:func:`sweep`), and says so in one line.
+
+A name proves nothing (anyone can make a folder called ``.tf-ge-custom-staging-x`` holding an
+empty ``.tf-ge-custom-owner``), so the owner file names the device and inode of the folder
+and of itself, as this module made them: a folder is swept only when both still are those
+(a copy, a folder of the user's with a forged owner file, has others). A folder whose owner
+still runs (another export writing beside this one) is never touched; nor is anything that
+is not a folder of this user's made by this module; a folder without an owner file (an older
+release's, or the instant between making a folder and claiming it) is left.
 
 Standard library only, Python 3.7 syntax.
 """
@@ -19,7 +23,6 @@ import os
 import shutil
 import stat
 import tempfile
-import time
 
 try:
     import fcntl
@@ -27,7 +30,6 @@ except ImportError:  # not POSIX: folders are not claimed, and only old unclaime
     fcntl = None
 
 OWNER_FILE = ".tf-ge-custom-owner"
-UNCLAIMED_AGE_SECONDS = 3600.0
 
 
 class OwnedFolder(object):
@@ -86,8 +88,10 @@ def make(parent, prefix, say=note_removed):
         fd = os.open(claim, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # new: nobody else can hold it
-        os.write(fd, ("%d\n" % os.getpid()).encode())
-        os.rename(claim, os.path.join(path, OWNER_FILE))
+        folder, own = os.lstat(path), os.fstat(fd)
+        os.write(fd, ("%d\nfolder %d %d\nfile %d %d\n" % (os.getpid(), folder.st_dev, folder.st_ino,
+                                                        own.st_dev, own.st_ino)).encode())
+        os.rename(claim, os.path.join(path, OWNER_FILE))  # keeps the inode written in it
     except BaseException:
         if fd is not None:
             os.close(fd)
@@ -96,19 +100,51 @@ def make(parent, prefix, say=note_removed):
     return OwnedFolder(path, fd)
 
 
-def _stale(path, now):
+def _claimed(path, fd):
+    """Whether the owner file open on ``fd`` is the one this module wrote in the folder
+    ``path``: the device and inode it names are the folder's and its own."""
+    try:
+        text = os.pread(fd, 200, 0).decode("ascii", "replace").split("\n")
+        folder, own = os.lstat(path), os.fstat(fd)
+    except OSError:
+        return False
+    return (len(text) >= 3 and stat.S_ISREG(own.st_mode)
+            and text[1] == "folder %d %d" % (folder.st_dev, folder.st_ino)
+            and text[2] == "file %d %d" % (own.st_dev, own.st_ino))
+
+
+def is_claimed(path):
+    """Whether ``path`` is a folder this module made and claimed (its owner file names the
+    folder's and its own inode), whether or not its owner still runs."""
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            return False
+        fd = os.open(os.path.join(path, OWNER_FILE), os.O_RDONLY | os.O_NOFOLLOW
+                     | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        return _claimed(path, fd)
+    finally:
+        os.close(fd)
+
+
+def lock_if_dead(path):
+    """The descriptor holding the lock of the claimed folder ``path`` when its owner is gone
+    (close it once the folder is removed), else None."""
+    stale, fd = _stale(path)
+    return fd if stale else None
+
+
+def _stale(path):
     """(whether the folder ``path`` is a dead process's, the descriptor holding its lock)."""
     try:
-        fd = os.open(os.path.join(path, OWNER_FILE), os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError as e:
-        if e.errno != errno.ENOENT:
-            return False, None
-        try:
-            return now - os.lstat(path).st_mtime > UNCLAIMED_AGE_SECONDS, None
-        except OSError:
-            return False, None
+        fd = os.open(os.path.join(path, OWNER_FILE), os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False, None  # no owner file (or not one to open): not known to be ours
     try:
-        if _lock(fd):
+        if _claimed(path, fd) and _lock(fd):
             return True, fd
     except OSError:
         pass
@@ -123,7 +159,7 @@ def sweep(parent, prefix, say=None):
         names = sorted(n for n in os.listdir(parent) if n.startswith(prefix))
     except OSError:
         return []
-    removed, now = [], time.time()
+    removed = []
     for name in names:
         path = os.path.join(parent, name)
         try:
@@ -132,7 +168,7 @@ def sweep(parent, prefix, say=None):
             continue
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
             continue  # a link, a file, another user's: not ours to judge
-        stale, fd = _stale(path, now)
+        stale, fd = _stale(path)
         if not stale:
             continue
         try:

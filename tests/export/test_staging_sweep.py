@@ -5,6 +5,7 @@ never one whose owner still runs, nor anything that is not such a folder of this
 The owner here is a fresh Python process that makes a folder and waits; the oracle is the
 file system after each sweep."""
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -69,20 +70,36 @@ def test_what_is_not_an_unowned_folder_of_this_users_is_never_swept(tmp_path):
     (tmp_path / (prefix + "file")).write_text("a file")
     young = tmp_path / (prefix + "unclaimed-young")  # no owner file, made a moment ago
     young.mkdir()
-    old = tmp_path / (prefix + "unclaimed-old")  # no owner file, an hour and more old
+    old = tmp_path / (prefix + "unclaimed-old")  # no owner file, a day old: still not known to be ours
     old.mkdir()
     (old / "model.pb").write_bytes(b"partial")
-    hour_ago = time.time() - owned_folders.UNCLAIMED_AGE_SECONDS - 60
-    os.utime(str(old), (hour_ago, hour_ago))
+    day_ago = time.time() - 86400
+    os.utime(str(old), (day_ago, day_ago))
+    forged = tmp_path / (prefix + "forged")  # the user's files behind an owner file anyone can write
+    forged.mkdir()
+    (forged / "notes.txt").write_text("the user's")
+    (forged / owned_folders.OWNER_FILE).write_text("12345\nfolder 1 2\nfile 3 4\n")
+    copied = tmp_path / (prefix + "copied")  # a copy of a real claim: new inodes
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc, path = _owner(elsewhere, prefix)
+    proc.kill()
+    proc.wait()
+    shutil.copytree(path, str(copied))
+    shutil.rmtree(str(elsewhere))
     other = tmp_path / "other-kind-of-folder"
     other.mkdir()
-    kept = [prefix + "link", prefix + "file", prefix + "unclaimed-young", "other-kind-of-folder"]
+    kept = [prefix + "link", prefix + "file", prefix + "unclaimed-young", prefix + "unclaimed-old",
+            prefix + "forged", prefix + "copied", "other-kind-of-folder"]
     if os.geteuid() == 0:  # root can make one of another user's, unclaimed and old
         foreign = tmp_path / (prefix + "another-users")
         foreign.mkdir()
         os.chown(str(foreign), 65534, 65534)
-        os.utime(str(foreign), (hour_ago, hour_ago))
+        os.utime(str(foreign), (day_ago, day_ago))
         kept.append(foreign.name)
-    assert owned_folders.sweep(str(tmp_path), prefix) == [str(old)]
+    before = {p: sorted(os.listdir(str(tmp_path / p))) for p in kept if (tmp_path / p).is_dir()}
+    assert owned_folders.sweep(str(tmp_path), prefix) == []
     assert sorted(os.listdir(str(tmp_path))) == sorted(["target"] + kept)
+    assert {p: sorted(os.listdir(str(tmp_path / p))) for p in before} == before
     assert (target / "keep").read_text() == "a user's file"
+    assert (forged / "notes.txt").read_text() == "the user's"

@@ -2,6 +2,7 @@
 where it is, the key, and the lock / build aside / rename protocol under real threads and
 processes, with the build step replaced by the kernel compiler double's fake_build (it only
 tests the protocol) or, in the slow tests, the real builder with a hivmc double."""
+import fcntl
 import functools
 import hashlib
 import importlib.util
@@ -16,7 +17,7 @@ import time
 
 import pytest
 
-from tf_ge_custom import cli, op_def
+from tf_ge_custom import _owned_folders as owned_folders, cli, op_def
 from tf_ge_custom.errors import KernelBuildError, KernelCacheError, ManifestError, ToolchainError
 from tf_ge_custom.kernels import builder, cache, compile_kernel, toolchain
 
@@ -244,12 +245,81 @@ def test_ensure_builds_once_then_finds_it(tmp_path):
     assert not second.built and second.path == first.path
     assert len(_builds(tmp_path)) == 1
     folder = pathlib.Path(first.path).parent
-    assert sorted(p.name for p in folder.iterdir()) == ["int32", "int32.lock"]
+    assert sorted(p.name for p in folder.iterdir()) == ["int32", "int32.lock", "int32.made.json"]
     manifest = cache.load_entry(first.path, "Ascend910_9392", "int32")
     assert manifest.soc == "Ascend910_9392" and not manifest.ir_only
     assert sorted(k.variant for k in manifest.kernels) == sorted(VARIANTS)
     assert sorted(p.name for p in pathlib.Path(first.path).glob("*.npubin")) == \
         sorted(OP.binary_name(v, "int32") for v in VARIANTS)
+
+
+def test_the_writer_records_what_it_made_beside_the_entry(tmp_path):
+    """The made-record clean reads: the entry folder, each of its files (identity, size,
+    sha256) and its lock (identity only: its content is its holder's pid)."""
+    env = _env(tmp_path)
+    entry = pathlib.Path(cache.ensure("Ascend910B1", "float32", env=env, build=double.fake_build).path)
+    document = json.loads(pathlib.Path(str(entry) + cache.RECORD_SUFFIX).read_text())
+    assert document["kind"] == cache.RECORD_KIND
+    record_info = os.lstat(str(entry) + cache.RECORD_SUFFIX)
+    assert document["self"] == {"dev": record_info.st_dev, "ino": record_info.st_ino}
+    expected = {"float32.lock"}
+    for path in [entry] + sorted(entry.rglob("*")):
+        rel = os.path.relpath(str(path), str(entry.parent))
+        expected.add(rel)
+        info = os.lstat(str(path))
+        got = document["paths"][rel]
+        assert (got["dev"], got["ino"], got["uid"]) == (info.st_dev, info.st_ino, info.st_uid)
+        if path.is_file():
+            assert got["size"] == info.st_size
+            assert got["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert set(document["paths"]) == expected
+    lock = os.lstat(str(entry) + cache.LOCK_SUFFIX)
+    assert document["paths"]["float32.lock"] == {"kind": "file", "dev": lock.st_dev, "ino": lock.st_ino,
+                                                 "uid": lock.st_uid}
+
+
+def test_an_entry_removed_while_it_builds_is_said_to_be(tmp_path):
+    """An rm -rf of the cache (or an older release's clean) during a build."""
+    env = _env(tmp_path)
+
+    def removed_meanwhile(socs, dtypes, out, **kw):
+        double.fake_build(socs, dtypes, out, **kw)
+        shutil.rmtree(os.path.dirname(out))  # the op folder, the build's temporary folder with it
+
+    with pytest.raises(KernelCacheError, match=r"the cache entry this build was writing \(.*AddCustom\) was "
+                                               r"removed while it built, by a `tf-ge-custom clean` or another "
+                                               r"removal of the kernel cache; nothing was cached: run the "
+                                               r"build again"):
+        cache.ensure("Ascend910B1", "float32", env=env, build=removed_meanwhile)
+    assert cache.ensure("Ascend910B1", "float32", env=env, build=double.fake_build).built
+
+
+def test_a_waiter_whose_lock_file_was_removed_locks_the_one_there_now(tmp_path):
+    """A clean removes an entry's lock file while holding it; whoever waited on the old file
+    must not build beside a process locking the new one."""
+    lock = str(tmp_path / "float32.lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    got = []
+
+    def waiter():
+        with cache._locked(lock):
+            probe = os.open(lock, os.O_RDWR)  # the file at the lock's path now
+            try:
+                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                got.append("not held")
+            except BlockingIOError:
+                got.append("held")
+            finally:
+                os.close(probe)
+
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    time.sleep(0.3)
+    os.unlink(lock)
+    os.close(fd)  # the clean is done
+    thread.join(30)
+    assert got == ["held"]
 
 
 def test_an_entry_lacking_a_variant_is_no_entry_and_is_rebuilt(tmp_path):
@@ -325,12 +395,23 @@ def test_a_damaged_entry_and_leftovers_of_a_killed_build_are_replaced(tmp_path):
     done = cache.ensure("Ascend910B4", "bfloat16", env=env, build=double.fake_build)
     npubin = pathlib.Path(done.path) / OP.binary_name("outer_16x256", "bfloat16")
     npubin.write_bytes(b"bit rot")
-    leftover = pathlib.Path(done.path).parent / ".tmp-bfloat16-killed"
-    (leftover / "Ascend910B4").mkdir(parents=True)
+    folder = pathlib.Path(done.path).parent
+    killed = owned_folders.make(str(folder), ".tmp-bfloat16-")  # a build's claimed folder...
+    (pathlib.Path(killed.path) / "Ascend910B4").mkdir()
+    os.close(killed._lock_fd)  # ...whose process died: the kernel dropped its lock
+    named_alike = folder / ".tmp-bfloat16-mine"  # named like one, not claimed: not the writer's
+    (named_alike / "notes.txt").parent.mkdir()
+    (named_alike / "notes.txt").write_text("kept")
+    (pathlib.Path(done.path) / "mine.txt").write_text("put into the entry by hand")
     again = cache.ensure("Ascend910B4", "bfloat16", env=env, build=double.fake_build)
     assert again.built and again.path == done.path
     cache.load_entry(again.path, "Ascend910B4", "bfloat16")
-    assert not leftover.exists()
+    assert not os.path.exists(killed.path)
+    assert (named_alike / "notes.txt").read_text() == "kept"
+    # of the damaged entry, what the writer made went (the changed npubin too: its inode is
+    # the one the record names, only the bytes changed); the file put in by hand stays aside
+    aside, = folder.glob(".tmp-bfloat16-broken-*")
+    assert sorted(str(p.relative_to(aside)) for p in aside.rglob("*")) == ["bfloat16", "bfloat16/mine.txt"]
 
 
 def test_threads_of_one_process_build_once(tmp_path):

@@ -69,6 +69,16 @@ def test_a_python_without_triton_is_refused_by_setup_builder(tmp_path):
                           universal_newlines=True, env=_env(tmp_path), timeout=600)
     assert proc.returncode == 1
     assert "does not pass the GE library's check: it cannot import triton" in proc.stderr
+    # what it made is recorded all the same (python -m venv's every file), and clean takes it all
+    record = json.loads((tmp_path / "b" / ".tf-ge-custom-builder").read_text())
+    walked = {os.path.relpath(os.path.join(d, n), str(tmp_path / "b"))
+              for d, dirs, files in os.walk(str(tmp_path / "b")) for n in dirs + files}
+    assert set(record["paths"]) == (walked - {".tf-ge-custom-builder"}) | {""}
+    cleaned = subprocess.run([COMMAND, "clean"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True, env=_env(tmp_path, TF_GE_CUSTOM_BUILDER=tmp_path / "b"),
+                             timeout=600)
+    assert cleaned.returncode == 0 and "removed: %s (builder venv, " % (tmp_path / "b") in cleaned.stdout, cleaned
+    assert not os.path.lexists(str(tmp_path / "b"))
     old = subprocess.run([COMMAND, "setup-builder", "--python", PY37, "--venv", str(tmp_path / "c")],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
                          env=_env(tmp_path), timeout=600) if os.path.isfile(PY37) else None

@@ -213,18 +213,7 @@ def bundle_socs(soc_names, dtypes, all_given):
     return names, list(dict.fromkeys(socs.get(s).architecture for s in names))
 
 
-BUNDLE_KIND = "kernel-bundle"  # the marker build-kernels --bundle leaves in a folder it made
-
-
-def _is_bundle(folder):
-    """A bundle folder an earlier build-kernels --bundle wrote before it left a marker."""
-    import json
-
-    try:
-        with open(os.path.join(folder, BUNDLE_FILE)) as f:
-            return json.load(f).get("format") == BUNDLE_FORMAT
-    except (OSError, ValueError, AttributeError):
-        return False
+BUNDLE_KIND = "kernel-bundle"  # its made-record in a folder it made: .tf-ge-custom-kernel-bundle
 
 
 def _run_bundle(args, soc_names):
@@ -245,15 +234,20 @@ def _run_bundle(args, soc_names):
 
     folder = _lifecycle.absolute(args.bundle, "--bundle")
     if not args.force:  # bundle.json would replace a file of the user's
-        given_folders.refuse(folder, "--bundle", "build-kernels --bundle", BUNDLE_KIND, _is_bundle)
+        given_folders.refuse(folder, "--bundle", "build-kernels --bundle", BUNDLE_KIND)
     try:
         names, archs = bundle_socs(soc_names, args.dtype, args.soc == ["all"])
-        given_folders.take(folder, "--bundle", "build-kernels --bundle", BUNDLE_KIND, _is_bundle, check=not args.force)
+        given_folders.take(folder, "--bundle", "build-kernels --bundle", BUNDLE_KIND, check=not args.force)
+    except ValueError as e:
+        raise UsageError(str(e))
+    try:
         result = builder.build_kernels(
             names, "all", folder, ir_only=args.ir_only, force=args.force,
             progress=args.progress)
     except ValueError as e:
         raise UsageError(str(e))
+    finally:
+        given_folders.record(folder, BUNDLE_KIND)
     # every board of those architectures takes one of these sets (exact name, else architecture)
     boards = {b: (b if b in names else names[0]) for b in socs.board_names()
               if socs.get(b).architecture in archs}
@@ -264,6 +258,7 @@ def _run_bundle(args, soc_names):
     }
     atomic_files.write_text(os.path.join(folder, BUNDLE_FILE),
                             json.dumps(document, indent=2, sort_keys=True) + "\n")
+    given_folders.record(folder, BUNDLE_KIND)
     sys.stdout.write("kernel bundle %s: the kernels of %s (architecture %s)%s; they serve every "
                      "board of that architecture: %s\n" % (
                          args.bundle, ", ".join(sorted(result.manifests)), ", ".join(archs),

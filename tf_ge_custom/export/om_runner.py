@@ -140,12 +140,7 @@ def output_array(tensor):
     return value.reshape(tensor.dims).astype(arrays.numpy_dtype(tensor.dtype))
 
 
-OUTPUT_FOLDER_KIND = "run-om"  # the marker run-om leaves in an output folder it made
-
-
-def _written_by_run_om(folder):
-    """An output folder an earlier run-om made before it left a marker: it holds run-om.log."""
-    return os.path.isfile(os.path.join(folder, "run-om.log"))
+OUTPUT_FOLDER_KIND = "run-om"  # its made-record in an output folder it made: .tf-ge-custom-run-om
 
 
 def _record_beside(om):
@@ -192,10 +187,10 @@ def run_om(om, inputs, output_dir=None, compare_with=None, device=0, dynamic_bat
         raise ExportError("OM not found: %s" % om)
     om = os.path.abspath(om)
     output_dir = os.path.abspath(output_dir or (om[: -len(".om")] if om.endswith(".om") else om) + ".outputs")
-    given_folders.refuse(output_dir, "--output-dir", "run-om", OUTPUT_FOLDER_KIND, _written_by_run_om)
+    given_folders.refuse(output_dir, "--output-dir", "run-om", OUTPUT_FOLDER_KIND)
     record = _record_beside(om)
     values = _inputs(inputs or [], record)
-    given_folders.take(output_dir, "--output-dir", "run-om", OUTPUT_FOLDER_KIND, _written_by_run_om)
+    given_folders.take(output_dir, "--output-dir", "run-om", OUTPUT_FOLDER_KIND)
     owned = owned_folders.make(tempfile.gettempdir(), "tf-ge-custom-run-om-")
     work = owned.path
     try:
@@ -209,7 +204,10 @@ def run_om(om, inputs, output_dir=None, compare_with=None, device=0, dynamic_bat
         log = os.path.join(output_dir, "run-om.log")
         out.write("running %s with ASCEND_CUSTOM_OPP_PATH cleared (the OM must carry the kernel)\n" % om)
         run_tool(om_runner_command(runner, om, files, raw, device, dynamic_batch), log, "om-runner",
-                 env=toolchain.runner_environment(env))
+                 env=toolchain.runner_environment(env),
+                 # recorded before the runner starts: a run killed outright left only what it made
+                 on_log=lambda path: given_folders.record(output_dir, OUTPUT_FOLDER_KIND,
+                                                          growing=[os.path.basename(path)]))
         with open(log, errors="replace") as f:
             _, tensors = parse_runner_output(f, log)
         names = [t.key or t.name for t in record.outputs] if record is not None and \
@@ -224,6 +222,7 @@ def run_om(om, inputs, output_dir=None, compare_with=None, device=0, dynamic_bat
             written.append(path)
     finally:
         owned.close()
+        given_folders.record(output_dir, OUTPUT_FOLDER_KIND)  # what this run made there
     out.write("wrote %d outputs to %s\n" % (len(written), output_dir))
     return _compare(results, written, values, record, compare_with, signature, tags, outputs,
                     checkpoint, rtol, atol, out)

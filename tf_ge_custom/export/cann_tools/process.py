@@ -44,8 +44,9 @@ def tail_of(path, lines=TAIL_LINES):
 
 
 def run_tool(cmd, log_path, label, env=None, cwd=None, out=None, heartbeat=HEARTBEAT_SECONDS,
-             clock=time.monotonic):
-    """Run ``cmd``, echoing to ``out`` (default stderr) and logging to ``log_path``.
+             clock=time.monotonic, on_log=None):
+    """Run ``cmd``, echoing to ``out`` (default stderr) and logging to ``log_path``
+    (``on_log(log_path)`` is called once the log is in place, before the program starts).
 
     Returns a :class:`ToolRun`; raises :class:`ExternalToolError` on a non-zero exit (the
     message holds the log's last lines) and :class:`MissingToolchainError` when the program
@@ -64,6 +65,8 @@ def run_tool(cmd, log_path, label, env=None, cwd=None, out=None, heartbeat=HEART
         for name in LOGGED_ENV:
             log.write("# %s=%s\n" % (name, env.get(name, "")))
         log.flush()
+        if on_log is not None:
+            on_log(log_path)
 
         def on_line(line):
             log.write(line + "\n")
