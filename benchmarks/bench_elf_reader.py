@@ -4,7 +4,7 @@ Both readers (the GE core's ``ge_ops/core/src/elf_symbols.cc`` and the builder's
 ``kernels/elf_symbols.py``) read each ``.symtab`` once, however many section headers name it.
 A crafted object where many headers name one large symbol table made the earlier readers
 rescan the table once per header: time grew as headers x symbols (a 2 MB object took 6.4 s in
-the C++ reader, 256 KB 7.1 s in Python; issue 40). This benchmark makes such objects of
+the C++ reader, 256 KB 7.1 s in Python). This benchmark makes such objects of
 growing size (the test data's ``tests/fixtures/elf_object.py``, half the bytes symbols and
 half section headers naming their table), looks each up for a name it does not define (every
 symbol read), and prints the time per byte for both readers: about constant when the time is
