@@ -12,33 +12,34 @@ A small reader of its own rather than pyelftools: the question is one fixed-layo
 (section table, symbol tables, their string tables), the C++ side needs its own reader in any
 case (the GE library links nothing it does not ship), the builder runs from the installed
 package on every host (Python 3.7 included), and the two readers are kept to one verdict
-case by case. It takes both ELF classes and byte orders, looks through ``.symtab`` and
-``.dynsym``, and checks every offset against the file's size.
+case by case. Both follow the runtime's rule (hicann/runtime src/runtime/core/src/kernel/
+elf.cc): a 64-bit file of either byte order, ``.symtab`` only, a global, defined,
+default-visibility function. Every offset is checked against the file's size, and each symbol
+table is read once, so the time is linear in the size (benchmarks/bench_elf_reader.py).
 
 Pure Python, Python 3.7 syntax.
 """
 import struct
 from typing import NamedTuple, Tuple
 
-FOUND, NOT_ELF, TRUNCATED, NO_SYMBOL_TABLE, MISSING = (
-    "found", "not_elf", "truncated", "no_symbol_table", "missing")
+FOUND, NOT_ELF, NOT_64_BIT, TRUNCATED, NO_SYMBOL_TABLE, MISSING = (
+    "found", "not_elf", "not_64_bit", "truncated", "no_symbol_table", "missing")
 
-# (header size, e_shoff, e_shentsize, e_shnum; section header size, sh_type, sh_offset,
-# sh_size, sh_link, sh_entsize, word; symbol size, st_name, st_info, st_shndx) per class,
-# from the ELF specification (System V gABI, "Object Files").
-_LAYOUT = {
-    1: (52, 32, 46, 48, 40, 4, 16, 20, 24, 36, "I", 16, 0, 12, 14),
-    2: (64, 40, 58, 60, 64, 4, 24, 32, 40, 56, "Q", 24, 0, 4, 6),
-}
-_SHT_SYMTAB, _SHT_DYNSYM = 2, 11
-_STT_FUNC, _STB_GLOBAL, _SHN_UNDEF = 2, 1, 0
+# Offsets in a 64-bit ELF file, from the ELF specification (System V gABI, "Object Files"):
+# the file header's e_shoff, e_shentsize, e_shnum; a section header's sh_type, sh_offset,
+# sh_size, sh_link, sh_entsize; a symbol's st_name, st_info, st_other, st_shndx.
+_EHDR, _SHOFF_AT, _SHENTSIZE_AT, _SHNUM_AT = 64, 40, 58, 60
+_SHDR, _TYPE_AT, _OFFSET_AT, _SIZE_AT, _LINK_AT, _ENTSIZE_AT = 64, 4, 24, 32, 40, 56
+_SYM, _NAME_AT, _INFO_AT, _OTHER_AT, _SHNDX_AT = 24, 0, 4, 5, 6
+_SHT_SYMTAB = 2
+_STT_FUNC, _STB_GLOBAL, _STV_DEFAULT, _SHN_UNDEF = 2, 1, 0, 0
 
 
 class Lookup(NamedTuple):
-    verdict: str  # FOUND, NOT_ELF, TRUNCATED, NO_SYMBOL_TABLE or MISSING
+    verdict: str  # FOUND, NOT_ELF, NOT_64_BIT, TRUNCATED, NO_SYMBOL_TABLE or MISSING
     found: str  # FOUND: the name that matched
-    functions: Tuple[str, ...]  # MISSING: up to three defined global functions there are
-    function_count: int  # MISSING: how many defined global functions there are
+    functions: Tuple[str, ...]  # MISSING: up to three functions the runtime could launch
+    function_count: int  # MISSING: how many functions the runtime could launch
 
 
 class _Truncated(Exception):
@@ -54,14 +55,17 @@ def entry_names(entry, mix_mode="aiv"):
 
 
 def find_function(data, names):
-    """Whether the ELF file ``data`` (bytes) defines a global function (STT_FUNC,
-    STB_GLOBAL, a section index other than SHN_UNDEF) named one of ``names``."""
+    """Whether the ELF file ``data`` (bytes) defines, as the runtime reads it, a function
+    named one of ``names``: a 64-bit file, in a ``.symtab`` section (not ``.dynsym``), a
+    symbol of type STT_FUNC, binding STB_GLOBAL, visibility STV_DEFAULT and a section
+    index other than SHN_UNDEF. Each symbol table is read once however many section headers
+    name it; two that overlap otherwise are damage. So the time is linear in the size."""
     names = tuple(names)
     if len(data) < 16 or data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2):
         return Lookup(NOT_ELF, "", (), 0)
+    if data[4] == 1:  # the runtime loads 64-bit ELF files only
+        return Lookup(NOT_64_BIT, "", (), 0)
     order = "<" if data[5] == 1 else ">"
-    (ehdr, shoff_at, shentsize_at, shnum_at, shdr, type_at, offset_at, size_at, link_at,
-     entsize_at, word, sym, name_at, info_at, shndx_at) = _LAYOUT[data[4]]
     size = len(data)
 
     def u(at, fmt):
@@ -71,52 +75,78 @@ def find_function(data, names):
         return struct.unpack_from(order + fmt, data, at)[0]
 
     def section(index):
-        at = shoff + index * shdr
-        return (u(at + type_at, "I"), u(at + offset_at, word), u(at + size_at, word),
-                u(at + link_at, "I"), u(at + entsize_at, word))
+        at = shoff + index * _SHDR
+        return (u(at + _TYPE_AT, "I"), u(at + _OFFSET_AT, "Q"), u(at + _SIZE_AT, "Q"),
+                u(at + _LINK_AT, "I"), u(at + _ENTSIZE_AT, "Q"))
 
     def fits(at, n):
         return at <= size and n <= size - at
 
     try:
-        if size < ehdr:
+        if size < _EHDR:
             raise _Truncated()
-        shoff, shentsize, shnum = u(shoff_at, word), u(shentsize_at, "H"), u(shnum_at, "H")
+        shoff, shentsize, shnum = u(_SHOFF_AT, "Q"), u(_SHENTSIZE_AT, "H"), u(_SHNUM_AT, "H")
         if shoff == 0:
             return Lookup(NO_SYMBOL_TABLE, "", (), 0)
-        if shentsize != shdr or not fits(shoff, shdr):
+        if shentsize != _SHDR or not fits(shoff, _SHDR):
             raise _Truncated()
         if shnum == 0:  # more than 0xff00 sections: the count is section 0's sh_size
             shnum = section(0)[2]
-        if shnum > size // shdr or not fits(shoff, shnum * shdr):
+        if shnum > size // _SHDR or not fits(shoff, shnum * _SHDR):
             raise _Truncated()
-        any_table, functions, count = False, [], 0
+        # An empty table holds no symbol: counted, not kept (kept, it could sit between two
+        # overlapping tables and hide their overlap).
+        any_table, tables = False, set()
         for i in range(shnum):
             kind, offset, length, link, entsize = section(i)
-            if kind not in (_SHT_SYMTAB, _SHT_DYNSYM):
+            if kind != _SHT_SYMTAB:  # .dynsym too: the runtime reads .symtab only
                 continue
+            if link >= shnum or entsize < _SYM or not fits(offset, length):
+                raise _Truncated()
             any_table = True
-            if link >= shnum:
-                raise _Truncated()
+            if length:
+                tables.add((offset, length, entsize, link))
+        distinct = sorted(tables)
+        for before, after in zip(distinct, distinct[1:]):
+            if after[0] < before[0] + before[1]:
+                raise _Truncated()  # two symbol tables overlap
+        # Each table's string table, and where the last terminator before its end lies: one
+        # pass over the file in order of the tables' ends, however many tables there are or
+        # however they overlap. A name has its terminator when that is at or after its start.
+        strtabs = []
+        for offset, length, entsize, link in distinct:
             _, str_offset, str_size, _, _ = section(link)
-            if entsize < sym or not fits(offset, length) or not fits(str_offset, str_size):
+            if not fits(str_offset, str_size):
                 raise _Truncated()
+            strtabs.append((str_offset, str_size))
+        last_nul_before, scanned, last_nul = {}, 0, -1
+        for end in sorted({o + n for o, n in strtabs}):
+            found = data.rfind(b"\0", scanned, end)
+            last_nul = found if found >= 0 else last_nul
+            scanned, last_nul_before[end] = end, last_nul
+        functions, count = [], 0
+        wanted = [(n.encode("utf-8") + b"\0") for n in names]
+        for (offset, length, entsize, link), (str_offset, str_size) in zip(distinct, strtabs):
+            str_end = str_offset + str_size
+            last_nul = last_nul_before[str_end]
             for s in range(1, length // entsize):  # symbol 0 is the null symbol
                 at = offset + s * entsize
-                name, info, shndx = u(at + name_at, "I"), u(at + info_at, "B"), u(at + shndx_at, "H")
-                if info & 0xF != _STT_FUNC or info >> 4 != _STB_GLOBAL or shndx == _SHN_UNDEF:
+                name, info = u(at + _NAME_AT, "I"), u(at + _INFO_AT, "B")
+                other, shndx = u(at + _OTHER_AT, "B"), u(at + _SHNDX_AT, "H")
+                if (info & 0xF != _STT_FUNC or info >> 4 != _STB_GLOBAL or shndx == _SHN_UNDEF
+                        or other & 0x3 != _STV_DEFAULT or name == 0):
                     continue
-                if name >= str_size:
-                    raise _Truncated()
-                end = data.find(b"\0", str_offset + name, str_offset + str_size)
-                if end < 0:
-                    raise _Truncated()
-                symbol = data[str_offset + name:end].decode("utf-8", "replace")
-                if symbol in names:
-                    return Lookup(FOUND, symbol, (), 0)
+                if name >= str_size or str_offset + name > last_nul:
+                    raise _Truncated()  # past the table, or no terminator after it
+                start = str_offset + name
+                for want in wanted:
+                    if data[start:start + len(want)] == want:
+                        symbol = want[:-1].decode("utf-8")
+                        return Lookup(FOUND, symbol, (), 0)
                 count += 1
                 if len(functions) < 3:
-                    functions.append(symbol)
+                    end = data.find(b"\0", start, str_end)
+                    functions.append(data[start:end].decode("utf-8", "replace"))
         if not any_table:
             return Lookup(NO_SYMBOL_TABLE, "", (), 0)
         return Lookup(MISSING, "", tuple(functions), count)
@@ -131,10 +161,13 @@ def describe_miss(lookup, names):
         return "defines %s" % lookup.found
     if lookup.verdict == NOT_ELF:
         return "is not an ELF file"
+    if lookup.verdict == NOT_64_BIT:
+        return "is a 32-bit ELF file; the runtime loads 64-bit ELF files only"
     if lookup.verdict == TRUNCATED:
         return "is a cut or damaged ELF file (a header or table runs past its end)"
     if lookup.verdict == NO_SYMBOL_TABLE:
-        return "has no symbol table (stripped?), so the runtime cannot find %s in it" % wanted
+        return ("has no symbol table (stripped?) the runtime reads (.symtab; it ignores .dynsym), "
+                "so it cannot find %s in it" % wanted)
     listed = ", ".join(lookup.functions)
     more = lookup.function_count - len(lookup.functions)
     if more > 0:

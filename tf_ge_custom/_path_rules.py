@@ -395,6 +395,11 @@ ONLINE_COMPILE_LIBRARIES = ("libregister.so", "libgraph.so", "libruntime.so")
 _GE_SAFE_PATH = re.compile(r"^(?!.*\.{2})[A-Za-z0-9./+\-_]+$")
 
 
+# The three things GE's online REG_OP compile needs, each its own doctor line.
+COMPILER, TOOLKIT, WORKING_DIRECTORY = "g++", "ASCEND_HOME_PATH", "working directory"
+ONLINE_COMPILE_NEEDS = (COMPILER, TOOLKIT, WORKING_DIRECTORY)
+
+
 class OnlineCompile(object):
     """What GE's online REG_OP compile would find: ``problems`` is empty when it can run."""
 
@@ -402,11 +407,15 @@ class OnlineCompile(object):
         self.compiler = None  # g++ as found on PATH
         self.home = None  # ASCEND_HOME_PATH
         self.cwd = None
-        self.problems = []  # (what, fix) pairs
+        self.problems = []  # (need, what, fix): need is one of ONLINE_COMPILE_NEEDS
+
+    def of(self, need):
+        """The (what, fix) pairs of one need."""
+        return [(what, fix) for n, what, fix in self.problems if n == need]
 
     def as_dict(self):
         return {"compiler": self.compiler, "ascend_home": self.home, "cwd": self.cwd,
-                "problems": [what for what, _ in self.problems]}
+                "problems": [what for _, what, _ in self.problems]}
 
 
 def ge_online_compile(environ=None, cwd=None, which=None, source_cann=None):
@@ -429,23 +438,23 @@ def ge_online_compile(environ=None, cwd=None, which=None, source_cann=None):
     result.cwd = cwd or os.getcwd()
     result.compiler = which("g++", path=environ.get("PATH", os.defpath))
     if result.compiler is None:
-        result.problems.append(("g++ is not on PATH", "install g++ (e.g. apt-get install g++)"))
+        result.problems.append((COMPILER, "g++ is not on PATH", "install g++ (e.g. apt-get install g++)"))
     source = source_cann or "source the set_env.sh of your CANN install"
     home = environ.get("ASCEND_HOME_PATH")
     result.home = home
     if not home:
-        result.problems.append(("ASCEND_HOME_PATH is unset", source))
+        result.problems.append((TOOLKIT, "ASCEND_HOME_PATH is unset", source))
     elif not os.path.isdir(home):
-        result.problems.append(("ASCEND_HOME_PATH=%s is not a folder" % home, source))
+        result.problems.append((TOOLKIT, "ASCEND_HOME_PATH=%s is not a folder" % home, source))
     else:
         folder = home if home.endswith("/") else home + "/"
         for sub in ("include/", "lib64/"):
             if sub in folder:
-                result.problems.append(("ASCEND_HOME_PATH=%s contains %r, so GE passes no %s "
+                result.problems.append((TOOLKIT, "ASCEND_HOME_PATH=%s contains %r, so GE passes no %s "
                                         "folder to g++" % (home, sub, "-I" if sub == "include/" else "-L"),
                                         "set ASCEND_HOME_PATH to the toolkit folder: " + source))
         if not _GE_SAFE_PATH.match(folder + "include/"):
-            result.problems.append(("ASCEND_HOME_PATH=%s has '..' or characters GE refuses in the "
+            result.problems.append((TOOLKIT, "ASCEND_HOME_PATH=%s has '..' or characters GE refuses in the "
                                     "compile command (it allows A-Za-z0-9./+-_)" % home,
                                     "install CANN under such a path, or point ASCEND_HOME_PATH at a "
                                     "link that has one"))
@@ -454,10 +463,10 @@ def ge_online_compile(environ=None, cwd=None, which=None, source_cann=None):
         missing += [os.path.join(home, "lib64", l) for l in ONLINE_COMPILE_LIBRARIES
                     if not os.path.isfile(os.path.join(home, "lib64", l))]
         if missing:
-            result.problems.append(("missing under ASCEND_HOME_PATH: %s" % ", ".join(missing),
+            result.problems.append((TOOLKIT, "missing under ASCEND_HOME_PATH: %s" % ", ".join(missing),
                                     "point ASCEND_HOME_PATH at a full CANN toolkit: " + source))
     if not (os.path.isdir(result.cwd) and os.access(result.cwd, os.W_OK | os.X_OK)):
-        result.problems.append(("the working directory %s is not writable (GE writes "
+        result.problems.append((WORKING_DIRECTORY, "the working directory %s is not writable (GE writes "
                                 "custom_op_tmp_<pid>/ there)" % result.cwd,
                                 "run the program from a writable directory"))
     return result

@@ -29,6 +29,71 @@ MAX_ENTRY_NAME = 49
 # vector or cube half), per triton mix_mode; a built npubin defines the entry or entry+suffix.
 ENTRY_SUFFIX_BY_MIX_MODE = {"aiv": "_mix_aiv", "aic": "_mix_aic", "mix": "_mix_aic"}
 
+# The manifest's fields and what each must hold (docs/kernel-manifest.md, "Fields"): the one
+# list both readers check a manifest's keys and JSON types against, so that the GE library
+# refuses what list-kernels refuses, field by field. Each rule is
+#   (object, key, kind, presence, holds)
+# object: where the key lives: "manifest" (the top level), "toolchain", "kernel" (each item of
+#   "kernels"), "grid", "args", "slot" (each item of the args' "slots");
+# kind: "string", "sha256" (a string of 64 lowercase hex digits), "integer" (one that fits
+#   in 64 bits, not a boolean), "boolean", "array" or "object";
+# presence: "required"; "optional" (may be absent, never null); "nullable" (required, may be
+#   null); "ir_only" (required, may be null, but only together with every other "ir_only"
+#   key of its object: a kernel without a binary has none of them);
+# holds: for an object, or an array of objects, the object name of what it holds, else "".
+# Keys an object does not list are refused. The value rules beyond a key's kind (ranges, the
+# op table's names, the layout) are each reader's own.
+MANIFEST_FIELDS = (
+    ("manifest", "format", "string", "required", ""),
+    ("manifest", "version", "integer", "required", ""),
+    ("manifest", "entry_naming", "integer", "optional", ""),
+    ("manifest", "soc", "string", "required", ""),
+    ("manifest", "architecture", "string", "optional", ""),
+    ("manifest", "vector_core_count", "integer", "required", ""),
+    ("manifest", "toolchain", "object", "required", "toolchain"),
+    ("manifest", "kernel_source_sha256", "sha256", "required", ""),
+    ("manifest", "kernel_sources", "object", "optional", ""),
+    ("manifest", "kernels", "array", "required", "kernel"),
+    ("toolchain", "triton_ascend", "string", "required", ""),
+    ("toolchain", "bishengir", "string", "required", ""),
+    ("toolchain", "cann", "string", "nullable", ""),
+    ("kernel", "op", "string", "required", ""),
+    ("kernel", "variant", "string", "required", ""),
+    ("kernel", "dtype", "string", "required", ""),
+    ("kernel", "entry", "string", "required", ""),
+    ("kernel", "binary", "string", "ir_only", ""),
+    ("kernel", "binary_size", "integer", "ir_only", ""),
+    ("kernel", "sha256", "sha256", "ir_only", ""),
+    ("kernel", "mix_mode", "string", "required", ""),
+    ("kernel", "magic", "string", "required", ""),
+    ("kernel", "block", "array", "required", ""),
+    ("kernel", "grid", "object", "required", "grid"),
+    ("kernel", "max_elements_per_launch", "integer", "required", ""),
+    ("kernel", "workspace_size", "integer", "required", ""),
+    ("kernel", "lock_num", "integer", "required", ""),
+    ("kernel", "lock_init_val", "integer", "required", ""),
+    ("kernel", "args", "object", "required", "args"),
+    ("grid", "max_programs", "integer", "required", ""),
+    ("grid", "max_grid", "integer", "required", ""),
+    ("args", "size", "integer", "required", ""),
+    ("args", "has_ffts", "boolean", "required", ""),
+    ("args", "slots", "array", "required", "slot"),
+    ("slot", "name", "string", "required", ""),
+    ("slot", "role", "string", "required", ""),
+    ("slot", "index", "integer", "optional", ""),
+    ("slot", "dim", "integer", "optional", ""),
+    ("slot", "offset", "integer", "required", ""),
+    ("slot", "size", "integer", "required", ""),
+)
+MANIFEST_FIELD_KINDS = ("string", "sha256", "integer", "boolean", "array", "object")
+MANIFEST_FIELD_PRESENCE = ("required", "optional", "nullable", "ir_only")
+
+
+def manifest_keys(obj):
+    """The keys a manifest object (``"manifest"``, ``"kernel"``, ...) may hold, in order."""
+    return tuple(rule[1] for rule in MANIFEST_FIELDS if rule[0] == obj)
+
+
 # Launch limits (docs/ascend-stack.md, "Launching the kernel").
 MAX_GRID = 65535  # the runtime refuses more blocks in one launch
 INDEX_LIMIT = 2 ** 31  # a signed 32-bit element index must stay below this

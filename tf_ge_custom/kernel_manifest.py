@@ -5,8 +5,9 @@ One ``manifest.json`` per SoC describes how to load and launch each precompiled 
 beside it. This module is the one full validator: ``setup.py`` refuses a bad manifest with
 it, the kernel builder validates what it is about to write with it, and ``list-kernels`` and
 ``doctor`` report with it. The GE library reads the fields it uses with a thin C++ reader
-that keeps only the checks its safety rests on; the shared fixtures under
-``tests/fixtures/manifests/`` hold both to the same verdicts.
+that keeps the checks its safety rests on; both check every object's keys and their JSON
+kinds by one list of rules (``kernel_contract.MANIFEST_FIELDS``), and the shared fixtures
+under ``tests/fixtures/manifests/`` hold both to the same verdicts.
 
 The records (:class:`KernelEntry`, :class:`ArgLayout`, :class:`ArgSlot`) are also what the
 kernel builder produces; :func:`manifest_document` turns them into the JSON it writes.
@@ -47,18 +48,11 @@ _INT64 = (-2 ** 63, 2 ** 63 - 1)  # both readers hold integers as int64
 _SOC_RE = re.compile(r"^[A-Za-z0-9_]+$")
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 
-_TOP_KEYS = ("format", "version", "entry_naming", "soc", "architecture", "vector_core_count",
-             "toolchain", "kernel_source_sha256", "kernel_sources", "kernels")
 # "dav-<NpuArch>" (kernels/socs.py): optional, since manifests written before it lack it.
 _ARCH_RE = re.compile(r"^dav-[0-9a-z]+$")
-_TOOLCHAIN_KEYS = ("triton_ascend", "bishengir", "cann")
-_KERNEL_KEYS = ("op", "variant", "dtype", "entry", "binary", "binary_size", "sha256", "mix_mode",
-                "magic", "block", "grid", "max_elements_per_launch", "workspace_size",
-                "lock_num", "lock_init_val", "args")
-_GRID_KEYS = ("max_programs", "max_grid")
-_ARGS_KEYS = ("size", "has_ffts", "slots")
-_SLOT_KEYS = ("name", "role", "index", "dim", "offset", "size")
-
+# The JSON kind of each key, shared with the GE library (kernel_contract.MANIFEST_FIELDS).
+_KIND = {"string": "str", "sha256": "sha256", "integer": "int", "boolean": "bool", "array": "list",
+         "object": "dict"}
 
 class ArgSlot(NamedTuple):
     name: str
@@ -448,8 +442,8 @@ def entry_naming_of(document):
     one). ``None`` when ``entry_naming`` is not a count (a schema error)."""
     if "entry_naming" in document:
         value = document["entry_naming"]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            return None
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _INT64[1]:
+            return None  # as the GE library reads it: a count that fits in 64 bits
         return value
     items = document.get("kernels")
     if not isinstance(items, list) or not items:
@@ -484,14 +478,33 @@ def _check_entry_naming(doc, path):
 class _Schema(object):
     """Typed access to one JSON object; every failure is a ``schema`` ManifestError."""
 
-    def __init__(self, obj, where, path, keys):
+    def __init__(self, obj, where, path, name):
+        """``name``: the object's name in kernel_contract.MANIFEST_FIELDS, whose rules for
+        it (the keys allowed, each key's kind and presence) are checked here, in their order,
+        as the GE library checks them."""
         self.where, self.path = where, path
         if not isinstance(obj, dict):
             self.fail("expected an object, found %s" % _json_type(obj))
+        keys = kernel_contract.manifest_keys(name)
         unknown = sorted(set(obj) - set(keys))
         if unknown:
             self.fail("unknown key(s) %s; allowed: %s" % (", ".join(unknown), ", ".join(keys)))
         self.obj = obj
+        ir_only = []
+        for rule_object, key, kind, presence, _ in kernel_contract.MANIFEST_FIELDS:
+            if rule_object != name:
+                continue
+            nullable = presence in ("nullable", "ir_only")
+            if kind == "sha256":
+                self.hex_digest(key, nullable=nullable, optional=presence == "optional")
+            else:
+                self.get(key, _KIND[kind], nullable=nullable, optional=presence == "optional")
+            if presence == "ir_only":
+                ir_only.append(key)
+        if len(set(obj[key] is None for key in ir_only)) > 1:
+            named = ["'%s'" % key for key in ir_only]
+            self.fail("%s and %s must be all null (IR-only) or all set"
+                      % (", ".join(named[:-1]), named[-1]))
 
     def fail(self, message):
         raise ManifestError("schema", "%s: %s" % (self.where, message), self.path)
@@ -533,15 +546,15 @@ class _Schema(object):
             return None
         return self.int_at_least(key, 0)
 
-    def hex_digest(self, key, nullable=False):
-        value = self.get(key, "str", nullable=nullable)
+    def hex_digest(self, key, nullable=False, optional=False):
+        value = self.get(key, "str", nullable=nullable, optional=optional)
         if value is not None and not _SHA256_RE.match(value):
             self.fail("%r must be 64 lowercase hex digits (sha256), found %r" % (key, value))
         return value
 
 
 def _check_schema(doc, path):
-    top = _Schema(doc, "manifest", path, _TOP_KEYS)
+    top = _Schema(doc, "manifest", path, "manifest")
     soc = top.get("soc", "str")
     if not _SOC_RE.match(soc):
         top.fail("'soc' must match [A-Za-z0-9_]+ (as --soc_version spells it), found %r" % soc)
@@ -549,7 +562,7 @@ def _check_schema(doc, path):
     if arch is not None and not _ARCH_RE.match(arch):
         top.fail("'architecture' must be dav-<NpuArch> (e.g. dav-2201), found %r" % arch)
     top.int_at_least("vector_core_count", 1)
-    tc = _Schema(top.get("toolchain", "dict"), "toolchain", path, _TOOLCHAIN_KEYS)
+    tc = _Schema(top.get("toolchain", "dict"), "toolchain", path, "toolchain")
     tc.get("triton_ascend", "str")
     tc.get("bishengir", "str")
     tc.get("cann", "str", nullable=True)
@@ -594,14 +607,12 @@ def _check_schema(doc, path):
 
 
 def _kernel_schema(item, where, path):
-    e = _Schema(item, where, path, _KERNEL_KEYS)
+    e = _Schema(item, where, path, "kernel")
     op, variant = e.get("op", "str"), e.get("variant", "str")
     dtype, entry = e.get("dtype", "str"), e.get("entry", "str")
     binary = e.get("binary", "str", nullable=True)
     binary_size = e.int_at_least("binary_size", 0, nullable=True)
     sha = e.hex_digest("sha256", nullable=True)
-    if (binary is None) != (binary_size is None) or (binary is None) != (sha is None):
-        e.fail("'binary', 'binary_size' and 'sha256' must be all null (IR-only) or all set")
     mix_mode = e.get("mix_mode", "str")
     if mix_mode not in MAGIC_BY_MIX_MODE:
         e.fail("'mix_mode' must be one of %s, found %r" % (", ".join(sorted(MAGIC_BY_MIX_MODE)),
@@ -619,7 +630,7 @@ def _kernel_schema(item, where, path):
     block_elements = 1
     for b in block:
         block_elements *= b
-    g = _Schema(e.get("grid", "dict"), where + ".grid", path, _GRID_KEYS)
+    g = _Schema(e.get("grid", "dict"), where + ".grid", path, "grid")
     max_programs = g.int_at_least("max_programs", 1)
     max_grid = g.int_at_least("max_grid", 1, high=MAX_GRID)
     per_launch = e.int_at_least("max_elements_per_launch", block_elements)
@@ -629,12 +640,12 @@ def _kernel_schema(item, where, path):
     workspace = e.int_at_least("workspace_size", 0)
     lock_num = e.int_at_least("lock_num", 0)
     lock_init = e.get("lock_init_val", "int")
-    a = _Schema(e.get("args", "dict"), where + ".args", path, _ARGS_KEYS)
+    a = _Schema(e.get("args", "dict"), where + ".args", path, "args")
     size = a.int_at_least("size", 0)
     has_ffts = a.get("has_ffts", "bool")
     slots = []
     for j, raw in enumerate(a.get("slots", "list")):
-        s = _Schema(raw, "%s.args.slots[%d]" % (where, j), path, _SLOT_KEYS)
+        s = _Schema(raw, "%s.args.slots[%d]" % (where, j), path, "slot")
         name = s.get("name", "str")
         if not name:
             s.fail("'name' must not be empty")

@@ -10,8 +10,8 @@ writes into DIR:
   op_definitions.inc        the CANN-free core's table of ops (names, dtypes, kernel facts)
   ge_ops.inc                X-macros over op types and GE dtype enumerators for the CANN side
   op_protos.inc             the #include of every op_proto/<python_name>.h (cann/op_proto.cc)
-  kernel_contract.h         the manifest format, launch limits, slot roles and the
-                            mix_mode -> load magic rule (default: kernel_contract.py beside
+  kernel_contract.h         the manifest format and its field rules, launch limits, slot
+                            roles and the mix_mode -> load magic rule (default: kernel_contract.py beside
                             the op definition)
 
 Each file is replaced only when its text changes, whole (tf_ge_custom/_atomic_files.py), so
@@ -206,6 +206,7 @@ def kernel_contract_h(contract):
     mix_rows = "".join("    {%s, BinaryMagic::%s, %s},\n" % (
         c_string(mode), camel(magic), c_string(contract.ENTRY_SUFFIX_BY_MIX_MODE[mode]))
         for mode, magic in contract.MAGIC_BY_MIX_MODE.items())
+    field_rows = "".join(manifest_field_rows(contract))
     return "".join([
         HEADER.replace("op_def.py", "kernel_contract.py"),
         "// The kernel contract shared with the Python side: see that file for each value.\n",
@@ -236,9 +237,43 @@ def kernel_contract_h(contract):
         "struct MixModeInfo {\n  const char *mix_mode;\n  BinaryMagic magic;\n"
         "  const char *entry_suffix;  // the runtime also finds the entry under entry + this\n};\n",
         "constexpr MixModeInfo kMixModes[] = {\n%s};\n\n" % mix_rows,
+        "// The manifest's keys and JSON kinds (MANIFEST_FIELDS): what both readers refuse.\n",
+        "enum class FieldKind { %s };\n" % ", ".join(camel(k) for k in contract.MANIFEST_FIELD_KINDS),
+        "enum class FieldPresence { %s };\n" % ", ".join(
+            camel(p) for p in contract.MANIFEST_FIELD_PRESENCE),
+        "struct ManifestField {\n  const char *object;  // where the key lives\n  const char *key;\n"
+        "  FieldKind kind;\n  FieldPresence presence;\n"
+        "  const char *holds;  // an object's (or array of objects') object name, else \"\"\n};\n",
+        "constexpr ManifestField kManifestFields[] = {\n%s};\n\n" % field_rows,
         "}  // namespace core\n}  // namespace tf_ge_custom\n\n",
         "#endif  // TF_GE_CUSTOM_KERNEL_CONTRACT_H_\n",
     ])
+
+
+def manifest_field_rows(contract):
+    """One C++ initializer per rule of ``contract.MANIFEST_FIELDS``, each checked first."""
+    objects = set(rule[0] for rule in contract.MANIFEST_FIELDS)
+    rows = []
+    for rule in contract.MANIFEST_FIELDS:
+        if len(rule) != 5:
+            raise ValueError("a MANIFEST_FIELDS rule is (object, key, kind, presence, holds), found %r"
+                             % (rule,))
+        obj, key, kind, presence, holds = rule
+        for name in (obj, key) + ((holds,) if holds else ()):
+            if not name.replace("_", "").isalnum():
+                raise ValueError("unexpected character in manifest field name %r" % name)
+        if kind not in contract.MANIFEST_FIELD_KINDS:
+            raise ValueError("manifest field %s.%s: kind %r is none of %s"
+                             % (obj, key, kind, ", ".join(contract.MANIFEST_FIELD_KINDS)))
+        if presence not in contract.MANIFEST_FIELD_PRESENCE:
+            raise ValueError("manifest field %s.%s: presence %r is none of %s"
+                             % (obj, key, presence, ", ".join(contract.MANIFEST_FIELD_PRESENCE)))
+        if holds and (kind not in ("object", "array") or holds not in objects):
+            raise ValueError("manifest field %s.%s holds %r: only an object or array may hold one "
+                             "of the objects the rules name" % (obj, key, holds))
+        rows.append("    {%s, %s, FieldKind::%s, FieldPresence::%s, %s},\n" % (
+            c_string(obj), c_string(key), camel(kind), camel(presence), c_string(holds)))
+    return rows
 
 
 def _bool(value):

@@ -56,28 +56,38 @@ def context(root, environ, modules=(), gxx=True, cwd=None, build_info=None, atc=
 # --- GE's online REG_OP compile -------------------------------------------------------
 
 
+ONLINE_CHECKS = (doctor.check_online_compiler, doctor.check_online_toolkit,
+                 doctor.check_online_working_directory)
+
+
 def test_online_compile_with_everything_in_place_is_ok(root, tmp_path):
     home = toolkit(tmp_path / "cann")
-    check = doctor.check_online_compile(context(root, {"ASCEND_HOME_PATH": str(home)}, cwd=str(tmp_path)))
-    assert check.status == doctor.OK, check.detail
-    assert GXX in check.detail and str(home) in check.detail and check.data["problems"] == []
+    ctx = context(root, {"ASCEND_HOME_PATH": str(home)}, cwd=str(tmp_path))
+    compiler, toolkit_line, working = [check(ctx) for check in ONLINE_CHECKS]
+    for check in (compiler, toolkit_line, working):
+        assert check.status == doctor.OK and check.data["problems"] == [], check
+    assert GXX in compiler.detail and str(home) in toolkit_line.detail
+    assert str(tmp_path) in working.detail
 
 
-@pytest.mark.parametrize("case, words", [
-    ("no g++", "g++ is not on PATH"),
-    ("unset", "ASCEND_HOME_PATH is unset"),
-    ("not a folder", "is not a folder"),
-    ("no operator_reg.h", "include/graph/operator_reg.h"),
-    ("no register.h", "include/register/register.h"),
-    ("no operator.h", "include/graph/operator.h"),
-    ("no libregister", "lib64/libregister.so"),
-    ("no libgraph", "lib64/libgraph.so"),
-    ("no libruntime", "lib64/libruntime.so"),
-    ("space in the path", "characters GE refuses"),
-    ("include/ in the path", "contains 'include/', so GE passes no -I folder"),
-    ("cwd not writable", "is not writable (GE writes custom_op_tmp_<pid>/ there)"),
+@pytest.mark.parametrize("case, line, words", [
+    ("no g++", "online compile: g++", "g++ is not on PATH"),
+    ("unset", "online compile: ASCEND_HOME_PATH", "ASCEND_HOME_PATH is unset"),
+    ("not a folder", "online compile: ASCEND_HOME_PATH", "is not a folder"),
+    ("no operator_reg.h", "online compile: ASCEND_HOME_PATH", "include/graph/operator_reg.h"),
+    ("no register.h", "online compile: ASCEND_HOME_PATH", "include/register/register.h"),
+    ("no operator.h", "online compile: ASCEND_HOME_PATH", "include/graph/operator.h"),
+    ("no libregister", "online compile: ASCEND_HOME_PATH", "lib64/libregister.so"),
+    ("no libgraph", "online compile: ASCEND_HOME_PATH", "lib64/libgraph.so"),
+    ("no libruntime", "online compile: ASCEND_HOME_PATH", "lib64/libruntime.so"),
+    ("space in the path", "online compile: ASCEND_HOME_PATH", "characters GE refuses"),
+    ("include/ in the path", "online compile: ASCEND_HOME_PATH",
+     "contains 'include/', so GE passes no -I folder"),
+    ("cwd not writable", "online compile: working directory",
+     "is not writable (GE writes custom_op_tmp_<pid>/ there)"),
 ])
-def test_each_thing_the_online_compile_lacks_is_named(root, tmp_path, case, words):
+def test_each_thing_the_online_compile_lacks_is_named_on_its_own_line(root, tmp_path, case, line,
+                                                                      words):
     drop = {"no operator_reg.h": ("include/graph/operator_reg.h",),
             "no register.h": ("include/register/register.h",),
             "no operator.h": ("include/graph/operator.h",),
@@ -91,14 +101,18 @@ def test_each_thing_the_online_compile_lacks_is_named(root, tmp_path, case, word
     elif case == "not a folder":
         environ = {"ASCEND_HOME_PATH": str(tmp_path / "gone")}
     cwd = str(tmp_path / "no-such-dir") if case == "cwd not writable" else str(tmp_path)
-    quiet = doctor.check_online_compile(context(root, environ, gxx=case != "no g++", cwd=cwd))
-    assert quiet.status == doctor.WARN and words in quiet.detail and quiet.fix
-    assert "TF Adapter is not installed" in quiet.detail
-    assert len(quiet.data["problems"]) == 1, quiet.data["problems"]
+    quiet = [check(context(root, environ, gxx=case != "no g++", cwd=cwd)) for check in ONLINE_CHECKS]
+    # The one line of that need says it, with a fix; the other two are OK.
+    assert [c.name for c in quiet if c.status != doctor.OK] == [line], quiet
+    finding = [c for c in quiet if c.name == line][0]
+    assert finding.status == doctor.WARN and words in finding.detail and finding.fix
+    assert "TF Adapter is not installed" in finding.detail
+    assert len(finding.data["problems"]) == 1, finding.data["problems"]
     # With TF Adapter installed the online path is in use: the same finding fails.
-    used = doctor.check_online_compile(context(root, environ, modules=("npu_bridge",),
-                                               gxx=case != "no g++", cwd=cwd))
-    assert used.status == doctor.FAIL and words in used.detail
+    used = [check(context(root, environ, modules=("npu_bridge",), gxx=case != "no g++", cwd=cwd))
+            for check in ONLINE_CHECKS]
+    assert [(c.name, c.status) for c in used if c.status != doctor.OK] == [(line, doctor.FAIL)]
+    assert words in [c for c in used if c.name == line][0].detail
 
 
 # --- vendor folders in front of ASCEND_CUSTOM_OPP_PATH ----------------------------------

@@ -166,7 +166,7 @@ def test_a_toolkit_named_by_the_environment_finds_its_own_set_env(root, tmp_path
 
 def test_without_a_set_env_the_cann_fixes_are_instructions_not_fake_commands(root):
     ctx = context(root, {})
-    results = [fn(ctx) for fn in CANN_CHECKS + (doctor.check_online_compile,
+    results = [fn(ctx) for fn in CANN_CHECKS + (doctor.check_online_toolkit,
                                                 doctor.check_ge_library,
                                                 doctor.check_npu_placement)]
     for check in results:

@@ -25,17 +25,21 @@ import the package (``atc``) see the shell's environment, checked separately.
 The checks live by concern: :mod:`.op_library` (TensorFlow, the op library, the XLA kernels),
 :mod:`.opp_paths` (the OPP root, the environment and the adapters' and GE's path rules),
 :mod:`.cann` (TF Adapter, the CANN toolkit, the GE library, the sunk / eager path),
+:mod:`.online_compile` (what GE's TF parser needs to compile the op protos it generates),
 :mod:`.kernels` (npubins, the kernel cache, the kernel builder, the kernel sets a board takes);
 :mod:`.reporting` runs them and prints the report; :mod:`.results`, :mod:`.context`,
 :mod:`.remedies` and :mod:`.probe` are what they share.
 """
-from . import cann, context, kernels, op_library, opp_paths, probe, remedies, reporting, results
+from . import (cann, context, kernels, online_compile, op_library, opp_paths, probe, remedies,
+               reporting, results)
 from .cann import (check_cann, check_ge_finds_library, check_ge_library, check_npu_bridge,
-                   check_npu_device, check_online_compile, check_static_graph_path)
+                   check_npu_device, check_static_graph_path)
 from .context import Context
 from .remedies import REBUILD
 from .kernels import (check_board_kernels, check_kernel_builder, check_kernel_cache, check_kernels,
                       check_npubin_toolchain)
+from .online_compile import (check_online_compiler, check_online_toolkit,
+                             check_online_working_directory)
 from .op_library import check_op_library, check_tensorflow, check_xla_library
 from .opp_paths import (check_custom_opp_path, check_custom_opp_search_order, check_home_path,
                         check_npu_placement, check_opp_path, check_opp_root,
@@ -51,7 +55,8 @@ __all__ = [
     "check_custom_opp_path", "check_custom_opp_search_order", "check_ge_finds_library",
     "check_ge_library", "check_home_path", "check_kernel_builder", "check_kernel_cache",
     "check_kernels", "check_npu_bridge", "check_npu_device", "check_npu_placement",
-    "check_npubin_toolchain", "check_online_compile", "check_op_library", "check_opp_path",
+    "check_npubin_toolchain", "check_online_compiler", "check_online_toolkit",
+    "check_online_working_directory", "check_op_library", "check_opp_path",
     "check_opp_root", "check_shell_environment", "check_static_graph_path", "check_tensorflow",
     "check_tf1_finds_json", "check_tf2_finds_json", "check_xla_library", "diagnose", "dlopen_in_child",
     "drop_pointers", "exit_status", "fold_cpu_mode", "format_text", "is_command", "markdown_table",

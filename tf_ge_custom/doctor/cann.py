@@ -1,11 +1,11 @@
 """TF Adapter, the CANN toolkit and ``atc``, the GE library this build made, and whether GE
-would load it and compile the op proto it generates online (docs/cann.md)."""
+would load it (docs/cann.md). What GE's online op compile needs: :mod:`.online_compile`."""
 import os
 
 from .. import _path_rules as path_rules
 from .._build import cann_toolkit
 from . import remedies
-from .results import FAIL, OK, WARN, Check, check, Instruction, is_command
+from .results import FAIL, OK, WARN, Check, check, Instruction
 
 @check("npu_bridge (TF1)",
        "TF Adapter for TF1 is importable")
@@ -125,35 +125,6 @@ def check_ge_finds_library(ctx):
     return Check(name, OK, "GE loads %d librar%s from the OPP root" % (
         len(_expected_ge_libraries(ctx)), "y" if len(_expected_ge_libraries(ctx)) == 1 else "ies"),
         data=data)
-
-
-@check("online op compile (GE)",
-       "what GE's TF parser needs to compile the `REG_OP` it generates for each op: "
-       "`g++` on `PATH`, `ASCEND_HOME_PATH` with the headers and libraries it uses, a "
-       "writable working directory (`docs/cann.md`)")
-def check_online_compile(ctx):
-    """GE's TF parser compiles a REG_OP for each op at graph parse time: can it?"""
-    name = "online op compile (GE)"
-    source = remedies.source_cann(ctx)
-    found = path_rules.ge_online_compile(ctx.environ, ctx.cwd, ctx.which, source)
-    data = found.as_dict()
-    if not found.problems:
-        return Check(name, OK, "GE's TF parser can compile the REG_OP it generates: %s, headers "
-                     "and libraries under %s, writable %s" % (found.compiler, found.home, found.cwd),
-                     data=data)
-    adapter = ctx.has_module("npu_bridge") or ctx.has_module("npu_device")
-    detail = ("GE's TF parser compiles a REG_OP for %s when it parses a graph, and would fail: %s"
-              % (remedies.op_names(), "; ".join(what for what, _ in found.problems)))
-    if not adapter:
-        detail += " (TF Adapter is not installed, so this only matters on an NPU host)"
-    fixes = []
-    for _, fix in found.problems:
-        if fix not in fixes:
-            fixes.append(fix)
-    fix = "; ".join(fixes)
-    if not all(f == source and is_command(source) for f in fixes):  # the others are prose
-        fix = Instruction(fix)
-    return Check(name, FAIL if adapter else WARN, detail, fix, data)
 
 
 @check("static graphs (sunk / eager)",

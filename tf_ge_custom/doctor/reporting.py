@@ -4,7 +4,7 @@ import re
 
 from .. import _lifecycle, op_def
 from .._version import __version__
-from . import cann, kernels, op_library, opp_paths
+from . import cann, kernels, online_compile, op_library, opp_paths
 from .context import Context
 from .results import FAIL, INFO, STATUSES, WARN, Check, Instruction, is_command, worst
 
@@ -15,7 +15,8 @@ CHECKS = (
     opp_paths.check_tf1_finds_json, opp_paths.check_tf2_finds_json, cann.check_ge_finds_library,
     cann.check_npu_bridge, cann.check_npu_device, cann.check_cann, cann.check_ge_library,
     opp_paths.check_npu_placement, kernels.check_kernels, kernels.check_kernel_cache,
-    cann.check_online_compile, opp_paths.check_custom_opp_search_order,
+    online_compile.check_online_compiler, online_compile.check_online_toolkit,
+    online_compile.check_online_working_directory, opp_paths.check_custom_opp_search_order,
     kernels.check_npubin_toolchain, kernels.check_board_kernels, kernels.check_kernel_builder,
     cann.check_static_graph_path,
 )

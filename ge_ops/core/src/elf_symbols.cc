@@ -1,25 +1,24 @@
 #include "tf_ge_custom_core/elf_symbols.h"
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 
 namespace tf_ge_custom {
 namespace core {
 namespace {
 
-// The fields this reader uses, from the ELF specification (System V gABI, "Object Files"):
-// offsets of e_shoff, e_shentsize, e_shnum, e_shstrndx in the file header; in a section
+// The fields this reader uses, from the ELF specification (System V gABI, "Object Files"),
+// 64-bit class only: offsets of e_shoff, e_shentsize, e_shnum in the file header; in a section
 // header sh_type, sh_link, sh_offset, sh_size, sh_entsize; in a symbol st_name, st_info,
-// st_shndx. Written out per class rather than taken from <elf.h>, so the reader is the same
-// on any host.
-struct Layout {
-  size_t ehdr_size, shoff_at, shentsize_at, shnum_at;
-  size_t shdr_size, sh_type_at, sh_link_at, sh_offset_at, sh_size_at, sh_entsize_at, word;
-  size_t sym_size, st_name_at, st_info_at, st_shndx_at;
-};
-constexpr Layout kElf32 = {52, 32, 46, 48, 40, 4, 24, 16, 20, 36, 4, 16, 0, 12, 14};
-constexpr Layout kElf64 = {64, 40, 58, 60, 64, 4, 40, 24, 32, 56, 8, 24, 0, 4, 6};
-constexpr uint32_t kShtSymtab = 2, kShtDynsym = 11;
-constexpr uint8_t kSttFunc = 2, kStbGlobal = 1;
+// st_other, st_shndx. Written out rather than taken from <elf.h>, so the reader is the same on
+// any host.
+constexpr size_t kEhdrSize = 64, kShoffAt = 40, kShentsizeAt = 58, kShnumAt = 60;
+constexpr size_t kShdrSize = 64, kShTypeAt = 4, kShLinkAt = 40, kShOffsetAt = 24, kShSizeAt = 32,
+                 kShEntsizeAt = 56;
+constexpr size_t kSymSize = 24, kStNameAt = 0, kStInfoAt = 4, kStOtherAt = 5, kStShndxAt = 6;
+constexpr uint32_t kShtSymtab = 2;
+constexpr uint8_t kSttFunc = 2, kStbGlobal = 1, kStvDefault = 0;
 constexpr uint16_t kShnUndef = 0;
 
 class Bytes {
@@ -38,7 +37,6 @@ class Bytes {
   }
   bool Fits(uint64_t at, uint64_t n) const { return at <= size_ && n <= size_ - at; }
   const uint8_t *At(uint64_t at) const { return data_ + at; }
-  size_t size() const { return size_; }
 
  private:
   const uint8_t *data_;
@@ -50,11 +48,16 @@ struct Section {
   uint64_t type = 0, link = 0, offset = 0, size = 0, entsize = 0;
 };
 
-bool ReadSection(const Bytes &b, const Layout &l, uint64_t shoff, uint64_t index, Section *s) {
-  const uint64_t at = shoff + index * l.shdr_size;  // shoff and index checked against the size first
-  return b.U(at + l.sh_type_at, 4, &s->type) && b.U(at + l.sh_link_at, 4, &s->link) &&
-         b.U(at + l.sh_offset_at, l.word, &s->offset) && b.U(at + l.sh_size_at, l.word, &s->size) &&
-         b.U(at + l.sh_entsize_at, l.word, &s->entsize);
+bool ReadSection(const Bytes &b, uint64_t shoff, uint64_t index, Section *s) {
+  const uint64_t at = shoff + index * kShdrSize;  // shoff and index checked against the size first
+  return b.U(at + kShTypeAt, 4, &s->type) && b.U(at + kShLinkAt, 4, &s->link) &&
+         b.U(at + kShOffsetAt, 8, &s->offset) && b.U(at + kShSizeAt, 8, &s->size) &&
+         b.U(at + kShEntsizeAt, 8, &s->entsize);
+}
+
+// Whether the NUL-terminated name at text (room bytes left in its table) is exactly want.
+bool NameIs(const char *text, size_t room, const std::string &want) {
+  return want.size() < room && std::memcmp(text, want.data(), want.size()) == 0 && text[want.size()] == '\0';
 }
 
 }  // namespace
@@ -69,62 +72,112 @@ ElfLookup FindFunction(const uint8_t *data, size_t size, const std::vector<std::
   if (data == nullptr || size < 16 || std::memcmp(data, kMagic, 4) != 0) return out;  // kNotElf
   const uint8_t elf_class = data[4], byte_order = data[5];
   if ((elf_class != 1 && elf_class != 2) || (byte_order != 1 && byte_order != 2)) return out;
-  const Layout &l = elf_class == 1 ? kElf32 : kElf64;
+  if (elf_class == 1) {  // the runtime reads 64-bit ELF files only
+    out.verdict = ElfVerdict::kNot64Bit;
+    return out;
+  }
   const Bytes b(data, size, byte_order == 2);
   out.verdict = ElfVerdict::kTruncated;
   uint64_t shoff = 0, shentsize = 0, shnum = 0;
-  if (size < l.ehdr_size || !b.U(l.shoff_at, l.word, &shoff) || !b.U(l.shentsize_at, 2, &shentsize) ||
-      !b.U(l.shnum_at, 2, &shnum)) {
+  if (size < kEhdrSize || !b.U(kShoffAt, 8, &shoff) || !b.U(kShentsizeAt, 2, &shentsize) ||
+      !b.U(kShnumAt, 2, &shnum)) {
     return out;
   }
   if (shoff == 0) {  // no section table at all: nothing to look a name up in
     out.verdict = ElfVerdict::kNoSymbolTable;
     return out;
   }
-  if (shentsize != l.shdr_size || !b.Fits(shoff, l.shdr_size)) return out;
+  if (shentsize != kShdrSize || !b.Fits(shoff, kShdrSize)) return out;
   if (shnum == 0) {  // more than 0xff00 sections: the count is section 0's sh_size
     Section first;
-    if (!ReadSection(b, l, shoff, 0, &first)) return out;
+    if (!ReadSection(b, shoff, 0, &first)) return out;
     shnum = first.size;
   }
-  // Every section header inside the file (shnum * shdr_size cannot wrap: both are bounded).
-  if (shnum > size / l.shdr_size || !b.Fits(shoff, shnum * l.shdr_size)) return out;
+  // Every section header inside the file (shnum * kShdrSize cannot wrap: both are bounded).
+  if (shnum > size / kShdrSize || !b.Fits(shoff, shnum * kShdrSize)) return out;
+  // The .symtab sections, each read once however many headers name it. Two that overlap
+  // without being the same table are damage: refused, so the symbols read never exceed the
+  // file's size and the time stays linear in it. An empty one holds no symbol: counted, not
+  // kept (kept, it could sit between two overlapping tables and hide their overlap).
+  std::vector<Section> tables;
   bool any_table = false;
   for (uint64_t i = 0; i < shnum; ++i) {
     Section symtab;
-    if (!ReadSection(b, l, shoff, i, &symtab)) return out;
-    if (symtab.type != kShtSymtab && symtab.type != kShtDynsym) continue;
+    if (!ReadSection(b, shoff, i, &symtab)) return out;
+    if (symtab.type != kShtSymtab) continue;  // .dynsym too: the runtime reads .symtab only
+    if (symtab.link >= shnum || symtab.entsize < kSymSize || !b.Fits(symtab.offset, symtab.size)) return out;
     any_table = true;
-    Section strtab;
-    if (symtab.link >= shnum || !ReadSection(b, l, shoff, symtab.link, &strtab)) return out;
-    if (symtab.entsize < l.sym_size || !b.Fits(symtab.offset, symtab.size) || !b.Fits(strtab.offset, strtab.size)) {
+    if (symtab.size > 0) tables.push_back(symtab);
+  }
+  std::sort(tables.begin(), tables.end(), [](const Section &x, const Section &y) {
+    return x.offset != y.offset ? x.offset < y.offset : x.size < y.size;
+  });
+  std::vector<Section> distinct;
+  for (const Section &t : tables) {
+    if (!distinct.empty()) {
+      const Section &last = distinct.back();
+      if (t.offset == last.offset && t.size == last.size && t.entsize == last.entsize && t.link == last.link) continue;
+      if (t.offset < last.offset + last.size) return out;  // overlapping tables
+    }
+    distinct.push_back(t);
+  }
+  // Each table's string table, and where the last terminator before its end lies: one pass
+  // over the file in order of the tables' ends, however many tables there are or however they
+  // overlap. A name has its terminator when that position is at or after its start.
+  std::vector<Section> strtabs(distinct.size());
+  std::map<uint64_t, uint64_t> last_nul_before;  // a string table's end -> last NUL + 1 (0: none)
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    if (!ReadSection(b, shoff, distinct[i].link, &strtabs[i]) || !b.Fits(strtabs[i].offset, strtabs[i].size)) {
       return out;
     }
+    last_nul_before[strtabs[i].offset + strtabs[i].size] = 0;
+  }
+  uint64_t scanned = 0, last_nul = 0;
+  for (auto &entry : last_nul_before) {
+    for (uint64_t k = entry.first; k > scanned; --k) {
+      if (data[k - 1] == '\0') {
+        last_nul = k;
+        break;
+      }
+    }
+    scanned = entry.first;
+    entry.second = last_nul;
+  }
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    const Section &symtab = distinct[i], &strtab = strtabs[i];
+    const char *table = reinterpret_cast<const char *>(b.At(strtab.offset));
+    const uint64_t terminator_end = last_nul_before[strtab.offset + strtab.size];
     const uint64_t count = symtab.size / symtab.entsize;
     for (uint64_t s = 1; s < count; ++s) {  // symbol 0 is the null symbol
       const uint64_t at = symtab.offset + s * symtab.entsize;
-      uint64_t name = 0, info = 0, shndx = 0;
-      if (!b.U(at + l.st_name_at, 4, &name) || !b.U(at + l.st_info_at, 1, &info) ||
-          !b.U(at + l.st_shndx_at, 2, &shndx)) {
+      uint64_t name = 0, info = 0, other = 0, shndx = 0;
+      if (!b.U(at + kStNameAt, 4, &name) || !b.U(at + kStInfoAt, 1, &info) || !b.U(at + kStOtherAt, 1, &other) ||
+          !b.U(at + kStShndxAt, 2, &shndx)) {
         return out;
       }
-      if ((info & 0xf) != kSttFunc || (info >> 4) != kStbGlobal || shndx == kShnUndef) continue;
+      // The runtime's kernel: a global function, defined here, visible (st_other's low two
+      // bits: STV_DEFAULT), with a name.
+      if ((info & 0xf) != kSttFunc || (info >> 4) != kStbGlobal || shndx == kShnUndef ||
+          (other & 0x3) != kStvDefault || name == 0) {
+        continue;
+      }
       if (name >= strtab.size) return out;
-      const char *text = reinterpret_cast<const char *>(b.At(strtab.offset + name));
+      const char *text = table + name;
+      if (terminator_end <= strtab.offset + name) return out;  // no terminator after the name's start
       const size_t room = static_cast<size_t>(strtab.size - name);
-      const void *end = std::memchr(text, '\0', room);
-      if (end == nullptr) return out;  // a name without its terminator inside the table
-      const std::string symbol(text, static_cast<const char *>(end) - text);
       for (const auto &n : names) {
-        if (symbol == n) {
+        if (NameIs(text, room, n)) {
           out.verdict = ElfVerdict::kFound;
-          out.found = symbol;
+          out.found = n;
           out.functions.clear();
           return out;
         }
       }
       ++out.function_count;
-      if (out.functions.size() < 3) out.functions.push_back(symbol);
+      if (out.functions.size() < 3) {
+        const void *end = std::memchr(text, '\0', room);  // found: a terminator lies at or after text
+        out.functions.emplace_back(text, static_cast<const char *>(end) - text);
+      }
     }
   }
   out.verdict = any_table ? ElfVerdict::kMissing : ElfVerdict::kNoSymbolTable;
@@ -139,10 +192,13 @@ std::string DescribeMiss(const ElfLookup &lookup, const std::vector<std::string>
       return "defines " + lookup.found;
     case ElfVerdict::kNotElf:
       return "is not an ELF file";
+    case ElfVerdict::kNot64Bit:
+      return "is a 32-bit ELF file; the runtime loads 64-bit ELF files only";
     case ElfVerdict::kTruncated:
       return "is a cut or damaged ELF file (a header or table runs past its end)";
     case ElfVerdict::kNoSymbolTable:
-      return "has no symbol table (stripped?), so the runtime cannot find " + wanted + " in it";
+      return "has no symbol table (stripped?) the runtime reads (.symtab; it ignores .dynsym), so it cannot "
+             "find " + wanted + " in it";
     case ElfVerdict::kMissing: {
       std::string listed;
       for (const auto &f : lookup.functions) listed += (listed.empty() ? "" : ", ") + f;

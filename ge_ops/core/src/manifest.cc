@@ -94,6 +94,92 @@ class Fields {
   std::string where_;
 };
 
+// The manifest's keys and JSON kinds, by the rules shared with the Python reader
+// (kernel_contract.py's MANIFEST_FIELDS, generated into kernel_contract.h): an unknown key, a
+// missing one, a value of another kind, a null where none may be, and a kernel whose binary,
+// binary_size and sha256 are not all null or all set are each refused, naming the key.
+const char *KindName(FieldKind kind) {
+  switch (kind) {
+    case FieldKind::kString: return "a string";
+    case FieldKind::kSha256: return "64 lowercase hex digits (sha256)";
+    case FieldKind::kInteger: return "an integer";
+    case FieldKind::kBoolean: return "a boolean";
+    case FieldKind::kArray: return "an array";
+    case FieldKind::kObject: return "an object";
+  }
+  return "?";
+}
+
+bool IsSha256(const Json &v) {
+  if (!v.is_string()) return false;
+  const std::string &s = v.get_ref<const std::string &>();
+  if (s.size() != 64) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+bool HasKind(const Json &v, FieldKind kind) {
+  switch (kind) {
+    case FieldKind::kString: return v.is_string();
+    case FieldKind::kSha256: return IsSha256(v);
+    case FieldKind::kInteger:
+      return v.is_number_integer() && (!v.is_number_unsigned() || v.get<uint64_t>() <= uint64_t(kI64Max));
+    case FieldKind::kBoolean: return v.is_boolean();
+    case FieldKind::kArray: return v.is_array();
+    case FieldKind::kObject: return v.is_object();
+  }
+  return false;
+}
+
+Status CheckFields(const Json &obj, const std::string &object, const std::string &where) {
+  if (!obj.is_object()) return Invalid(where, "must be an object, found " + Show(obj));
+  std::string allowed;
+  for (const auto &f : kManifestFields) {
+    if (f.object == object) allowed += (allowed.empty() ? "" : ", ") + std::string(f.key);
+  }
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    bool known = false;
+    for (const auto &f : kManifestFields) known = known || (f.object == object && it.key() == f.key);
+    if (!known) return Invalid(where, "unknown key \"" + it.key() + "\"; allowed: " + allowed);
+  }
+  std::string ir_only;  // the ir_only keys, for the message
+  int ir_only_null = 0, ir_only_set = 0;
+  for (const auto &f : kManifestFields) {
+    if (f.object != object) continue;
+    const auto it = obj.find(f.key);
+    if (it == obj.end()) {
+      if (f.presence == FieldPresence::kOptional) continue;
+      return Invalid(where, std::string("the key \"") + f.key + "\" is missing");
+    }
+    const bool may_be_null = f.presence == FieldPresence::kNullable || f.presence == FieldPresence::kIrOnly;
+    if (f.presence == FieldPresence::kIrOnly) {
+      ir_only += (ir_only.empty() ? "" : ", ") + std::string(f.key);
+      ++(it->is_null() ? ir_only_null : ir_only_set);
+    }
+    if (it->is_null() && may_be_null) continue;
+    if (!HasKind(*it, f.kind)) {
+      return Invalid(where, std::string(f.key) + " must be " + KindName(f.kind) + (may_be_null ? " or null" : "") +
+                                ", found " + Show(*it));
+    }
+    if (*f.holds == '\0') continue;
+    // "toolchain", "kernels[2]" (as ReadKernel names it), "kernels[2].args.slots[0]".
+    const std::string inner = where.empty() ? std::string(f.key) : where + "." + f.key;
+    if (it->is_object()) {
+      TF_GE_CUSTOM_RETURN_IF_ERROR(CheckFields(*it, f.holds, inner));
+    } else {
+      for (size_t i = 0; i < it->size(); ++i) {
+        TF_GE_CUSTOM_RETURN_IF_ERROR(CheckFields((*it)[i], f.holds, inner + "[" + std::to_string(i) + "]"));
+      }
+    }
+  }
+  if (ir_only_null > 0 && ir_only_set > 0) {
+    return Invalid(where, ir_only + " must be all null (a kernel without a binary) or all set");
+  }
+  return Status::Ok();
+}
+
 Status ReadSlot(const Json &raw, const std::string &where, const OpDefinition &op, int64_t args_size, ArgSlot *slot) {
   if (!raw.is_object()) return Invalid(where, "a slot must be an object, found " + Show(raw));
   const Fields f(raw, where);
@@ -367,6 +453,7 @@ Result<KernelManifest> ParseManifest(const std::string &text, const ManifestChec
                              " (tf_ge_custom_<op>_<variant>_<dtype>); it is not used: rebuild it with this package's "
                              "tf-ge-custom build-kernels");
   }
+  TF_GE_CUSTOM_RETURN_IF_ERROR(CheckFields(doc, "manifest", ""));
   KernelManifest m;
   m.entry_naming = naming;
   const Fields top(doc, "");

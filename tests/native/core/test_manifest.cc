@@ -146,13 +146,27 @@ TEST(Manifest, TheLoadMagicFollowsMixMode) {
   CHECK_EQ(CodeOf(Replace(Valid(), "\"mix_mode\": \"aiv\"", "\"mix_mode\": \"simt\"")), Code::kBadManifest);
 }
 
-TEST(Manifest, LeavesKeysItDoesNotUseToThePythonValidator) {
-  // The full schema is tf_ge_custom/kernel_manifest.py's: a key the library does not read
-  // does not stop it.
-  CHECK_TRUE(ParseManifest(Replace(Valid(), "\"soc\": ", "\"note\": [1, 2], \"soc\": "), ManifestCheck()).ok());
-  CHECK_TRUE(ParseManifest(Replace(Valid(), "\"mix_mode\": \"aiv\",", "\"mix_mode\": \"aiv\", \"x\": {},"),
-                           ManifestCheck())
-                 .ok());
+TEST(Manifest, RefusesKeysAndKindsTheSharedRulesDoNotAllow) {
+  // kernel_contract.py's MANIFEST_FIELDS, as the Python validator reads them: a key no rule
+  // lists, a wrong JSON kind, a null where none may be, and a kernel with a binary of null but
+  // a size and sha256 are refused, naming the key (tests/ge/test_manifest_rules.py: every rule).
+  const std::string v = Valid();
+  const auto message = [](const std::string &text) { return ParseManifest(text, ManifestCheck()).status().message(); };
+  CHECK_EQ(CodeOf(Replace(v, "\"soc\": ", "\"note\": [1, 2], \"soc\": ")), Code::kBadManifest);
+  CHECK_TRUE(message(Replace(v, "\"soc\": ", "\"note\": [1, 2], \"soc\": ")).find("unknown key \"note\"") !=
+             std::string::npos);
+  CHECK_EQ(CodeOf(Replace(v, "\"mix_mode\": \"aiv\",", "\"mix_mode\": \"aiv\", \"x\": {},")), Code::kBadManifest);
+  const std::string magic_null = Replace(v, "\"magic\": \"ELF_VECTOR_CORE\"", "\"magic\": null");
+  CHECK_EQ(CodeOf(magic_null), Code::kBadManifest);
+  CHECK_TRUE(message(magic_null).find("magic must be a string, found null") != std::string::npos);
+  const size_t binary_at = v.find("\"binary\": \"");
+  REQUIRE_TRUE(binary_at != std::string::npos);
+  const size_t binary_end = v.find(",", binary_at);
+  const std::string no_binary = v.substr(0, binary_at) + "\"binary\": null" + v.substr(binary_end);
+  CHECK_EQ(CodeOf(no_binary), Code::kBadManifest);
+  CHECK_TRUE(message(no_binary).find("binary, binary_size, sha256 must be all null") != std::string::npos);
+  CHECK_EQ(CodeOf(Replace(v, "\"cann\": \"8.5.0\"", "\"cann\": null")), Code::kOk);  // nullable
+  CHECK_EQ(CodeOf(Replace(v, "\"vector_core_count\": 40", "\"vector_core_count\": \"40\"")), Code::kBadManifest);
 }
 
 TEST(Manifest, RefusesAnotherFormatOrVersion) {

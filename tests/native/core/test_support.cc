@@ -163,7 +163,7 @@ void PadTo(std::vector<uint8_t> *out, size_t alignment) {
 }  // namespace
 
 std::vector<uint8_t> ElfObject(const std::vector<ElfSymbolSpec> &symbols, const std::string &payload, bool elf32,
-                               bool big_endian) {
+                               bool big_endian, uint32_t table_type, size_t symtab_headers) {
   // Sizes by class (gABI): file header 64/52, section header 64/40, symbol 24/16, word 8/4.
   const size_t ehdr = elf32 ? 52 : 64, shdr = elf32 ? 40 : 64, sym = elf32 ? 16 : 24, word = elf32 ? 4 : 8;
   std::string strtab(1, '\0');
@@ -194,12 +194,12 @@ std::vector<uint8_t> ElfObject(const std::vector<ElfSymbolSpec> &symbols, const 
       Put(&body, 0, 4, big_endian);  // st_value
       Put(&body, payload.size(), 4, big_endian);  // st_size
       body.push_back(info);
-      body.push_back(0);  // st_other
+      body.push_back(static_cast<uint8_t>(s.visibility));  // st_other
       Put(&body, shndx, 2, big_endian);
     } else {
       Put(&body, name_at[i], 4, big_endian);
       body.push_back(info);
-      body.push_back(0);
+      body.push_back(static_cast<uint8_t>(s.visibility));  // st_other
       Put(&body, shndx, 2, big_endian);
       Put(&body, 0, 8, big_endian);
       Put(&body, payload.size(), 8, big_endian);
@@ -214,13 +214,14 @@ std::vector<uint8_t> ElfObject(const std::vector<ElfSymbolSpec> &symbols, const 
   const size_t shoff = body.size();
   // name offset in .shstrtab, type, flags, offset, size, link, info, align, entsize
   struct Section { uint32_t name, type; uint64_t flags, offset, size; uint32_t link, info; uint64_t align, entsize; };
-  const Section sections[] = {
+  std::vector<Section> sections = {
       {0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {1, 1, 6, text_at, payload.size(), 0, 0, 8, 0},                  // .text: PROGBITS, alloc + exec
-      {7, 2, 0, symtab_at, symtab_size, 3, first_global, 8, sym},      // .symtab -> .strtab
-      {15, 3, 0, strtab_at, strtab.size(), 0, 0, 1, 0},                // .strtab
-      {23, 3, 0, shstrtab_at, shstrtab.size(), 0, 0, 1, 0},            // .shstrtab
+      {1, 1, 6, text_at, payload.size(), 0, 0, 8, 0},                        // .text: PROGBITS, alloc + exec
+      {7, table_type, 0, symtab_at, symtab_size, 3, first_global, 8, sym},  // .symtab -> .strtab
+      {15, 3, 0, strtab_at, strtab.size(), 0, 0, 1, 0},                      // .strtab
+      {23, 3, 0, shstrtab_at, shstrtab.size(), 0, 0, 1, 0},                  // .shstrtab
   };
+  for (size_t i = 1; i < symtab_headers; ++i) sections.push_back(sections[2]);
   for (const Section &sec : sections) {
     Put(&body, sec.name, 4, big_endian);
     Put(&body, sec.type, 4, big_endian);
@@ -247,7 +248,7 @@ std::vector<uint8_t> ElfObject(const std::vector<ElfSymbolSpec> &symbols, const 
   Put(&header, 0, 2, big_endian);     // e_phentsize
   Put(&header, 0, 2, big_endian);     // e_phnum
   Put(&header, shdr, 2, big_endian);  // e_shentsize
-  Put(&header, 5, 2, big_endian);     // e_shnum
+  Put(&header, sections.size(), 2, big_endian);  // e_shnum
   Put(&header, 4, 2, big_endian);     // e_shstrndx
   std::copy(header.begin(), header.end(), body.begin());
   return body;

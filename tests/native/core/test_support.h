@@ -85,9 +85,14 @@ struct ElfSymbolSpec {
   int binding = 1;
   bool defined = true;  // false: SHN_UNDEF (a reference, not a definition)
   int type = 2;         // STT_FUNC; 1 is STT_OBJECT
+  int visibility = 0;   // st_other: STV_DEFAULT; 2 STV_HIDDEN, 3 STV_PROTECTED
 };
+// table_type: the symbol table's sh_type (2 SHT_SYMTAB; 11 SHT_DYNSYM, a library whose .symtab
+// was stripped); symtab_headers: how many section headers name that one table (a crafted object
+// for the reader's time).
 std::vector<uint8_t> ElfObject(const std::vector<ElfSymbolSpec> &symbols, const std::string &payload,
-                               bool elf32 = false, bool big_endian = false);
+                               bool elf32 = false, bool big_endian = false, uint32_t table_type = 2,
+                               size_t symtab_headers = 1);
 
 // The op's Python name, its type in snake case: add_custom, leaky_relu_custom.
 std::string PythonName(const std::string &op);

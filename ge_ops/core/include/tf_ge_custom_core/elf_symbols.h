@@ -6,10 +6,13 @@
 // TF_GE_CUSTOM_KERNELS and a model's serialized kernels. The kernel builder checks the same
 // before it writes a manifest (kernels/elf_symbols.py).
 //
-// The reader takes ELF files of either class (32/64-bit) and byte order, looks through every
-// symbol table section (.symtab and .dynsym) and never reads outside the bytes it is given:
-// every offset, size and count is checked against what is there, in 64-bit arithmetic that
-// cannot wrap.
+// The reader follows the runtime's own rule (hicann/runtime src/runtime/core/src/kernel/
+// elf.cc; docs/kernel-manifest.md): a 64-bit ELF file of either byte order, its .symtab
+// sections only (not .dynsym), and a symbol that is a global function, defined in the file,
+// of default visibility. It never reads outside the bytes it is given (every offset, size and
+// count is checked against what is there, in 64-bit arithmetic that cannot wrap), and reads
+// each symbol table once however many section headers name it, so its time is linear in the
+// file's size (benchmarks/bench_elf_reader.py).
 #ifndef TF_GE_CUSTOM_CORE_ELF_SYMBOLS_H_
 #define TF_GE_CUSTOM_CORE_ELF_SYMBOLS_H_
 
@@ -25,8 +28,10 @@ namespace core {
 enum class ElfVerdict {
   kFound,          // a defined global function of one of the names
   kNotElf,         // no ELF magic, or an ELF class / byte order that does not exist
-  kTruncated,      // a header, section table, symbol table or name runs past the end
-  kNoSymbolTable,  // no .symtab or .dynsym (a stripped binary)
+  kNot64Bit,       // a 32-bit ELF file, which the runtime does not load
+  kTruncated,      // a header, section table, symbol table or name runs past the end, or
+                   // two symbol tables overlap
+  kNoSymbolTable,  // no .symtab (a stripped binary, or a library with .dynsym only)
   kMissing,        // symbol tables, but none defines a global function of the names
 };
 
@@ -38,8 +43,8 @@ struct ElfLookup {
   uint64_t function_count = 0;  // kMissing: how many defined global functions there are
 };
 
-// Looks for a defined (section index not SHN_UNDEF) symbol of type STT_FUNC and binding
-// STB_GLOBAL named exactly one of names.
+// Looks in .symtab for a defined (section index not SHN_UNDEF) symbol of type STT_FUNC,
+// binding STB_GLOBAL and visibility STV_DEFAULT named exactly one of names.
 ElfLookup FindFunction(const uint8_t *data, size_t size, const std::vector<std::string> &names);
 
 // The names the runtime finds the entry of a kernel under: the entry itself, then entry +
