@@ -5,8 +5,8 @@ docs/cann.md). Each need is said in one line of its own, with its fix on the nex
 that is met (the toolkit `ASCEND_HOME_PATH` names, stand-in files here) is one OK line.
 
 The folder is made read-only with its mode. Root may write in any folder whatever its mode,
-so as root the command runs in a mount namespace of its own (`unshare -m`) where the folder is
-bind-mounted read-only: a read-only file system, which binds root too. The oracle is the
+so as root the folder also gets the immutable attribute (`chattr +i`), which binds root too,
+as tests/user/conftest.py's ``unwritable`` does. The oracle is the
 operating system: what the child's `os.access` and `shutil.which` over its PATH find.
 """
 import os
@@ -22,12 +22,6 @@ from tf_ge_custom import _path_rules as path_rules
 pytestmark = [pytest.mark.kind("oracle"), pytest.mark.slow]
 
 SCRIPT = os.path.join(os.path.dirname(sys.executable), "tf-ge-custom")
-
-
-# As root: the working directory ($2) bind-mounted read-only by mount ($1) in a mount
-# namespace of the child's, which then runs the rest of its arguments there.
-READ_ONLY_AS_ROOT = ('"$1" --bind "$2" "$2" && "$1" -o remount,bind,ro "$2" "$2" && cd "$2" '
-                     '&& shift 2 && exec "$@"')
 
 
 @pytest.fixture
@@ -51,13 +45,17 @@ def host(tmp_path):
 
 
 def _lines(env, cwd, read_only=False):
-    command = [SCRIPT, "doctor"]
-    if read_only and os.geteuid() == 0:
-        unshare, mount = shutil.which("unshare"), shutil.which("mount")
-        assert unshare and mount, "as root this test needs unshare and mount (util-linux) to make a read-only folder"
-        command = [unshare, "-m", "/bin/sh", "-c", READ_ONLY_AS_ROOT, "sh", mount, cwd] + command
-    proc = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=300)
+    immutable = read_only and os.geteuid() == 0
+    if immutable:  # root ignores the folder's mode, not its immutable attribute
+        done = subprocess.run(["chattr", "+i", cwd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True)
+        assert done.returncode == 0, "root ignores modes, and chattr +i failed: " + done.stdout
+    try:
+        proc = subprocess.run([SCRIPT, "doctor"], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, timeout=300)
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", cwd])
     assert proc.stdout.startswith("tf-ge-custom "), proc.stdout + proc.stderr[-3000:]
     return proc.stdout.splitlines()
 
