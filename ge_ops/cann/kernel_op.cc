@@ -219,6 +219,15 @@ ge::graphStatus AppendWord(const core::ArgWord &w, gert::AnnotatedKernelArgs *ar
   return args->AppendArg(static_cast<uint64_t>(w.value));
 }
 
+// GE's graph build handed a node-info block without an attribute area, where GE's own builder
+// always makes one (bg_kernel_context_extend.cc): the node's attributes cannot be read.
+core::Status NoAttrAreaAtBuild() {
+  return core::Status::Error(core::Code::kBadNodeInfo,
+                             "GE's node-info block has no attribute area to read the node's attributes from (GE's "
+                             "graph build gives every node one): this GE is not one the library knows; report it "
+                             "with the CANN version");
+}
+
 // *words: the attribute words recorded for node, for a block with no attribute area: the
 // model's (its bundle, bundle.h) where a model serves the node, else those this instance's
 // Compile recorded. kBadNodeInfo when there are none (core::NoAttrArea).
@@ -328,7 +337,7 @@ ge::graphStatus KernelOp::Compile(gert::OpCompileContext *ctx) {
     if (!op_->attrs.empty()) {
       core::AttrArea area;
       if (!AttrAreaOf(*ctx, &area)) {
-        return Fail(node, core::Status::Error(core::Code::kBadNodeInfo, "GE's node-info block has no attribute area"),
+        return Fail(node, NoAttrAreaAtBuild(),
                     soc);
       }
       const core::Status read = core::SetAttrWords(*op_, NodeAttrs(ctx->GetAttrs(), area), &words);
@@ -467,7 +476,7 @@ ge::graphStatus KernelOp::DeclareLaunchArgs(gert::AnnotatedArgsContext &ctx) {
     // The node's attributes: value words of the declared launch (GE keeps them in the model).
     core::AttrArea area;
     if (!op_->attrs.empty() && !AttrAreaOf(ctx, &area)) {
-      return Fail(node, core::Status::Error(core::Code::kBadNodeInfo, "GE's node-info block has no attribute area"));
+      return Fail(node, NoAttrAreaAtBuild());
     }
     const core::Status attrs = core::SetAttrWords(*op_, NodeAttrs(ctx.GetAttrs(), area), &call.attrs);
     if (!attrs.ok()) return Fail(node, attrs);
