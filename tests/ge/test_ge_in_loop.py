@@ -288,23 +288,38 @@ OM2_MUTATIONS = {
         "kernel_op.cc", [("    if (one_element && om2_) {", "    if (one_element && om2_ && false) {")],
         [OM2_NODE_INFO + "AnEmptyOutputKeepsTheAddressTheModelGaveIt"]),
 }
-# What a sanitizer's report starts with when it stops the program (halt_on_error, abort_on_error).
+# What a sanitizer's report holds when it stops the program (halt_on_error, abort_on_error).
 SANITIZER_STOPS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error: ")
 
 
-def _caught(exe, env, expected):
+def _stopped_by_a_sanitizer(proc, reports):
+    """Whether a sanitizer stopped the run: its report on stderr, or in a file under reports (a
+    case that captures stderr while the adapter runs takes the report with it)."""
+    texts = [proc.stderr] + [p.read_text(errors="replace") for p in sorted(pathlib.Path(reports).glob("sanitizer*"))]
+    return proc.returncode != 0 and any(s in t for t in texts for s in SANITIZER_STOPS)
+
+
+def _caught(exe, env, expected, scratch):
     """The cases of expected that fail with the mutant library, run together; a case the program
     never reported because a sanitizer stopped it runs again alone, and counts as caught when a
     sanitizer stops that run too. Returns (caught, records)."""
+    env = dict(env)
+    reports = pathlib.Path(scratch) / "sanitizer-reports"
+    for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+        env[name] = env.get(name, "") + ":log_path=" + str(reports / "sanitizer")
+    reports.mkdir(parents=True, exist_ok=True)
     records, proc = _run(exe, env, [a for case in expected for a in ("--filter", case)])
     caught = set(c for c, r in records.items() if not r["passed"])
     for case in expected:
         if case in records:
             continue
-        assert any(s in proc.stderr for s in SANITIZER_STOPS), (case, sorted(records), proc.stderr[-3000:])
+        assert _stopped_by_a_sanitizer(proc, reports), (case, sorted(records), proc.returncode, proc.stderr[-3000:])
+        for old in reports.glob("sanitizer*"):
+            old.unlink()
         alone, again = _run(exe, env, ["--filter", case])
-        if case not in alone and any(s in again.stderr for s in SANITIZER_STOPS):
+        if case not in alone and _stopped_by_a_sanitizer(again, reports):
             caught.add(case)
+            print("mutant case %s: stopped by a sanitizer" % case)
         elif case in alone:
             records[case] = alone[case]
             if not alone[case]["passed"]:
@@ -357,7 +372,7 @@ def test_deliberate_adapter_defects_are_caught(runs, tmp_path):
         env["TF_GE_IN_LOOP_LIBRARY"] = str(library)
         # only the cases that must fail: under the sanitizers a whole run takes minutes; a
         # sanitizer's stop counts as caught (_caught)
-        caught[name], records = _caught(exe, env, expected)
+        caught[name], records = _caught(exe, env, expected, tmp_path / name)
         print("mutation %s: %d of %d cases fail: %s" % (name, len(caught[name]), len(expected),
                                                          ", ".join(caught[name])))
     for name, (_, _, expected) in table.items():
