@@ -15,6 +15,7 @@
 #include "tf_ge_custom_core/kernel_cache.h"
 #include "tf_ge_custom_core/kernel_compiler.h"
 #include "tf_ge_custom_core/library_location.h"
+#include "tf_ge_custom_core/node_attrs.h"
 #include "tf_ge_custom_core/process_runner.h"
 #include "tf_ge_custom_core/op_checks.h"
 #include "tf_ge_custom_core/outputs.h"
@@ -78,17 +79,38 @@ struct ExecuteScratch {
 // RuntimeAttrs GE builds from the node's IR attributes, by their index in REG_OP's ATTRs, which
 // the generated REG_OP lists in op.attrs order). Where GE found an IR attribute missing on the
 // node it keeps none of them (bg_ir_attrs.cc, GetAllIrAttrs): an index past GetAttrNum is an
-// attribute the node does not carry, and the core takes its default.
+// attribute the node does not carry, and the core takes its default. Only what lies inside the
+// block's measured attribute area is read (core/node_attrs.h).
 class NodeAttrs : public core::AttrValues {
  public:
-  explicit NodeAttrs(const gert::RuntimeAttrs *attrs) : attrs_(attrs) {}
-  const float *Float(size_t index) const override { return Has(index) ? attrs_->GetFloat(index) : nullptr; }
-  const int64_t *Int(size_t index) const override { return Has(index) ? attrs_->GetInt(index) : nullptr; }
+  NodeAttrs(const gert::RuntimeAttrs *attrs, const core::AttrArea &area) : attrs_(attrs), area_(area) {}
+  const float *Float(size_t index) const override { return Inside(Has(index) ? attrs_->GetFloat(index) : nullptr); }
+  const int64_t *Int(size_t index) const override { return Inside(Has(index) ? attrs_->GetInt(index) : nullptr); }
 
  private:
-  bool Has(size_t index) const { return attrs_ != nullptr && index < attrs_->GetAttrNum(); }
+  bool Has(size_t index) const {
+    if (attrs_ == nullptr || !area_.HoldsOffsets(0)) return false;
+    const size_t count = attrs_->GetAttrNum();
+    return index < count && area_.HoldsOffsets(count);
+  }
+  template <typename T>
+  const T *Inside(const T *value) const {
+    return area_.Holds(value, sizeof(T)) ? value : nullptr;
+  }
   const gert::RuntimeAttrs *attrs_;
+  core::AttrArea area_;
 };
+
+// The attribute area of the context's node-info block (false: it has none, as on HEAD's OM2
+// path, whose blocks are the 88-byte head alone: core/node_attrs.h).
+bool AttrAreaOf(const gert::ExtendedKernelContext &ctx, core::AttrArea *area) {
+  const gert::ComputeNodeInfo *info = ctx.GetComputeNodeInfo();
+  if (info == nullptr) {
+    *area = core::AttrArea();
+    return false;
+  }
+  return core::MeasureAttrArea(info->GetAttrs(), info->GetOutputInstanceInfo(0), area);
+}
 
 // "inputs [8, 2048] and [2048]", "input [8, 2048]", "inputs [2], [2] and [2]": the call's input
 // shapes in a refusal's context (built only for a refusal).
@@ -118,11 +140,13 @@ void LibraryAnchor() {}
 
 // The outputs from MallocOutputTensor, each of the broadcast output shape with x's format and
 // dtype; one with no elements gets a one-element buffer and then its real, empty shape back
-// (core/outputs.h says why).
+// (core/outputs.h says why). On HEAD's OM2 path (om2) every output comes with its address and
+// the allocator behind MallocOutputTensor returns nothing (stable_part_provider.cc,
+// AllocatorFaker): an empty output keeps the address it came with.
 class ContextOutputs : public core::OutputAllocator {
  public:
-  ContextOutputs(gert::EagerOpExecutionContext *ctx, const gert::Tensor &x, const std::vector<int64_t> &dims)
-      : ctx_(ctx), x_(x) {
+  ContextOutputs(gert::EagerOpExecutionContext *ctx, const gert::Tensor &x, const std::vector<int64_t> &dims, bool om2)
+      : ctx_(ctx), x_(x), om2_(om2) {
     for (int64_t d : dims) {
       shape_.MutableOriginShape().AppendDim(d);
       shape_.MutableStorageShape().AppendDim(d);
@@ -131,6 +155,10 @@ class ContextOutputs : public core::OutputAllocator {
 
   core::Result<uint64_t> AllocOutput(size_t index, core::OutputSize size) override {
     const bool one_element = size == core::OutputSize::kOneElement;
+    if (one_element && om2_) {
+      const gert::Tensor *given = ctx_->GetOutputTensor(index);
+      if (given != nullptr && given->GetAddr() != nullptr) return Address(given->GetAddr());
+    }
     const gert::StorageShape one({1}, {1});
     gert::Tensor *out =
         ctx_->MallocOutputTensor(index, one_element ? one : shape_, x_.GetFormat(), x_.GetDataType());
@@ -145,6 +173,7 @@ class ContextOutputs : public core::OutputAllocator {
  private:
   gert::EagerOpExecutionContext *ctx_;
   const gert::Tensor &x_;
+  const bool om2_;
   gert::StorageShape shape_;
 };
 
@@ -188,6 +217,35 @@ ge::graphStatus AppendWord(const core::ArgWord &w, gert::AnnotatedKernelArgs *ar
     case core::ArgWordKind::kValue: break;
   }
   return args->AppendArg(static_cast<uint64_t>(w.value));
+}
+
+// GE's graph build handed a node-info block without an attribute area, where GE's own builder
+// always makes one (bg_kernel_context_extend.cc): the node's attributes cannot be read.
+core::Status NoAttrAreaAtBuild() {
+  return core::Status::Error(core::Code::kBadNodeInfo,
+                             "GE's node-info block has no attribute area to read the node's attributes from (GE's "
+                             "graph build gives every node one): this GE is not one the library knows; report it "
+                             "with the CANN version");
+}
+
+// *words: the attribute words recorded for node, for a block with no attribute area: the
+// model's (its bundle, bundle.h) where a model serves the node, else those this instance's
+// Compile recorded. kBadNodeInfo when there are none (core::NoAttrArea).
+core::Status RecordedAttrWords(const core::OpDefinition &op, const char *node, const core::ModelKernels::Model *model,
+                               core::KernelRegistry &registry, std::vector<uint64_t> *words) {
+  if (op.attrs.empty()) {
+    words->clear();
+    return core::Status::Ok();
+  }
+  const bool found = model != nullptr ? model->decoded->NodeAttrWords(node, words) : registry.NodeAttrWords(node, words);
+  if (!found) return core::NoAttrArea(node != nullptr ? node : "");
+  if (words->size() != op.attrs.size()) {
+    return core::Status::Error(core::Code::kCorrupt, "the model recorded " + std::to_string(words->size()) +
+                                                         " attribute word(s) for node " + node + ", the op has " +
+                                                         std::to_string(op.attrs.size()) +
+                                                         " attribute(s): rebuild the model (OM) with this package");
+  }
+  return core::Status::Ok();
 }
 
 }  // namespace
@@ -273,7 +331,19 @@ ge::graphStatus KernelOp::Compile(gert::OpCompileContext *ctx) {
     auto origin = core::PrepareKernel(*Supply(), *registry.value(), *op_, soc, npu_arch, inputs, &chosen);
     if (!origin.ok()) return Fail(node, origin.status(), soc);
     if (!chosen.empty()) ReportProgress(op_type_, "node " + std::string(node != nullptr ? node : "?") + ": " + chosen);
-    if (node != nullptr) registry.value()->RecordNode(node, op_type_);  // named in the model
+    // The node's attribute words as GE's graph gives them, named in the model with the node: an
+    // Execute whose node-info block carries none (HEAD's OM2 code) takes these.
+    std::vector<uint64_t> words;
+    if (!op_->attrs.empty()) {
+      core::AttrArea area;
+      if (!AttrAreaOf(*ctx, &area)) {
+        return Fail(node, NoAttrAreaAtBuild(),
+                    soc);
+      }
+      const core::Status read = core::SetAttrWords(*op_, NodeAttrs(ctx->GetAttrs(), area), &words);
+      if (!read.ok()) return Fail(node, read, soc);
+    }
+    if (node != nullptr) registry.value()->RecordNode(node, op_type_, words);  // named in the model
     {
       std::lock_guard<std::mutex> lock(mutex_);
       compiled_soc_ = soc;  // what DeclareLaunchArgs declares for
@@ -313,19 +383,26 @@ ge::graphStatus KernelOp::Execute(gert::EagerOpExecutionContext *ctx) {
     // then the node's attributes as the kernel's attribute words.
     const core::Status prepared = core::PrepareCall(*op_, *dtype.value(), scratch.shapes, &call);
     if (!prepared.ok()) return Fail(node, prepared);
-    const core::Status attrs = core::SetAttrWords(*op_, NodeAttrs(ctx->GetAttrs()), &call.attrs);
-    if (!attrs.ok()) return Fail(node, attrs);
-
-    ContextOutputs outputs(ctx, *ctx->GetInputTensor(0), call.choice.output);
-    const core::Status allocated = core::AllocateOutputs(&call, outputs);
-    if (!allocated.ok()) return Fail(node, allocated);
     auto registry = Registry();
     if (!registry.ok()) return Fail(node, registry.status());
+    // A block with no attribute area is HEAD's OM2 code's (core/node_attrs.h): its node is
+    // served by the model this thread loaded last, and takes the words Compile recorded.
+    core::AttrArea area;
+    const bool om2 = !AttrAreaOf(*ctx, &area);
+    const core::ModelKernels::Model *model = nullptr;
+    const core::Status routed = om2 ? models_.ForOm2Node(node, &model) : models_.ForNode(node, &model);
+    if (!routed.ok()) return Fail(node, routed);
+    const core::Status attrs = om2 ? RecordedAttrWords(*op_, node, model, *registry.value(), &call.attrs)
+                                   : core::SetAttrWords(*op_, NodeAttrs(ctx->GetAttrs(), area), &call.attrs);
+    if (!attrs.ok()) return Fail(node, attrs);
+
+    ContextOutputs outputs(ctx, *ctx->GetInputTensor(0), call.choice.output, om2);
+    const core::Status allocated = core::AllocateOutputs(&call, outputs);
+    if (!allocated.ok()) return Fail(node, allocated);
     // A node of a model with kernels of its own runs that model's (core::ModelKernels).
-    const std::shared_ptr<core::KernelRegistry> own = models_.ForNode(node);
+    core::KernelRegistry &kernels = model != nullptr && model->own_kernels ? *model->decoded : *registry.value();
     AclRuntime runtime(ctx);
-    const core::Status st =
-        core::LaunchKernels(call, own ? *own : *registry.value(), core::KernelCache::Process(), runtime);
+    const core::Status st = core::LaunchKernels(call, kernels, core::KernelCache::Process(), runtime);
     if (!st.ok()) return Fail(node, st);
     return ge::GRAPH_SUCCESS;
   } catch (const std::exception &e) {  // e.g. std::bad_alloc: never let it unwind into GE
@@ -397,7 +474,11 @@ ge::graphStatus KernelOp::DeclareLaunchArgs(gert::AnnotatedArgsContext &ctx) {
     const core::Status prepared = core::PrepareCall(*op_, *dtype.value(), scratch.shapes, &call);
     if (!prepared.ok()) return Fail(node, prepared);
     // The node's attributes: value words of the declared launch (GE keeps them in the model).
-    const core::Status attrs = core::SetAttrWords(*op_, NodeAttrs(ctx.GetAttrs()), &call.attrs);
+    core::AttrArea area;
+    if (!op_->attrs.empty() && !AttrAreaOf(ctx, &area)) {
+      return Fail(node, NoAttrAreaAtBuild());
+    }
+    const core::Status attrs = core::SetAttrWords(*op_, NodeAttrs(ctx.GetAttrs(), area), &call.attrs);
     if (!attrs.ok()) return Fail(node, attrs);
     call.outputs.resize(op_->outputs.size());
     for (size_t o = 0; o < op_->outputs.size(); ++o) {

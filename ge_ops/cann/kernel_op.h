@@ -41,8 +41,9 @@ class KernelOp : public ge::EagerExecuteOp,
   // Reads the op's own inputs, checks their dtypes (GE does not), takes their shapes (broadcast
   // only where the op broadcasts) and picks the kernel variant (core::PrepareCall), takes the
   // node's attributes as the kernel's attribute words (their defaults where the node has none:
-  // core::SetAttrWords), allocates the output, then launches the kernel for the current SoC and
-  // dtype (core::LaunchKernels).
+  // core::SetAttrWords; on HEAD's OM2 path, whose node-info block has no attribute area, the
+  // words Compile recorded for the node: core/node_attrs.h), allocates the output, then
+  // launches the kernel for the current SoC and dtype (core::LaunchKernels).
   ge::graphStatus Execute(gert::EagerOpExecutionContext *ctx) override;
   // Static graphs (GE sinks them): when GE builds the model, declares the launch Execute would
   // make for the node's static shapes (core::DeclareLaunch: the kernel of the SoC GE's graph
@@ -63,7 +64,7 @@ class KernelOp : public ge::EagerExecuteOp,
   // (no OPP root around it): the model's kernels alone. On an instance with kernels of its own
   // (HEAD's OM2 code deserializes every model into the one instance GE's factory holds) the
   // model's kernels join its registry, or, where they differ from it, serve that model's
-  // nodes (core::ModelKernels).
+  // nodes; a model is known by the sha256 of its bytes (core::ModelKernels).
   ge::graphStatus Deserialize(const std::vector<uint8_t> &buffer) override;
 
  private:

@@ -291,8 +291,25 @@ def write_if_changed(path, text):
     return atomic_files.write_text_if_changed(path, text)
 
 
+def check_attrs_have_defaults(module):
+    """Refuse, in one line, an op attribute GE would take as REQUIRED_ATTR (one marked
+    ``required``, or one without a default). Where a node lacks a required IR attribute GE
+    keeps none of the node's attributes (hicann/ge bg_ir_attrs.cc, GetAllIrAttrs), so the op
+    would run on the record's defaults without a word; every attribute is an ``ATTR`` with its
+    default instead, as TensorFlow gives it."""
+    for op in module.OPS:
+        for attr in getattr(op, "attrs", ()):
+            if getattr(attr, "required", False) or attr.default is None:
+                raise ValueError(
+                    "op %s: attribute %s has no default (a REQUIRED_ATTR); GE drops every attribute "
+                    "of a node that lacks a required one, so the op would silently run on defaults: "
+                    "give %s a default in tf_ge_custom/op_def.py (OpAttr(name, type, default))"
+                    % (op.type_name, attr.name, attr.name))
+
+
 def generate(op_def_path, out_dir, contract_path=None):
     module = load_op_def(op_def_path)
+    check_attrs_have_defaults(module)
     contract = load_module(contract_path or default_contract_path(op_def_path),
                            "_tf_ge_custom_kernel_contract")
     files = {os.path.join(out_dir, "op_definitions.inc"): op_definitions_inc(module, contract),

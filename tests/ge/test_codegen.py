@@ -6,6 +6,8 @@ is parsed back here and compared with the op definition, not with the generator'
 import pathlib
 import re
 
+import pytest
+
 import tf_ge_custom
 from tf_ge_custom import kernel_manifest, op_def
 
@@ -217,6 +219,22 @@ class _OneNamePerDtype(OpDefinition):
 
 OPS = (_OneNamePerDtype(*ADD_CUSTOM),)
 '''
+
+
+@pytest.mark.parametrize("attr", ["OpAttr('alpha', 'float', None)", "_Required('alpha', 'float', 0.2)"])
+def test_the_generator_refuses_an_attribute_without_a_default_in_one_line(tmp_path, attr):
+    """An attribute GE would take as REQUIRED_ATTR (no default, or one a record marks
+    required): GE drops every attribute of a node lacking it, so the generator refuses."""
+    records = ("\nclass _Required(OpAttr):\n    required = True\n\n"
+               "REQUIRED = LEAKY_RELU_CUSTOM._replace(type_name='RequiredCustom', "
+               "python_name='required_custom', attrs=(%s,))\n" % attr)
+    with pytest.raises(ValueError) as e:
+        _generate_with(tmp_path, ["REQUIRED"], records)
+    message = str(e.value)
+    assert message.startswith("op RequiredCustom: attribute alpha has no default (a REQUIRED_ATTR); ")
+    assert "give alpha a default in tf_ge_custom/op_def.py" in message
+    assert "\n" not in message
+    assert not (tmp_path / "out" / "op_proto" / "required_custom.h").exists()
 
 
 def test_the_generator_refuses_a_table_whose_kernels_share_an_entry_name(tmp_path):

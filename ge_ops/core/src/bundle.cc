@@ -87,6 +87,13 @@ Result<std::vector<uint8_t>> EncodeBundle(const std::vector<BundleSoc> &socs, co
       PutU(text->size(), 2, &out);
       out.insert(out.end(), text->begin(), text->end());
     }
+    if (n.attrs.size() > kMaxNodeAttrWords) {
+      return Status::Error(Code::kOversized, "node " + n.node + " has " + std::to_string(n.attrs.size()) +
+                                                 " attribute words, more than the " +
+                                                 std::to_string(kMaxNodeAttrWords) + " a node may serialize");
+    }
+    PutU(n.attrs.size(), 4, &out);
+    for (uint64_t w : n.attrs) PutU(w, 8, &out);
     if (out.size() > kMaxBundleBytes) return Status::Error(Code::kOversized, "kernels exceed the serialized size limit");
   }
   const uint64_t body = out.size() - kBundleHeaderBytes;
@@ -119,7 +126,7 @@ Status DecodeBundle(const uint8_t *data, size_t size, std::vector<BundleSoc> *ou
   header.U(4, &version);
   header.U(4, &flags);
   header.U(8, &body);
-  if (version != kBundleVersion && version != 1 && version != 2) {
+  if (version < 1 || version > kBundleVersion) {
     return Status::Error(Code::kBadVersion, "serialized kernels have format version " + std::to_string(version) +
                                                 ", this library reads version " + std::to_string(kBundleVersion) +
                                                 "; rebuild the model (OM) with this package version");
@@ -183,6 +190,14 @@ Status DecodeBundle(const uint8_t *data, size_t size, std::vector<BundleSoc> *ou
         const uint8_t *bytes = nullptr;
         if (!r.U(2, &len) || len == 0 || !r.Bytes(len, &bytes)) return Corrupt("bad node name length");
         text->assign(reinterpret_cast<const char *>(bytes), static_cast<size_t>(len));
+      }
+      if (version >= 4) {
+        uint64_t words = 0;
+        if (!r.U(4, &words) || words > kMaxNodeAttrWords) return Corrupt("bad attribute word count of node " + n.node);
+        n.attrs.resize(static_cast<size_t>(words));
+        for (uint64_t &w : n.attrs) {
+          if (!r.U(8, &w)) return Corrupt("node " + n.node + "'s attribute words run past the end");
+        }
       }
       named.push_back(std::move(n));
     }

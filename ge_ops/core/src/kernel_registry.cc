@@ -84,7 +84,10 @@ Result<std::shared_ptr<KernelRegistry>> KernelRegistry::FromSerialized(const std
   std::vector<BundleNode> nodes;
   TF_GE_CUSTOM_RETURN_IF_ERROR(DecodeBundle(bytes.data(), bytes.size(), &socs, &serving, &nodes));
   std::shared_ptr<KernelRegistry> r(new KernelRegistry());
-  for (const auto &n : nodes) r->nodes_.emplace(n.node, n.op);
+  for (const auto &n : nodes) {
+    r->nodes_.emplace(n.node, n.op);
+    if (!n.attrs.empty()) r->node_attrs_[n.node] = n.attrs;
+  }
   r->origin_ = "the kernels serialized into the model";
   std::vector<std::string> skipped_socs;
   for (auto &soc : socs) {
@@ -194,10 +197,24 @@ void KernelRegistry::ServeLocked(const std::string &board, const std::string &op
   if (board != soc) served_by_.emplace(std::make_tuple(board, op, dtype), soc);  // a board keeps its first SoC
 }
 
-void KernelRegistry::RecordNode(const std::string &node, const std::string &op) {
+void KernelRegistry::RecordNode(const std::string &node, const std::string &op, const std::vector<uint64_t> &attrs) {
   if (node.empty()) return;
   std::lock_guard<std::mutex> lock(mutex_);
   nodes_.emplace(node, op);
+  if (attrs.empty()) {
+    node_attrs_.erase(node);  // the node's latest Compile read none
+  } else {
+    node_attrs_[node] = attrs;
+  }
+}
+
+bool KernelRegistry::NodeAttrWords(const char *node, std::vector<uint64_t> *words) {
+  if (node == nullptr) return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = node_attrs_.find(std::string_view(node));
+  if (it == node_attrs_.end()) return false;
+  words->assign(it->second.begin(), it->second.end());  // reuses *words' capacity
+  return true;
 }
 
 std::vector<std::pair<std::string, std::string>> KernelRegistry::Nodes() {
@@ -205,7 +222,7 @@ std::vector<std::pair<std::string, std::string>> KernelRegistry::Nodes() {
   return std::vector<std::pair<std::string, std::string>>(nodes_.begin(), nodes_.end());
 }
 
-bool KernelRegistry::HasNode(const std::string &node) {
+bool KernelRegistry::HasNode(std::string_view node) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto &n : nodes_) {
     if (n.first == node) return true;
@@ -627,7 +644,11 @@ Result<std::vector<uint8_t>> KernelRegistry::Serialize() {
   }
   std::vector<BundleNode> nodes;
   if (any_chosen_) {
-    for (const auto &n : nodes_) nodes.push_back(BundleNode{n.first, n.second});
+    for (const auto &n : nodes_) {
+      const auto words = node_attrs_.find(n.first);
+      nodes.push_back(BundleNode{n.first, n.second,
+                                 words == node_attrs_.end() ? std::vector<uint64_t>() : words->second});
+    }
   }
   return EncodeBundle(socs, serving, nodes);
 }

@@ -26,6 +26,7 @@ const char *CodeName(Code code) {
     case Code::kLocation: return "location";
     case Code::kConflict: return "conflict";
     case Code::kUntrusted: return "untrusted";
+    case Code::kBadNodeInfo: return "bad_node_info";
     case Code::kRuntime: return "runtime";
     case Code::kInternal: return "internal";
   }

@@ -35,9 +35,9 @@ TEST(Bundle, RoundTripsExactly) {
   auto enc = EncodeBundle(Sample());
   REQUIRE_OK(enc);
   const auto &bytes = enc.value();
-  // Header by hand: magic, version 3, flags 0, body size.
+  // Header by hand: magic, version 4, flags 0, body size.
   CHECK_EQ(std::string(bytes.begin(), bytes.begin() + 8), std::string("TFGEKRNL"));
-  CHECK_EQ(bytes[8], static_cast<unsigned char>(3));
+  CHECK_EQ(bytes[8], static_cast<unsigned char>(4));
   const uint64_t body = bytes.size() - kBundleHeaderBytes - kBundleTrailerBytes;
   CHECK_EQ(bytes[16], static_cast<unsigned char>(body & 0xFF));
   std::vector<BundleSoc> back;
@@ -53,19 +53,19 @@ TEST(Bundle, RoundTripsExactly) {
   CHECK_EQ(again.value(), bytes);
 }
 
-TEST(Bundle, CarriesTheServedBoardsAndTheNodesAndReadsVersions1And2WithoutThem) {
+TEST(Bundle, CarriesTheServedBoardsAndTheNodesAndReadsVersions1To3WithoutThem) {
   const std::vector<BundleServing> serving = {{"Ascend910B4-1", "AddCustom", "float16", "Ascend910B4"}};
-  const std::vector<BundleNode> nodes = {{"encoder/add_7", "AddCustom"}};
+  const std::vector<BundleNode> nodes = {{"encoder/add_7", "AddCustom", {}}};
   auto enc = EncodeBundle(Sample(), serving, nodes);
   REQUIRE_OK(enc);
   const std::vector<uint8_t> &bytes = enc.value();
   // The body's end, by hand: u32 count 1, then 2-byte lengths and the four names; then u32
-  // count 1 and the node's two names.
+  // count 1, the node's two names and its attribute word count 0.
   const std::string tail = std::string("\x01\x00\x00\x00", 4) + std::string("\x0d\x00", 2) + "Ascend910B4-1" +
                            std::string("\x09\x00", 2) +
                            "AddCustom" + std::string("\x07\x00", 2) + "float16" + std::string("\x0b\x00", 2) +
                            "Ascend910B4" + std::string("\x01\x00\x00\x00", 4) + std::string("\x0d\x00", 2) +
-                           "encoder/add_7" + std::string("\x09\x00", 2) + "AddCustom";
+                           "encoder/add_7" + std::string("\x09\x00", 2) + "AddCustom" + std::string("\x00\x00\x00\x00", 4);
   const std::string body_end(bytes.end() - kBundleTrailerBytes - tail.size(), bytes.end() - kBundleTrailerBytes);
   CHECK_EQ(body_end, tail);
   std::vector<BundleSoc> socs;
@@ -78,11 +78,15 @@ TEST(Bundle, CarriesTheServedBoardsAndTheNodesAndReadsVersions1And2WithoutThem) 
   REQUIRE_EQ(named.size(), size_t{1});
   CHECK_EQ(named[0].node + " " + named[0].op, std::string("encoder/add_7 AddCustom"));
   CHECK_EQ(socs.size(), size_t{2});
-  // Versions 1 and 2, as the package wrote them before boards were served and before models
-  // named their nodes: the SoCs, (version 2) the servings, nothing after.
-  for (const uint8_t version : {uint8_t{1}, uint8_t{2}}) {
-    auto old = EncodeBundle(Sample(), version == 2 ? serving : std::vector<BundleServing>()).value();
-    old.erase(old.end() - kBundleTrailerBytes - (version == 1 ? 8 : 4), old.end() - kBundleTrailerBytes);
+  // Versions 1 to 3, as the package wrote them before boards were served, before models
+  // named their nodes and before nodes carried attribute words: the SoCs, (version 2) the
+  // servings, (version 3) the nodes without words, nothing after.
+  for (const uint8_t version : {uint8_t{1}, uint8_t{2}, uint8_t{3}}) {
+    auto old = EncodeBundle(Sample(), version >= 2 ? serving : std::vector<BundleServing>(),
+                            version == 3 ? nodes : std::vector<BundleNode>())
+                   .value();
+    const size_t drop = version == 1 ? 8 : 4;  // the counts, or the node's word count, left out
+    old.erase(old.end() - kBundleTrailerBytes - drop, old.end() - kBundleTrailerBytes);
     old[8] = version;
     const uint64_t body = old.size() - kBundleHeaderBytes - kBundleTrailerBytes;
     for (int i = 0; i < 8; ++i) old[16 + i] = static_cast<uint8_t>(body >> (8 * i));
@@ -91,14 +95,43 @@ TEST(Bundle, CarriesTheServedBoardsAndTheNodesAndReadsVersions1And2WithoutThem) 
     named = nodes;
     REQUIRE_OK(DecodeBundle(old.data(), old.size(), &socs, &back, &named));
     CHECK_EQ(socs.size(), size_t{2});
-    CHECK_EQ(back.size(), size_t{version == 2 ? 1u : 0u});
-    CHECK_EQ(named.size(), size_t{0});
+    CHECK_EQ(back.size(), size_t{version >= 2 ? 1u : 0u});
+    CHECK_EQ(named.size(), size_t{version == 3 ? 1u : 0u});
+    if (version == 3) CHECK_TRUE(named[0].attrs.empty());
   }
   // A serving or node whose length runs past the end is refused like any other length.
   auto cut = bytes;
-  cut[cut.size() - kBundleTrailerBytes - 9 - 2] = 0xFF;  // the node's op length
+  cut[cut.size() - kBundleTrailerBytes - 4 - 9 - 2] = 0xFF;  // the node's op length
   Reseal(&cut);
   CHECK_EQ(CodeOf(cut), Code::kCorrupt);
+}
+
+TEST(Bundle, CarriesEachNodesAttributeWordsAsLittleEndianU64) {
+  // LeakyReluCustom's alpha 0.2f as its binary32 bits (0x3E4CCCCD), and a word with every byte
+  // set differently, to see the byte order.
+  const std::vector<BundleNode> nodes = {{"lrelu", "LeakyReluCustom", {0x3E4CCCCDull, 0x0102030405060708ull}},
+                                         {"add", "AddCustom", {}}};
+  const auto bytes = EncodeBundle(Sample(), {}, nodes).value();
+  const std::string tail = std::string("\x02\x00\x00\x00", 4) + std::string("\x05\x00", 2) + "lrelu" +
+                           std::string("\x0f\x00", 2) + "LeakyReluCustom" + std::string("\x02\x00\x00\x00", 4) +
+                           std::string("\xcd\xcc\x4c\x3e\x00\x00\x00\x00", 8) +
+                           std::string("\x08\x07\x06\x05\x04\x03\x02\x01", 8) + std::string("\x03\x00", 2) +
+                           "add" + std::string("\x09\x00", 2) + "AddCustom" + std::string("\x00\x00\x00\x00", 4);
+  CHECK_EQ(std::string(bytes.end() - kBundleTrailerBytes - tail.size(), bytes.end() - kBundleTrailerBytes), tail);
+  std::vector<BundleSoc> socs;
+  std::vector<BundleNode> back;
+  REQUIRE_OK(DecodeBundle(bytes.data(), bytes.size(), &socs, nullptr, &back));
+  REQUIRE_EQ(back.size(), size_t{2});
+  CHECK_TRUE(back[0].attrs == nodes[0].attrs);
+  CHECK_TRUE(back[1].attrs.empty());
+  // A word count past the limit is refused when writing and when reading.
+  std::vector<BundleNode> many = {{"n", "LeakyReluCustom", std::vector<uint64_t>(kMaxNodeAttrWords + 1, 0)}};
+  CHECK_EQ(EncodeBundle(Sample(), {}, many).status().code(), Code::kOversized);
+  auto big = bytes;
+  const size_t count_at = big.size() - kBundleTrailerBytes - tail.size() + 4 + 2 + 5 + 2 + 15;
+  big[count_at + 1] = 0x01;  // 258 words
+  Reseal(&big);
+  CHECK_EQ(CodeOf(big), Code::kCorrupt);
 }
 
 TEST(Bundle, RefusesEveryTruncationAndEveryBitFlip) {
@@ -127,7 +160,9 @@ TEST(Bundle, NamesEachRefusal) {
   magic[0] = 'X';
   CHECK_EQ(CodeOf(magic), Code::kBadMagic);
   auto version = bytes;
-  version[8] = 4;
+  version[8] = 5;
+  CHECK_EQ(CodeOf(version), Code::kBadVersion);
+  version[8] = 0;
   CHECK_EQ(CodeOf(version), Code::kBadVersion);
   auto flags = bytes;
   flags[12] = 1;

@@ -17,11 +17,13 @@
 #ifndef TF_GE_CUSTOM_CORE_KERNEL_REGISTRY_H_
 #define TF_GE_CUSTOM_CORE_KERNEL_REGISTRY_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -117,11 +119,17 @@ class KernelRegistry {
 
   // The graph node `node` of op type `op` took the kernels Compile chose for it: Serialize
   // names it in the model (bundle.h, BundleNode), so that an instance serving several models
-  // can tell which model a node belongs to (model_kernels.h).
-  void RecordNode(const std::string &node, const std::string &op);
+  // can tell which model a node belongs to (model_kernels.h). attrs: the node's attribute
+  // words as Compile read them from GE's context (KernelCall::attrs; empty for an op without
+  // attributes): Serialize carries them, for an Execute whose node-info block has none
+  // (node_attrs.h).
+  void RecordNode(const std::string &node, const std::string &op, const std::vector<uint64_t> &attrs = {});
+  // *words = the attribute words recorded for node (RecordNode, or the model's bundle), reusing
+  // its capacity; false (words untouched) when none are.
+  bool NodeAttrWords(const char *node, std::vector<uint64_t> *words);
   // The nodes recorded (RecordNode), or those a deserialized model names: (node, op), sorted.
   std::vector<std::pair<std::string, std::string>> Nodes();
-  bool HasNode(const std::string &node);
+  bool HasNode(std::string_view node);  // no allocation
 
   // Where this registry and model answer one (SoC or board, op, variant, dtype) with
   // different bytes, one phrase each ("SoC Ascend910B1 AddCustom/flat/float32: the model's
@@ -188,6 +196,8 @@ class KernelRegistry {
   std::map<std::string, std::vector<SocKernels>> compiled_;
   bool any_chosen_ = false;
   std::set<std::pair<std::string, std::string>> nodes_;  // (node, op): RecordNode, or a model's
+  // node -> its attribute words (RecordNode, or a model's), for nodes that have some
+  std::map<std::string, std::vector<uint64_t>, std::less<>> node_attrs_;
 };
 
 }  // namespace core

@@ -36,6 +36,7 @@ enum class Code {
   kLocation,      // the GE library is not where an OPP root keeps it
   kConflict,      // two models' kernels under one key that the library cannot keep apart (model_kernels.h)
   kUntrusted,     // a path the trust rule refuses (trust.h): another user's, writable by others, ...
+  kBadNodeInfo,   // GE's node-info block has no attribute area, or one too small for what it claims (node_attrs.h)
   kRuntime,       // a runtime call (ACL, GE's execution context) failed: api() names it
   kInternal,      // a broken invariant or an exception
 };

@@ -711,9 +711,10 @@ struct NodeAnnotatedCall {
   std::vector<RecordedDeclaration> Declared() const { return DeclaredBy(handler); }
 };
 
-// Compile of a node of op_type with `inputs` inputs of dtype, laid out as Compile's.
+// Compile of a node of op_type with `inputs` inputs of dtype and the node's attributes, laid
+// out as Compile's.
 inline ge::graphStatus CompileNode(ge::BaseCustomOp *op, const std::string &op_type, size_t inputs, ge::DataType dtype,
-                                   const std::string &node = "compile_node") {
+                                   const std::string &node = "compile_node", const NodeAttrs &attrs = {}) {
   std::vector<std::unique_ptr<gert::Tensor>> tensors;
   gert::Tensor out;
   gert::OpKernelContextBuilder b;
@@ -725,6 +726,7 @@ inline ge::graphStatus CompileNode(ge::BaseCustomOp *op, const std::string &op_t
     in.push_back(tensors.back().get());
   }
   b.OutputTensorDesc(0, dtype, ge::FORMAT_ND, ge::FORMAT_ND);
+  AppendAttrs(b, attrs);
   auto holder = b.Inputs(in).Outputs({&out}).Build();
   return As<ge::CompilableOp>(op)->Compile(reinterpret_cast<gert::OpCompileContext *>(holder.GetContext()));
 }

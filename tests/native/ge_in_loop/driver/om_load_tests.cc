@@ -183,3 +183,44 @@ TEST(OmLoad, ADamagedItemOrAnotherOpTypeFailsTheLoadThroughGesLoader) {
   CHECK_EQ(other.error, std::string("CustomOpRegistry::LoadCustomOpsPartition failed"));
   Report(p);
 }
+
+TEST(OmLoad, TheSameOmTwiceCollidingNodeNamesAndAReloadOfARebuiltModelEachRunTheirOwnKernels) {
+  // The v1 loader gives every model a fresh instance of its copy (custom_op_registry.cc), so a
+  // model is known by its instance: MobileNetV2 built on the build host loaded twice; the same
+  // graph (the same node names) built with this process's package beside them; then every
+  // model dropped and the rebuilt one (the build host's) loaded again under the same names.
+  const Model *m = Find("mobilenet_v2");
+  REQUIRE_TRUE(m != nullptr);
+  Problems p;
+  const std::vector<uint8_t> library = om_loader::FileBytes(P().library_path);
+  const std::vector<uint8_t> host = BuildOnTheBuildHost(*m, kSoc, kSoc, &p);
+  auto builder = PulledOp();
+  REQUIRE_TRUE(builder != nullptr);
+  InstallPlatform(kSoc, "");
+  std::map<std::string, std::vector<uint8_t>> names;
+  (void)CaptureStderr([&] { BuildGraph(builder.get(), *m, kSoc, PackageBytes(kSoc), &p, &names); });
+  std::vector<uint8_t> package;
+  REQUIRE_EQ(As<ge::PortableOp>(builder.get())->Serialize(package), ge::GRAPH_SUCCESS);
+  REQUIRE_TRUE(host != package);
+  int launched = 0;
+  {
+    const auto once = om_loader::Load(library, om_loader::CustomOpsPartition(kOpType, host));
+    const auto twice = om_loader::Load(library, om_loader::CustomOpsPartition(kOpType, host));
+    const auto colliding = om_loader::Load(library, om_loader::CustomOpsPartition(kOpType, package));
+    REQUIRE_EQ(once.error + twice.error + colliding.error, std::string());
+    CHECK_TRUE(once.Op() != twice.Op() && twice.Op() != colliding.Op());
+    ExecuteAll(once.Op(), *m, kSoc, BuildHostBytes(kSoc), &p, &launched);
+    ExecuteAll(twice.Op(), *m, kSoc, BuildHostBytes(kSoc), &p, &launched);
+    ExecuteAll(colliding.Op(), *m, kSoc, PackageBytes(kSoc), &p, &launched);
+  }  // every model unloaded
+  {
+    const auto first = om_loader::Load(library, om_loader::CustomOpsPartition(kOpType, package));
+    REQUIRE_EQ(first.error, std::string());
+    ExecuteAll(first.Op(), *m, kSoc, PackageBytes(kSoc), &p, &launched);
+  }
+  const auto rebuilt = om_loader::Load(library, om_loader::CustomOpsPartition(kOpType, host));
+  REQUIRE_EQ(rebuilt.error, std::string());
+  ExecuteAll(rebuilt.Op(), *m, kSoc, BuildHostBytes(kSoc), &p, &launched);
+  CHECK_EQ(launched, static_cast<int>(5 * m->nodes.size()));
+  Report(p);
+}
