@@ -35,9 +35,17 @@ void *ThreadSlots::Get() const {
 }
 
 void *ThreadSlots::Adopt(void *object) {
-  Entry *entry = new Entry{this, object};
+  Entry *entry = nullptr;
+  try {
+    entry = new Entry{this, object};
+    std::lock_guard<std::mutex> lock(mutex_);
+    entries_.insert(entry);
+  } catch (...) {  // std::bad_alloc: the object is not kept, so it is freed here
+    delete entry;
+    deleter_(object);
+    throw;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
-  entries_.insert(entry);
   if (pthread_setspecific(key_, entry) != 0) {
     entries_.erase(entry);
     deleter_(object);
