@@ -5,15 +5,22 @@ namespace core {
 
 Result<LoadedKernel> KernelCache::GetOrLoad(int32_t device, uint64_t context, const KernelBinary &kernel,
                                             KernelLoader &loader) {
+  const Key key(device, context, kernel.soc, kernel.entry.op, kernel.entry.dtype, kernel.entry.sha256);
   std::shared_ptr<Slot> slot;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto &s = slots_[Key(device, context, kernel.soc, kernel.entry.op, kernel.entry.dtype, kernel.entry.sha256)];
-    if (!s) s = std::make_shared<Slot>();
-    slot = s;
+  std::unique_lock<std::mutex> lock;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> map_lock(mutex_);
+      auto &s = slots_[key];
+      if (!s) s = std::make_shared<Slot>();
+      slot = s;
+    }
+    // Held across the load: a second caller for the same kernel waits, then finds it loaded.
+    lock = std::unique_lock<std::mutex>(slot->mutex);
+    // A slot Forget dropped while this call waited is no longer the cache's: a program loaded
+    // into it would never be unloaded. Take the cache's current slot instead.
+    if (!slot->forgotten) break;
   }
-  // Held across the load: a second caller for the same kernel waits, then finds it loaded.
-  std::lock_guard<std::mutex> lock(slot->mutex);
   if (!slot->loaded) {
     LoadedKernel loaded;
     Status st = loader.LoadKernel(device, kernel, &loaded);
@@ -55,11 +62,11 @@ void KernelCache::Forget(int32_t device, uint64_t context, const KernelBinary &k
     slot = it->second;
     slots_.erase(it);
   }
-  // A caller that took the slot before the erase and waits on its mutex finds it unloaded
-  // and loads again into it (then the slot is no longer the cache's, and its program is kept
-  // by that caller's launch only): rare, and only after a device reset.
+  // A caller that took the slot before the erase and waits on its mutex sees it forgotten and
+  // takes the cache's new slot for the key.
   std::lock_guard<std::mutex> slot_lock(slot->mutex);
   Unload(*slot);
+  slot->forgotten = true;
 }
 
 size_t KernelCache::loaded_count() {

@@ -90,6 +90,7 @@ class KernelCache {
   struct Slot {
     std::mutex mutex;
     bool loaded = false;
+    bool forgotten = false;  // dropped by Forget: no longer the cache's
     LoadedKernel value;
     KernelUnloader unload = nullptr;  // the loader's, kept: the loader is gone by the unload
     // The bytes stay alive as long as the loaded binary may refer to them.
