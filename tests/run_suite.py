@@ -48,7 +48,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
 SPLITS = (
     ("ge-in-loop", ("tests/ge/test_ge_in_loop.py", "tests/ge/test_ge_whole_models.py",
-                    "tests/ge/test_ge_report.py")),
+                    "tests/ge/test_ge_report.py", "tests/ge/test_library_symbols.py")),
     ("ge-cann", ("tests/ge/test_cann_matrix.py", "tests/ge/test_cann_build.py",
                  "tests/ge/test_cann_sources.py", "tests/ge/test_cann_toolkit.py")),
 )

@@ -34,7 +34,15 @@ int64_t CoreCount(int32_t device, aclrtDevAttr attribute) {
   return count > 0 ? count : 0;
 }
 
+// Frees one program; a failure is ignored (the runtime already gone at process exit, or a
+// program a device reset invalidated): there is nothing else to do with it.
+void UnloadProgram(const core::LoadedKernel &kernel) {
+  if (kernel.binary != nullptr) (void)aclrtBinaryUnLoad(static_cast<aclrtBinHandle>(kernel.binary));
+}
+
 }  // namespace
+
+core::KernelUnloader AclRuntime::Unloader() const { return &UnloadProgram; }
 
 core::Result<std::string> AclRuntime::SocName() {
   const char *soc = aclrtGetSocName();

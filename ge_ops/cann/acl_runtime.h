@@ -21,6 +21,9 @@ class AclRuntime final : public core::DeviceRuntime {
   core::Status FillBytes(uint64_t address, uint64_t bytes, uint8_t value) override;
   core::Status Launch(const core::LoadedKernel &kernel, uint32_t block_dim, std::vector<uint8_t> *host_args) override;
   core::Status LoadKernel(int32_t device, const core::KernelBinary &kernel, core::LoadedKernel *out) override;
+  // aclrtBinaryUnLoad: how the kernel cache frees a program when it forgets it (a device
+  // reset) or when this copy of the library is unloaded.
+  core::KernelUnloader Unloader() const override;
   // aclrtGetDeviceInfo(ACL_DEV_ATTR_VECTOR_CORE_NUM) and (ACL_DEV_ATTR_AICORE_CORE_NUM): the
   // cap on programs per launch; 0 when the query fails or the driver reports no count (ACL
   // answers success with 0 then).

@@ -39,15 +39,16 @@ GEContext &GetContext();
 namespace tf_ge_custom {
 namespace cann {
 
-// GE's option key of the graph's SoC (ge::SOC_VERSION).
-inline const std::string &SocVersionOptionKey() {
-  static const std::string key = "ge.socVersion";
-  return key;
-}
+// GE's option key of the graph's SoC (ge::SOC_VERSION). A constant, not a function-local
+// static string: that would be an STB_GNU_UNIQUE object, which keeps a model's copy of the
+// library loaded after the model leaves (docs/ge-library.md, "The copy leaves with its model").
+constexpr const char kSocVersionOptionKey[] = "ge.socVersion";
 
-// *soc = the graph context's ge.socVersion; false when GE has none set.
-inline bool GeContextSoc(std::string *soc) {
-  return ge::GetContext().GetOption(SocVersionOptionKey(), *soc) == ge::GRAPH_SUCCESS && !soc->empty();
+// *soc = the graph context's ge.socVersion; false when GE has none set. key holds
+// kSocVersionOptionKey: the caller keeps it, as a fresh std::string allocates with the
+// pre-C++11 string ABI.
+inline bool GeContextSoc(const std::string &key, std::string *soc) {
+  return ge::GetContext().GetOption(key, *soc) == ge::GRAPH_SUCCESS && !soc->empty();
 }
 
 }  // namespace cann

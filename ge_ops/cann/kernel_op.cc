@@ -19,6 +19,7 @@
 #include "tf_ge_custom_core/process_runner.h"
 #include "tf_ge_custom_core/op_checks.h"
 #include "tf_ge_custom_core/outputs.h"
+#include "tf_ge_custom_core/thread_scratch.h"
 
 namespace tf_ge_custom {
 namespace cann {
@@ -74,6 +75,8 @@ struct ExecuteScratch {
   std::vector<std::vector<int64_t>> shapes;  // one per input (PrepareCall's list form)
   core::KernelCall call;
 };
+// Per thread, and freed with the library (a thread_local would keep it loaded: thread_scratch.h).
+core::ThreadScratch<ExecuteScratch> execute_scratches;
 
 // The node's attributes as GE's context holds them (ExtendedKernelContext::GetAttrs: the
 // RuntimeAttrs GE builds from the node's IR attributes, by their index in REG_OP's ATTRs, which
@@ -186,6 +189,14 @@ struct DeclareScratch {
   core::KernelCall call;
   core::LaunchDeclaration declaration;
 };
+core::ThreadScratch<DeclareScratch> declare_scratches;
+// DeclaredSoc's key and reading of ge.socVersion, kept: with the pre-C++11 string ABI a fresh
+// string allocates.
+struct SocOption {
+  std::string key = kSocVersionOptionKey;
+  std::string value;
+};
+core::ThreadScratch<SocOption> soc_options;
 
 // GE's MallocWorkSpace of the annotated context: the workspace GE plans into the model.
 class ContextWorkspaces : public core::DeclarationRuntime {
@@ -360,7 +371,7 @@ ge::graphStatus KernelOp::Execute(gert::EagerOpExecutionContext *ctx) {
   const char *node = ctx->GetNodeName();
   try {
     if (op_ == nullptr) return Fail(node, core::Status::Error(core::Code::kInternal, "this library does not define the op"));
-    thread_local ExecuteScratch scratch;
+    ExecuteScratch &scratch = execute_scratches.Get();
     std::vector<core::TensorInfo> &inputs = scratch.inputs;
     core::KernelCall &call = scratch.call;
     const size_t count = op_->inputs.size();  // the op's own inputs
@@ -414,8 +425,9 @@ core::Result<std::string> KernelOp::DeclaredSoc(core::KernelRegistry &registry, 
   *cores = 0;
   // GE's task generator reads the graph's SoC from its context right before it calls this
   // (compiler/engines/custom_engine/custom_ops_kernel_builder.cc): the graph's own target.
-  thread_local std::string option;  // kept: with the pre-C++11 string ABI a fresh one allocates
-  if (!GeContextSoc(&option)) option.clear();
+  SocOption &soc_option = soc_options.Get();
+  std::string &option = soc_option.value;
+  if (!GeContextSoc(soc_option.key, &option)) option.clear();
   std::lock_guard<std::mutex> lock(mutex_);
   std::string compiled;
   for (const auto &c : compiled_socs_) compiled += (compiled.empty() ? "" : ", ") + c.first;
@@ -453,7 +465,7 @@ ge::graphStatus KernelOp::DeclareLaunchArgs(gert::AnnotatedArgsContext &ctx) {
   const char *node = ctx.GetNodeName();
   try {
     if (op_ == nullptr) return Fail(node, core::Status::Error(core::Code::kInternal, "this library does not define the op"));
-    thread_local DeclareScratch scratch;
+    DeclareScratch &scratch = declare_scratches.Get();
     std::vector<core::TensorInfo> &inputs = scratch.inputs;
     core::KernelCall &call = scratch.call;
     const size_t count = op_->inputs.size();  // the op's own inputs

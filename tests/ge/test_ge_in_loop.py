@@ -64,13 +64,15 @@ def _scenario(path):
     return _oracle().write_scenario(str(path))
 
 
-def harness_env(scratch, op_def, sanitize=False):
+def harness_env(scratch, op_def, sanitize=False, other_build=None):
     """The harness's environment: no toolkit, no hivmc; Compile's builder is the TEST DOUBLE
     tests/ge/doubles/kernel_compiler_double (real builder entry point and cache protocol,
     made-up build step) with a cache of its own; the package the builder imports is the
     installed one; the whole-model scenario and the op table's (launch_oracle.py's rule 6 over
     op_def, the op_def.py the library's table was generated from: the generic cases,
-    driver/any_op_tests.cc) written into the scratch folder."""
+    driver/any_op_tests.cc) written into the scratch folder; other_build, another build of the
+    GE library (the third op's), for the cases that load an OM of another build
+    (driver/unload_tests.cc)."""
     import sys
     import tf_ge_custom
     scratch = pathlib.Path(scratch)
@@ -88,6 +90,8 @@ def harness_env(scratch, op_def, sanitize=False):
                TMPDIR=str(scratch))
     if sanitize:
         env.update(SANITIZER_OPTIONS)
+    if other_build is not None:
+        env["TF_GE_IN_LOOP_OTHER_BUILD"] = str(other_build)
     return env
 
 
@@ -104,21 +108,26 @@ def _run(exe, env, extra=()):
 
 
 @pytest.fixture(scope="module")
-def runs(ge_in_loop, tmp_path_factory):
+def runs(ge_in_loop, third_op_def, tmp_path_factory):
     """run(tag) -> (build, test program, records, process): the harness of the tag, built and run
     once under AddressSanitizer + UBSan. One build per tag serves every test here: the sanitized
     run passes or fails each case as an unsanitized one would, and also fails on what the
     sanitizers find (a second, unsanitized build of the same -O0 upstream code would add a build
-    of every tag and check nothing more)."""
+    of every tag and check nothing more). run.other[tag]: the GE library of the same tag built
+    over the third op's table (third_op_def), the other build the unload cases load an OM of."""
     cache = {}
 
     def run(tag):
         if tag not in cache:
             build, exe = ge_in_loop(tag, sanitize=True)
             scratch = tmp_path_factory.mktemp("ge-in-loop")
-            cache[tag] = (build, exe) + _run(exe, harness_env(scratch, build.op_def, sanitize=True))
+            run.other[tag] = _build_library(build, scratch, "third-op",
+                                            extra=["-DGE_IN_LOOP_OP_DEF=" + str(third_op_def)])
+            cache[tag] = (build, exe) + _run(exe, harness_env(scratch, build.op_def, sanitize=True,
+                                                              other_build=run.other[tag]))
         return cache[tag]
 
+    run.other = {}
     return run
 
 
@@ -257,6 +266,21 @@ MUTATIONS = {
             "    }\n")],
         OM_LOAD_CASES),
 }
+# The copy leaves with its model (driver/unload_tests.cc): Execute's scratch kept in a C++
+# thread_local again (its destructor registered with glibc pins the copy while the thread
+# lives), and the kernel cache given no way to free its programs.
+UNLOAD_CASES = ["Unload.ALongLoadRunUnloadLoopUnmapsEveryCopyAndUnloadsItsPrograms",
+                "Unload.AnOmOfAnotherBuildLoadedUnderTheSameFdPathRunsThatBuildsCode"]
+MUTATIONS.update({
+    "execute_scratch_in_a_thread_local": (
+        "kernel_op.cc", [("    ExecuteScratch &scratch = execute_scratches.Get();\n",
+                          "    thread_local ExecuteScratch scratch;\n")],
+        UNLOAD_CASES),
+    "programs_never_unloaded": (
+        "acl_runtime.cc", [("core::KernelUnloader AclRuntime::Unloader() const { return &UnloadProgram; }",
+                            "core::KernelUnloader AclRuntime::Unloader() const { return nullptr; }")],
+        UNLOAD_CASES[:1]),
+})
 # HEAD's OM2 path: a model deserialized into the global instance joining its registry whatever
 # its bytes (what AddSerialized alone did): the second model's nodes run the first one's.
 OM2_NODE_INFO = "Om2NodeInfo."
@@ -367,7 +391,7 @@ def test_deliberate_adapter_defects_are_caught(runs, tmp_path):
             if (cann / other.name).read_text() != wanted:  # a new time: CMake compiles it again
                 (cann / other.name).write_text(wanted)
         library = _build_library(build, tmp_path, "mutant", cann)
-        env = harness_env(tmp_path / name, build.op_def, sanitize=True)
+        env = harness_env(tmp_path / name, build.op_def, sanitize=True, other_build=runs.other[MUTATION_TAG])
         (tmp_path / name).mkdir(exist_ok=True)
         env["TF_GE_IN_LOOP_LIBRARY"] = str(library)
         # only the cases that must fail: under the sanitizers a whole run takes minutes; a
@@ -411,6 +435,7 @@ def test_the_memfd_copy_keeps_its_own_creators_whatever_the_registry_archives_vi
 
 
 # ---- an op the harness was not written for: the third op of tests/package/test_adding_an_op.py ----
+# (its GE library is also the other build of driver/unload_tests.cc: runs builds it once per tag)
 
 ADDING_AN_OP = SOURCE_ROOT / "tests" / "package" / "test_adding_an_op.py"
 ANY_OP_CASES = [c for c in CASES if c.startswith("AnyOp.")]
@@ -449,9 +474,7 @@ def test_a_third_op_runs_through_ge_in_the_loop_from_its_record_alone(runs, thir
     oracle's reading of the records: nothing of the harness names the op."""
     import json
     build, exe, _, _ = runs(tag)
-    library = _build_library(build, tmp_path, "third-op", extra=["-DGE_IN_LOOP_OP_DEF=" + str(third_op_def)])
-    print("GE in the loop %s: the third op's GE library built in %.0f s (%.0f CPU s)"
-          % (tag, build.seconds, build.cpu_seconds))
+    library = runs.other[tag]  # built by runs for the unload cases, with the copy's op_def.py
     env = harness_env(tmp_path / "run", third_op_def, sanitize=True)
     env["TF_GE_IN_LOOP_LIBRARY"] = str(library)
     records, proc = _run(exe, env, ["--filter", "AnyOp."])

@@ -5,6 +5,7 @@ into a fresh environment computes what tf.math.add computes."""
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -167,6 +168,12 @@ def _install_reads_of_ge_ops(build, toolkit_home):
             if not source.get("isGenerated"):
                 sources.add(os.path.normpath(os.path.join(ge_ops, source["path"])))
     reads.update(sources)
+    # the files the link lines name (the GE library's version script, -Wl,--version-script=...)
+    for name in built:
+        for fragment in targets[name].get("link", {}).get("commandFragments", []):
+            for word in re.split(r"[=,\s]", fragment["fragment"]):
+                if os.path.isabs(word):
+                    reads.add(os.path.normpath(word))
 
     with open(str(build / "cmake" / "compile_commands.json")) as f:
         commands = [c for c in json.load(f) if os.path.normpath(c["file"]) in sources]
@@ -199,8 +206,9 @@ def test_ge_ops_holds_only_what_an_install_builds(fake_toolkit, tmp_path):
     reads = _install_reads_of_ge_ops(tmp_path / "build", fake_toolkit())
     tracked = {p for p in _tracked_files() if p.startswith("ge_ops/")}
     # the oracle saw each kind of file the install reads: a CMake file, a CANN-facing source,
-    # a core header found through an include, the code generator
-    assert {"ge_ops/CMakeLists.txt", "ge_ops/cmake/ge_library_link.cmake", "ge_ops/cann/kernel_op.cc",
+    # a core header found through an include, the code generator, a file a link line names
+    assert {"ge_ops/CMakeLists.txt", "ge_ops/cmake/ge_library_link.cmake", "ge_ops/cmake/ge_library.exports",
+            "ge_ops/cann/kernel_op.cc",
             "ge_ops/core/include/tf_ge_custom_core/status.h",
             "ge_ops/codegen/generate_op_sources.py"} <= reads, sorted(reads)
     assert sorted(tracked - reads) == [], "ge_ops/ holds files no install reads (move them to " \

@@ -6,10 +6,14 @@
 #include <string>
 
 #include "tf_ge_custom_core/op_checks.h"
+#include "tf_ge_custom_core/thread_scratch.h"
 
 namespace tf_ge_custom {
 namespace core {
 namespace {
+
+// ChooseKernel's reduction, one per thread (thread_scratch.h: never pins the library).
+ThreadScratch<ReducedBroadcast> reductions;
 
 // How the inputs relate along one reduced dimension.
 enum class Along { kBoth, kFirstBroadcasts, kSecondBroadcasts };
@@ -88,8 +92,7 @@ Status ChooseKernel(const OpDefinition &op, const std::vector<int64_t> &x, const
     return Status::Error(Code::kInternal, op.type_name + ": broadcasting needs two inputs and one output");
   }
   // The reduction of this thread's last call, its lists reused (Execute runs on several threads).
-  thread_local ReducedBroadcast reduced;
-  ReducedBroadcast &r = reduced;
+  ReducedBroadcast &r = reductions.Get();
   TF_GE_CUSTOM_RETURN_IF_ERROR(ReduceBroadcast(x, y, &r));
   KernelChoice &c = *out;
   c.output = r.output;

@@ -7,6 +7,7 @@
 
 #include "tf_ge_custom_core/host_args.h"
 #include "tf_ge_custom_core/launch_plan.h"
+#include "tf_ge_custom_core/thread_scratch.h"
 
 namespace tf_ge_custom {
 namespace core {
@@ -15,7 +16,7 @@ namespace {
 // What a call needs on the heap, kept per thread from call to call: once a thread's first
 // Execute has sized them for a kernel variant, later calls allocate nothing
 // (benchmarks/ge_bench/bench_execute.cc counts it). GE may run Execute on several threads at once,
-// hence one set per thread.
+// hence one set per thread (a ThreadScratch: freed with the library, thread_scratch.h).
 struct Scratch {
   KernelBinary kernel;
   LaunchPlan plan;
@@ -24,10 +25,7 @@ struct Scratch {
   std::vector<uint8_t> args;
 };
 
-Scratch &ThreadScratch() {
-  thread_local Scratch scratch;
-  return scratch;
-}
+ThreadScratch<Scratch> scratches;
 
 // Every field back to its default, the lists keeping their capacity.
 void Reset(HostArgValues *values) {
@@ -58,7 +56,7 @@ int64_t DeviceVectorCores(DeviceRuntime &runtime, int32_t device) {
 // Every step in order; a refusal goes up unchanged and LaunchKernels adds the context once.
 Status Run(const KernelCall &call, int32_t device, uint64_t context, const std::string &soc, DeviceFacts &facts,
            KernelRegistry &registry, KernelCache &cache, DeviceRuntime &runtime) {
-  Scratch &scratch = ThreadScratch();
+  Scratch &scratch = scratches.Get();
   const KernelChoice &choice = call.choice;
   if (choice.variant == nullptr || choice.operands.size() != call.inputs.size()) {
     return Status::Error(Code::kInternal, "the call has no kernel variant for its inputs (PrepareCall first)");

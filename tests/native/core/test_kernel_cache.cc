@@ -92,3 +92,76 @@ TEST(KernelCache, EachContextLoadsItsOwnAndForgetDropsOneHandle) {
   REQUIRE_OK(cache.GetOrLoad(0, 0xC0, k, loader));  // forgotten: loaded again
   CHECK_EQ((loader.loads_[{0, "float32"}]), 3);
 }
+
+namespace {
+// Programs as a runtime keeps them: each load makes one, each unload frees one it made.
+std::mutex programs_mutex;
+std::map<void *, int> live_programs;  // handle -> loads outstanding
+int unknown_unloads = 0;
+
+void UnloadProgram(const LoadedKernel &k) {
+  std::lock_guard<std::mutex> lock(programs_mutex);
+  auto it = live_programs.find(k.binary);
+  if (it == live_programs.end() || it->second == 0) {
+    ++unknown_unloads;
+    return;
+  }
+  if (--it->second == 0) live_programs.erase(it);
+}
+
+size_t LivePrograms() {
+  std::lock_guard<std::mutex> lock(programs_mutex);
+  return live_programs.size();
+}
+
+class ProgramLoader : public KernelLoader {
+ public:
+  Status LoadKernel(int32_t, const KernelBinary &, LoadedKernel *out) override {
+    std::lock_guard<std::mutex> lock(programs_mutex);
+    out->binary = reinterpret_cast<void *>(static_cast<uintptr_t>(0xB000 + 0x10 * ++next_));
+    out->function = out->binary;
+    ++live_programs[out->binary];
+    return Status::Ok();
+  }
+  KernelUnloader Unloader() const override { return &UnloadProgram; }
+  int next_ = 0;
+};
+}  // namespace
+
+TEST(KernelCache, ForgetUnloadsTheStaleProgramAndTheCacheUnloadsTheRestWhenDestroyed) {
+  const int unknown_before = unknown_unloads;
+  ProgramLoader loader;
+  {
+    KernelCache cache;
+    const KernelBinary a = Kernel("float32"), b = Kernel("float16");
+    auto stale = cache.GetOrLoad(0, 0xC0, a, loader);
+    REQUIRE_OK(stale);
+    REQUIRE_OK(cache.GetOrLoad(0, 0xC0, b, loader));
+    CHECK_EQ(LivePrograms(), size_t{2});
+    // A device reset: the launch found the handle invalid, the executor forgets it and loads
+    // under the new context. The stale program is freed, not leaked.
+    cache.Forget(0, 0xC0, a);
+    CHECK_EQ(LivePrograms(), size_t{1});
+    auto fresh = cache.GetOrLoad(0, 0xC1, a, loader);
+    REQUIRE_OK(fresh);
+    CHECK_TRUE(fresh.value().binary != stale.value().binary);
+    CHECK_EQ(LivePrograms(), size_t{2});
+    cache.Forget(0, 0xC0, a);  // forgotten already: nothing more to free
+    CHECK_EQ(LivePrograms(), size_t{2});
+    CHECK_EQ(cache.loaded_count(), size_t{2});
+  }
+  // The cache is gone (as the library copy's is when it is unloaded): every program freed once.
+  CHECK_EQ(LivePrograms(), size_t{0});
+  CHECK_EQ(unknown_unloads, unknown_before);
+}
+
+TEST(KernelCache, ALoaderWithoutAnUnloaderLeavesItsProgramsAlone) {
+  CountingLoader loader;  // no Unloader: a destroyed cache calls nothing for its programs
+  {
+    KernelCache cache;
+    REQUIRE_OK(cache.GetOrLoad(0, 0xC0, Kernel("float32"), loader));
+    cache.Forget(0, 0xC0, Kernel("float32"));
+    REQUIRE_OK(cache.GetOrLoad(0, 0xC0, Kernel("float32"), loader));
+  }
+  CHECK_EQ((loader.loads_[{0, "float32"}]), 2);
+}

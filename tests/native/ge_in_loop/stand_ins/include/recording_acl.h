@@ -68,5 +68,13 @@ struct Record {
 void Reset(const Settings &settings = Settings());
 Record Take();
 
+// The programs across the whole process, never reset: each aclrtBinaryLoadFromData makes one
+// (its handle unique in the process), each aclrtBinaryUnLoad of a live one frees it.
+// LivePrograms: loaded and not yet unloaded; UnknownUnloads: unloads of a handle that was never
+// loaded or was freed already (a double free on a real runtime). The stand-in's state is
+// never destroyed, so it outlives every library copy that unloads programs when it leaves.
+size_t LivePrograms();
+size_t UnknownUnloads();
+
 }  // namespace recording_acl
 #endif

@@ -1,21 +1,34 @@
 // STAND-IN for ACL's runtime: records each call (include/recording_acl.h).
 #include "recording_acl.h"
 
+#include <set>
+
 #include "acl/acl_rt.h"
 
 namespace recording_acl {
 namespace {
+// Never destroyed (allocated once): a library copy's statics may unload programs during the
+// process's exit, after this file's statics would be gone.
 std::mutex &Mutex() {
-  static std::mutex m;
-  return m;
+  static std::mutex *m = new std::mutex();
+  return *m;
 }
 Settings &Current() {
-  static Settings s;
-  return s;
+  static Settings *s = new Settings();
+  return *s;
 }
 Record &Log() {
-  static Record r;
-  return r;
+  static Record *r = new Record();
+  return *r;
+}
+struct Programs {
+  size_t made = 0;  // every load so far: the next handle's number
+  std::set<void *> live;
+  size_t unknown_unloads = 0;
+};
+Programs &AllPrograms() {
+  static Programs *p = new Programs();
+  return *p;
 }
 // Handles are distinct fake addresses, never dereferenced by anyone.
 void *Handle(uint64_t base, size_t n) { return reinterpret_cast<void *>(static_cast<uintptr_t>(base + 0x100 * n)); }
@@ -30,6 +43,16 @@ void Reset(const Settings &settings) {
 Record Take() {
   std::lock_guard<std::mutex> lock(Mutex());
   return Log();
+}
+
+size_t LivePrograms() {
+  std::lock_guard<std::mutex> lock(Mutex());
+  return AllPrograms().live.size();
+}
+
+size_t UnknownUnloads() {
+  std::lock_guard<std::mutex> lock(Mutex());
+  return AllPrograms().unknown_unloads;
 }
 
 }  // namespace recording_acl
@@ -109,7 +132,8 @@ aclError aclrtBinaryLoadFromData(const void *data, size_t length, const aclrtBin
       load.option_magics.push_back(options->options[i].value.magic);
     }
   }
-  load.binary = recording_acl::Handle(0xB1000000ull, Log().loads.size() + 1);
+  load.binary = recording_acl::Handle(0xB1000000ull, ++recording_acl::AllPrograms().made);
+  recording_acl::AllPrograms().live.insert(load.binary);
   *bin_handle = load.binary;
   Log().loads.push_back(load);
   return ACL_SUCCESS;
@@ -127,6 +151,10 @@ aclError aclrtBinaryGetFunction(const aclrtBinHandle bin_handle, const char *ker
 aclError aclrtBinaryUnLoad(aclrtBinHandle bin_handle) {
   std::lock_guard<std::mutex> lock(Mutex());
   Log().unloads.push_back(bin_handle);
+  if (recording_acl::AllPrograms().live.erase(bin_handle) == 0) {
+    ++recording_acl::AllPrograms().unknown_unloads;
+    return ACL_ERROR_RT_INVALID_HANDLE;
+  }
   return ACL_SUCCESS;
 }
 
