@@ -4,6 +4,7 @@ for offset, with the layouts computed by hand from what the compiler emits for A
 flat and tiled kernels and LeakyReluCustom's (docs/kernel-manifest.md), and every variant of
 every op of the records gets a layout the manifest reader accepts."""
 import importlib.util
+import json
 import os
 
 import pytest
@@ -72,3 +73,33 @@ def test_every_variant_of_every_op_gets_a_layout_the_manifest_reader_accepts(op)
         assert [s["role"] for s in args["slots"][3:-3]] == [p.split(":")[0] for p in variant.params]
     manifest = kernel_manifest.validate_document(generate.manifest(kernels))
     assert len(manifest.kernels) == len(op.kernel.variants) * len(op.dtypes)
+
+
+def _kernel_compiler_double():
+    path = os.path.join(os.path.dirname(FIXTURES), "ge", "doubles", "kernel_compiler_double.py")
+    return _load(path, "_kernel_compiler_double")
+
+
+def test_the_kernel_compiler_double_lays_out_an_op_it_was_never_told_of_from_its_record(tmp_path, monkeypatch):
+    """A two-input op with an int attribute, in no hand-written table: the double (which GE in
+    the loop runs at Compile) writes its set, and the manifest reader, with the op in the
+    records, accepts it; each entry's layout is the record's."""
+    variant = op_def.KernelVariant("flat", "add_kernel", "equal", (4096,), (("BLOCK_SIZE", 4096),),
+                                   ("input:0", "input:1", "output:0", "num_elements", "attr:shift"))
+    op = op_def.LEAKY_RELU_CUSTOM._replace(
+        type_name="ShiftCustom", python_name="shift_custom", inputs=("x", "y"), dtypes=("int32",),
+        attrs=(op_def.OpAttr("shift", "int", 1),), equivalent="",
+        kernel=op_def.KernelSpec(source=op_def.ADD_CUSTOM.kernel.source, variants=(variant,)))
+    monkeypatch.setattr(op_def, "OPS", tuple(op_def.OPS) + (op,))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TF_GE_CUSTOM_")}
+    _kernel_compiler_double().fake_build(["Ascend910B1"], ["int32"], str(tmp_path), ops=op, env=env)
+    manifest = kernel_manifest.load_manifest(str(tmp_path / "Ascend910B1" / "manifest.json"))
+    (kernel,) = manifest.kernels
+    assert (kernel.op, kernel.variant, kernel.dtype) == ("ShiftCustom", "flat", "int32")
+    assert kernel.entry == "tf_ge_custom_shift_custom_flat_int32"
+    with open(str(tmp_path / "Ascend910B1" / "manifest.json")) as f:
+        (written,) = json.load(f)["kernels"]
+    assert written["args"] == record_layout.layout_of(op, variant)
+    # x, y, z at 24, 32, 40, the count at 48, the int64 at 56 (a multiple of 8: 4 bytes of padding)
+    assert [(s["role"], s["offset"]) for s in written["args"]["slots"][3:8]] == [
+        ("input", 24), ("input", 32), ("output", 40), ("num_elements", 48), ("attr", 56)]
