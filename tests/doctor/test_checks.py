@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import tf_ge_custom
-from tf_ge_custom import doctor
+from tf_ge_custom import doctor, op_def
 from tf_ge_custom._build import BuildContext, opp_step
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,6 +24,10 @@ ARCH = {"x86_64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}.get(
     os.uname().machine, os.uname().machine)
 GE_LIB = "op_graph/lib/linux/%s/libtf_ge_custom_ge.so" % ARCH
 PARSER = "framework/tensorflow/libtf_ge_custom_parsers.so"
+# every op of the records, in their order (an op added to them included), and in words
+# written out here ("A, B and C")
+TYPES = [op.type_name for op in op_def.OPS]
+EVERY_OP = TYPES[0] if len(TYPES) == 1 else "%s and %s" % (", ".join(TYPES[:-1]), TYPES[-1])
 
 
 def make_root(base, ge):
@@ -237,14 +241,14 @@ def test_without_the_ge_library_the_adapters_keep_addcustom_on_the_cpu_as_intend
 def test_npu_placement_says_which_case_this_install_is_in(tmp_path, fake_toolkit):
     built = doctor.check_npu_placement(context(make_root(tmp_path / "a", ge_built()["ge"]),
                                                build_info=ge_built()))
-    assert built.status == doctor.OK and built.data["npu_ops"] == ["AddCustom", "LeakyReluCustom"]
-    assert ("lists AddCustom and LeakyReluCustom: where TF Adapter runs a graph, it hands AddCustom "
-            "and LeakyReluCustom to GE") in built.detail
+    assert built.status == doctor.OK and built.data["npu_ops"] == TYPES
+    assert TYPES[:2] == ["AddCustom", "LeakyReluCustom"]
+    assert ("lists %s: where TF Adapter runs a graph, it hands %s to GE" % (EVERY_OP, EVERY_OP)) in built.detail
     root = make_root(tmp_path / "b", NOT_BUILT["ge"])
     check = doctor.check_npu_placement(context(root, build_info=NOT_BUILT))
     assert check.status == doctor.WARN
-    assert ("lists no op, so AddCustom and LeakyReluCustom stay on the CPU kernel, also where TF Adapter runs the "
-            "graph, because the GE library was not built: CANN 8.5.0 at /cann") in check.detail
+    assert ("lists no op, so %s stay on the CPU kernel, also where TF Adapter runs the "
+            "graph, because the GE library was not built: CANN 8.5.0 at /cann" % EVERY_OP) in check.detail
     # no toolkit that can host the library anywhere here: an instruction, not a command
     assert not doctor.is_command(check.fix) and "CANN toolkit >= 9.2.0-beta.1" in check.fix
     # this shell's toolkit can host it: the rebuild itself is the fix
@@ -348,8 +352,11 @@ def reader(manifests, verdicts):
                                  load_manifest=load_manifest, ManifestError=ManifestError)
 
 
+# AddCustom's four dtypes, then every other op's of the records (LeakyReluCustom's three, and
+# any op added to them)
+OTHER_OPS = [op for op in op_def.OPS if op.type_name != "AddCustom"]
 ALL = [(d, "add_kernel_%s.npubin" % d) for d in ("float32", "float16", "bfloat16", "int32")] + [
-    ("LeakyReluCustom", d, "leaky_relu_custom_flat_%s.npubin" % d) for d in ("float32", "float16", "bfloat16")]
+    (op.type_name, d, "%s_flat_%s.npubin" % (op.python_name, d)) for op in OTHER_OPS for d in op.dtypes]
 
 
 def test_npubins_for_every_dtype_are_ok(root):
@@ -367,9 +374,12 @@ def test_missing_dtypes_and_ir_only_manifests_warn(root):
     check = doctor.check_kernels(context(root, manifest_reader=reader({"Ascend910B1": path}, {path: partial})))
     assert check.status == doctor.WARN
     # every (op, dtype) of the package without an npubin, named by op
-    assert check.data["socs"]["Ascend910B1"]["missing"] == [
+    missing = check.data["socs"]["Ascend910B1"]["missing"]
+    assert missing[:6] == [
         "AddCustom float16", "AddCustom bfloat16", "AddCustom int32", "LeakyReluCustom float32",
         "LeakyReluCustom float16", "LeakyReluCustom bfloat16"]
+    assert missing == ["AddCustom float16", "AddCustom bfloat16", "AddCustom int32"] + [
+        "%s %s" % (op.type_name, d) for op in OTHER_OPS for d in op.dtypes]
 
 
 def test_broken_checksum_fails(root):

@@ -9,10 +9,21 @@ import pytest
 
 pytestmark = pytest.mark.kind("oracle")
 
+from tf_ge_custom import op_def
+
 SCRIPT = os.path.join(os.path.dirname(sys.executable), "tf-ge-custom")
+# every op of the records, in their order (an op added to them included), in words written
+# out here: "A and B", "A, B or C"
+TYPES = [op.type_name for op in op_def.OPS]
+
+
+def _in_words(names, conjunction):
+    return names[0] if len(names) == 1 else "%s %s %s" % (", ".join(names[:-1]), conjunction, names[-1])
+
+
 NOTE = ("  note: none in this model, so it exports as any TensorFlow graph and runs without "
-        "AddCustom or LeakyReluCustom")
-HEADER = "AddCustom and LeakyReluCustom nodes (%d):"
+        "%s" % _in_words(TYPES, "or"))
+HEADER = _in_words(TYPES, "and") + " nodes (%d):"
 SAVE = r"""
 import sys
 import tensorflow as tf
@@ -50,6 +61,7 @@ def _export(tmp_path, body):
 
 @pytest.mark.slow
 def test_a_model_without_add_custom_exports_with_a_one_line_note(tmp_path):
+    assert TYPES[:2] == ["AddCustom", "LeakyReluCustom"]
     lines = _export(tmp_path, "tf.math.add(x, 2.0 * x)")
     at = lines.index(HEADER % 0)
     assert lines[at + 1] == NOTE

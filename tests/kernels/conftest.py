@@ -53,14 +53,20 @@ def plan_calls():
     return plan
 
 
-def _load_fixture_generator():
+def _load_fixture(relative):
+    """tests/fixtures/<relative>, loaded by path."""
     import importlib.util
 
-    path = SOURCE_ROOT / "tests" / "fixtures" / "manifests" / "generate.py"
-    spec = importlib.util.spec_from_file_location("_manifest_fixture_generator", str(path))
+    path = SOURCE_ROOT / "tests" / "fixtures" / relative
+    name = "_fixture_" + relative.replace("/", "_").replace(".py", "")
+    spec = importlib.util.spec_from_file_location(name, str(path))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _load_fixture_generator():
+    return _load_fixture("manifests/generate.py")
 
 
 def layout_leaky_relu():
@@ -84,13 +90,19 @@ def complete_soc_folder():
     (manifest.json + npubins of filler bytes) with EVERY kernel variant of every op of
     op_def.OPS for each dtype the op has, built with hand-computed layouts (the fixture
     generator's flat and tiled ones for AddCustom's 1-D and 2-D blocks, layout_leaky_relu
-    for LeakyReluCustom's)."""
+    for LeakyReluCustom's, tests/fixtures/record_layout.py's for any other op)."""
     from tf_ge_custom import op_def
 
     generate = _load_fixture_generator()
-    layouts = {"LeakyReluCustom": lambda variant: layout_leaky_relu(),
-               "AddCustom": lambda variant: generate.layout_tiled() if len(variant.block) == 2
-               else generate.layout_with_ffts()}
+    record_layout = _load_fixture("record_layout.py")
+    hand_computed = {"LeakyReluCustom": lambda variant: layout_leaky_relu(),
+                     "AddCustom": lambda variant: generate.layout_tiled() if len(variant.block) == 2
+                     else generate.layout_with_ffts()}
+
+    def layout(op, variant):
+        if op.type_name in hand_computed:
+            return hand_computed[op.type_name](variant)
+        return record_layout.layout_of(op, variant)  # any other op: from its record
 
     def make(dst, dtypes):
         dst = pathlib.Path(str(dst))
@@ -107,7 +119,7 @@ def complete_soc_folder():
                     k = generate.kernel(dtype, binary)
                     name = op.binary_name(variant.name, dtype)
                     k.update(op=op.type_name, variant=variant.name, entry=entry,
-                             block=list(variant.block), binary=name, args=layouts[op.type_name](variant))
+                             block=list(variant.block), binary=name, args=layout(op, variant))
                     (dst / name).write_bytes(binary)
                     kernels.append(k)
         (dst / "manifest.json").write_text(json.dumps(generate.manifest(kernels, cann="8.5.0"), indent=2))

@@ -15,6 +15,19 @@ from tf_ge_custom import cli, kernel_manifest, op_def
 from tf_ge_custom.errors import KernelBuildError, ToolchainError
 from tf_ge_custom.kernels import bishengir, builder, hivm_ir, toolchain
 
+# the ops of the records beyond the two shipped ones (none in this tree; an op added as
+# docs/adding-an-op.md says): their kernels join every set the tests below build
+OTHER_OPS = [op for op in op_def.OPS if op not in (op_def.ADD_CUSTOM, op_def.LEAKY_RELU_CUSTOM)]
+# the variants the rebuild test asks for; each op builds those of them it has
+WANTED = ("flat", "scalar")
+
+
+def _npubins(ops, dtypes, variants=None):
+    """The npubin names of ``ops``' kernels for each of ``dtypes`` the op has (``variants``:
+    only those of these names), as docs/kernel-manifest.md names them."""
+    return ["%s_%s_%s.npubin" % (op.python_name, v.name, d) for op in ops for d in dtypes if d in op.dtypes
+            for v in op.kernel.variants if variants is None or v.name in variants]
+
 # The double answers --version as hivmc does, then compiles, with this machine's C compiler,
 # an object <-o>.o defining a global function for every func.func of the HIVM IR it was given
 # (so the kernel's entry) and holding the sha256 of that IR as a string, so a test can tell
@@ -132,9 +145,11 @@ def test_with_hivmc_double_npubins_and_checksums_come_from_its_output(tmp_path, 
         leaky = m.kernel("LeakyReluCustom", "flat", "float32")
         assert leaky.entry == "tf_ge_custom_leaky_relu_custom_flat_float32"
         assert m.source_sha256("LeakyReluCustom") != m.source_sha256("AddCustom")
+        # every op of the records with each of the two dtypes it has, each variant its npubin
         assert sorted(os.listdir(str(out / soc))) == sorted(
             ["add_custom_%s_%s.npubin" % (v, d) for v in variants for d in ("float32", "int32")]
-            + ["leaky_relu_custom_flat_float32.npubin", "ir", "manifest.json"])
+            + ["leaky_relu_custom_flat_float32.npubin", "ir", "manifest.json"]
+            + _npubins(OTHER_OPS, ("float32", "int32")))
 
 
 def test_a_failing_hivmc_fails_the_build_and_keeps_the_old_output(tmp_path, hivmc_env):
@@ -156,20 +171,26 @@ def test_a_rebuild_replaces_the_soc_folder_whole(tmp_path, hivmc_env):
     builder.build_kernels(["Ascend910B1"], ["float32", "int32"], str(out), **build)
     builder.build_kernels(["Ascend910B1"], ["float16"], str(out), **build)
     # each op with the variants of those it has: LeakyReluCustom has flat only
-    assert sorted(os.listdir(str(out / "Ascend910B1"))) == [
+    assert sorted(os.listdir(str(out / "Ascend910B1"))) == sorted([
         "add_custom_flat_float16.npubin", "add_custom_scalar_float16.npubin", "ir",
-        "leaky_relu_custom_flat_float16.npubin", "manifest.json"]
+        "leaky_relu_custom_flat_float16.npubin", "manifest.json"] + _npubins(OTHER_OPS, ("float16",), WANTED))
     # a file the build did not write is refused, by name, unless forced
     (out / "Ascend910B1" / "stale.npubin").write_bytes(b"old")
     with pytest.raises(ValueError, match="stale.npubin"):
         builder.build_kernels(["Ascend910B1"], ["int32"], str(out), **build)
     assert (out / "Ascend910B1" / "stale.npubin").read_bytes() == b"old"
     builder.build_kernels(["Ascend910B1"], ["int32"], str(out), force=True, **build)
-    # int32 is AddCustom's alone: the set holds its kernels and records its source alone
-    assert sorted(os.listdir(str(out / "Ascend910B1"))) == [
+    # of the shipped ops int32 is AddCustom's alone: the set holds its kernels (and those of any
+    # op added to the records with int32), and a set of one op's kernels records its source alone
+    int32_ops = [op for op in op_def.OPS if "int32" in op.dtypes]
+    assert int32_ops[0] is op_def.ADD_CUSTOM and op_def.LEAKY_RELU_CUSTOM not in int32_ops
+    assert sorted(os.listdir(str(out / "Ascend910B1"))) == sorted([
         "add_custom_flat_int32.npubin", "add_custom_scalar_int32.npubin", "ir", "manifest.json"]
+        + _npubins(OTHER_OPS, ("int32",), WANTED))
     alone = kernel_manifest.load_manifest(str(out / "Ascend910B1" / "manifest.json"))
-    assert "kernel_sources" not in alone.document and [k.op for k in alone.kernels] == ["AddCustom"] * 2
+    assert ("kernel_sources" in alone.document) == (len(int32_ops) > 1)
+    assert [k.op for k in alone.kernels] == ["AddCustom"] * 2 + [
+        op.type_name for op in int32_ops[1:] for v in op.kernel.variants if v.name in WANTED]
     with pytest.raises(ValueError, match="no kernel variant 'row_8x512'"):
         builder.build_kernels(["Ascend910B1"], ["int32"], str(out), env=hivmc_env,
                               variants=["row_8x512"])
@@ -216,10 +237,11 @@ def test_cli_ir_only_prints_one_progress_line_per_soc_and_dtype(tmp_path):
                            "--out", str(tmp_path / "out"), env=_env_without_hivmc())
     assert proc.returncode == 0, proc.stderr
     ours = [l for l in proc.stderr.splitlines() if l.startswith(("[", "tf-ge-custom"))]
-    # one line per (op, dtype) the op has, the op named (the package has two)
-    assert [l.split()[:4] for l in ours] == [["[1/3]", "Ascend910B1", "AddCustom", "float32"],
-                                             ["[2/3]", "Ascend910B1", "AddCustom", "int32"],
-                                             ["[3/3]", "Ascend910B1", "LeakyReluCustom", "float32"]]
+    # one line per (op, dtype) the op has, the op named, every op of the records in order
+    sets = [(op.type_name, d) for op in op_def.OPS for d in ("float32", "int32") if d in op.dtypes]
+    assert sets[:3] == [("AddCustom", "float32"), ("AddCustom", "int32"), ("LeakyReluCustom", "float32")]
+    assert [l.split()[:4] for l in ours] == [["[%d/%d]" % (i + 1, len(sets)), "Ascend910B1", op, d]
+                                             for i, (op, d) in enumerate(sets)]
     # each line names the variants compiled for that (SoC, op, dtype)
     names = " ".join(v.name for v in op_def.ADD_CUSTOM.kernel.variants)
     assert "11 variants (%s): TTIR, linalg, HIVM IR; no npubins" % names in ours[0]

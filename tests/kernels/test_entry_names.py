@@ -41,6 +41,12 @@ LEAKY_NAMES = ["tf_ge_custom_leaky_relu_custom_flat_float32",
                "tf_ge_custom_leaky_relu_custom_flat_bfloat16"]
 
 
+def _every_ops_names(ops=None):
+    """Each op's names, in the records' order, written out by this test's own rule."""
+    return [_expected(v.name, d, op.python_name) for op in (op_def.OPS if ops is None else ops)
+            for v in op.kernel.variants for d in op.dtypes]
+
+
 def test_the_op_definition_names_all_44_kernels_apart():
     op = op_def.ADD_CUSTOM
     assert tuple(v.name for v in op.kernel.variants) == VARIANTS and op.dtypes == DTYPES
@@ -48,8 +54,11 @@ def test_the_op_definition_names_all_44_kernels_apart():
     assert names == [_expected(v, d) for v in VARIANTS for d in DTYPES]
     assert len(set(names)) == 44
     assert [n for n, _, _, _ in op_def.entry_names((op,))] == names
-    # the package's kernels: AddCustom's, then LeakyReluCustom's, all apart
-    assert [n for n, _, _, _ in op_def.entry_names()] == names + LEAKY_NAMES
+    # the package's kernels: AddCustom's, then LeakyReluCustom's (then any op added to the
+    # records'), all apart
+    every = [n for n, _, _, _ in op_def.entry_names()]
+    assert every[:len(names) + len(LEAKY_NAMES)] == names + LEAKY_NAMES
+    assert every == _every_ops_names() and len(set(every)) == len(every)
     assert op_def.entry_name_problems() == []
     assert not set(names) & set(OTHER_PROJECTS)
 
@@ -115,12 +124,15 @@ def test_build_kernels_ir_only_writes_47_distinct_names_each_its_hivm_entry(tmp_
     assert proc.returncode == 0, proc.stderr[-4000:]
     with open(str(out / "Ascend910B1" / "manifest.json")) as f:
         kernels = json.load(f)["kernels"]
-    # AddCustom's 44 (11 variants x 4 dtypes) and LeakyReluCustom's 3
-    assert len(kernels) == 47
+    # every op's: AddCustom's 44 (11 variants x 4 dtypes), LeakyReluCustom's 3, and those of
+    # any op the records add
+    expected = _every_ops_names()
+    assert len(kernels) == len(expected)
     names = [k["entry"] for k in kernels]
-    assert len(set(names)) == 47
-    assert sorted(names) == sorted([_expected(v, d) for v in VARIANTS for d in DTYPES] + LEAKY_NAMES)
-    python_names = {"AddCustom": "add_custom", "LeakyReluCustom": "leaky_relu_custom"}
+    assert len(set(names)) == len(expected)
+    assert set([_expected(v, d) for v in VARIANTS for d in DTYPES] + LEAKY_NAMES) <= set(names)
+    assert sorted(names) == sorted(expected)
+    python_names = {op.type_name: op.python_name for op in op_def.OPS}
     for k in kernels:
         assert k["entry"] == _expected(k["variant"], k["dtype"], python_names[k["op"]])
         stem = "%s_%s_%s" % (python_names[k["op"]], k["variant"], k["dtype"])

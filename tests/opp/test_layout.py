@@ -11,10 +11,17 @@ from pathlib import Path
 import pytest
 
 import tf_ge_custom
-from tf_ge_custom import _library, opp
+from tf_ge_custom import _library, op_def, opp
 from tf_ge_custom._build import BuildContext, opp_step
 
 REPO = Path(__file__).resolve().parents[2]
+# every op of the records, in their order (an op added to them included)
+TYPES = [op.type_name for op in op_def.OPS]
+
+
+def _in_words(names):
+    """"A", "A and B", "A, B and C", written out here."""
+    return names[0] if len(names) == 1 else "%s and %s" % (", ".join(names[:-1]), names[-1])
 
 
 def _host_arch_by_hand():
@@ -51,7 +58,7 @@ def test_build_records_the_opp_root():
         "root": "opp", "arch": _host_arch_by_hand(),
         "json": "framework/tensorflow/npu_supported_ops.json",
         # the ops go to the NPU only where the GE library can run them
-        "npu_ops": ["AddCustom"] if ge["built"] else [],
+        "npu_ops": TYPES if ge["built"] else [],
         "npu_ops_missing_because": None if ge["built"] else
         "the GE library was not built: " + ge["reason"]}
 
@@ -84,8 +91,8 @@ def _installed_json(root):
 
 
 @pytest.mark.parametrize("ge, listed, why", [
-    (GE_BUILT, {"AddCustom": {"isGray": False, "isHeavy": False},
-                "LeakyReluCustom": {"isGray": False, "isHeavy": False}}, None),
+    # TF Adapter's entry for every op of the records: both hints false
+    (GE_BUILT, {name: {"isGray": False, "isHeavy": False} for name in TYPES}, None),
     (GE_SKIPPED, {}, "the GE library was not built: " + GE_SKIPPED["reason"]),
     (None, {}, "this build has no GE step record"),
 ])
@@ -110,8 +117,9 @@ def test_step_builds_the_skeleton_and_records_it(tmp_path, ge, listed, why):
 def test_without_the_ge_library_the_build_says_why_the_ops_stay_on_the_cpu(tmp_path, capsys):
     _run_step(tmp_path, ge=GE_SKIPPED)
     err = capsys.readouterr().err
-    assert ("npu_supported_ops.json lists no op, so TF Adapter keeps AddCustom and LeakyReluCustom "
-            "on the CPU kernel: the GE library was not built: CANN 8.5.0 at /cann") in err
+    assert ("npu_supported_ops.json lists no op, so TF Adapter keeps %s "
+            "on the CPU kernel: the GE library was not built: CANN 8.5.0 at /cann" % _in_words(TYPES)) in err
+    assert TYPES[:2] == ["AddCustom", "LeakyReluCustom"]
 
 
 def test_step_is_repeatable_and_drops_libraries_an_earlier_build_left(tmp_path):

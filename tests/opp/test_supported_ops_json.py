@@ -15,11 +15,17 @@ import tf_ge_custom
 from tf_ge_custom import _library, op_def, opp
 
 REPO = Path(__file__).resolve().parents[2]
-# TF Adapter's entry for each op the package defines (both hints false); the ops op_def.OPS
-# ships are expected in the files
+# TF Adapter's entry for each of the package's two first ops (both hints false)
 ENTRIES = {"AddCustom": {"isGray": False, "isHeavy": False},
            "LeakyReluCustom": {"isGray": False, "isHeavy": False}}
-EXPECTED = {op.type_name: ENTRIES[op.type_name] for op in op_def.OPS}
+# the entry of every op op_def.OPS ships, in its order, from its record's hints (any op added
+# to the records included); each record keeps both false (test below)
+EXPECTED = {op.type_name: {"isGray": op.is_gray, "isHeavy": op.is_heavy} for op in op_def.OPS}
+
+
+def test_every_record_keeps_both_placement_hints_false():
+    assert {name: EXPECTED[name] for name in ENTRIES} == ENTRIES
+    assert all(entry == {"isGray": False, "isHeavy": False} for entry in EXPECTED.values()), EXPECTED
 
 
 def test_generated_document_is_the_one_tf_adapter_needs():

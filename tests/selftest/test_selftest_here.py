@@ -14,13 +14,16 @@ import sys
 
 import pytest
 
-from tf_ge_custom import _library
+from tf_ge_custom import _library, op_def
 from tf_ge_custom._version import __version__
 from tf_ge_custom.selftest import stages
 
 COMMAND = os.path.join(os.path.dirname(sys.executable), "tf-ge-custom")
 LINE = re.compile(r"^([A-Z0-9_]+)=(PASS|FAIL|SKIP)(?: \((.*)\))?$")
 CPU_STAGES = ("DOCTOR", "CPU_ADD", "CPU_OPS")
+# the ops of the records beyond the two shipped ones (an op added as docs/adding-an-op.md says):
+# CPU_OPS checks each of them too
+ADDED_OPS = [op for op in op_def.OPS if op.type_name not in ("AddCustom", "LeakyReluCustom")]
 
 
 def _no_ascend_stack():
@@ -107,10 +110,18 @@ def test_cpu_stages_pass(here):
     assert cpu_add["figures"]["modes"] == ["graph", "eager", "tf.function"]
     cpu_ops = next(s for s in report["stages"] if s["name"] == "CPU_OPS")
     # LeakyReluCustom: 3 dtypes x 3 shapes x 8 alphas (the default 0.2; 0, 1, -0.5, 2.5, -0.0,
-    # NaN, infinity) x (graph, eager, tf.function)
-    assert cpu_ops["figures"]["comparisons"] == 3 * 3 * 8 * 3
-    assert lines["CPU_OPS"][1].startswith("LeakyReluCustom: 3 dtypes x 3 shapes x 8 attribute cases in graph, "
-                                          "eager, tf.function: equal to their TensorFlow equivalents bit for bit")
+    # NaN, infinity) x (graph, eager, tf.function); then any op added to the records, each with
+    # its dtypes, the 3 shapes and the attribute cases the line states for it
+    added = 0
+    for op in ADDED_OPS:
+        found = re.search(r"; %s: %d dtypes x 3 shapes x (\d+) attribute cases" % (op.type_name, len(op.dtypes)),
+                          lines["CPU_OPS"][1])
+        assert found, (op.type_name, lines["CPU_OPS"][1])
+        added += len(op.dtypes) * 3 * int(found.group(1)) * 3
+    assert cpu_ops["figures"]["comparisons"] == 3 * 3 * 8 * 3 + added
+    assert lines["CPU_OPS"][1].startswith("LeakyReluCustom: 3 dtypes x 3 shapes x 8 attribute cases")
+    assert (" in graph, eager, tf.function: equal to their TensorFlow equivalents bit for bit"
+            in lines["CPU_OPS"][1])
 
 
 # what each NPU stage must name on a host without the Ascend stack
@@ -365,6 +376,9 @@ def test_the_docs_sample_output_is_what_a_run_prints_whole(here):
     start = text.index("```\ntf-ge-custom %s selftest |" % __version__) + 4
     sample = text[start:text.index("```", start)].splitlines()
     printed = [_shape(l.replace(str(work), "/home/user")) for l in proc.stdout.splitlines()]
+    # the sample is the shipped ops': an op added to the records adds its part to CPU_OPS's line
+    for op in ADDED_OPS:
+        printed = [l.replace("; %s: N dtypes x N shapes x N attribute cases" % op.type_name, "") for l in printed]
     assert [_shape(l) for l in sample] == printed, "\n".join(proc.stdout.splitlines())
     assert sample[-2:] == ["logs and files: /home/user/selftest-logs",
                            "When reporting a problem, send selftest.json and the *.log files in "

@@ -20,6 +20,7 @@ import pytest
 
 pytestmark = pytest.mark.kind("doubles")
 
+from tf_ge_custom import op_def
 from tf_ge_custom.selftest import stages, suite
 
 DOUBLE = "selftest_device_double"
@@ -61,14 +62,21 @@ def test_process_handling_every_npu_stage_judged_pass_when_the_double_adds_right
     assert "compile_dynamic_mode" in lines["NPU_ADD_DYNAMIC"][1]
     # every other op of the package, each of its dtypes judged against its TensorFlow equivalent
     ops = by_name["NPU_OPS_STATIC"]["figures"]
-    assert sorted(ops["max_error_ulp"]) == ["LeakyReluCustom bfloat16", "LeakyReluCustom float16",
-                                            "LeakyReluCustom float32"]
+    others = [op for op in op_def.OPS if op.type_name != "AddCustom"]  # LeakyReluCustom, any op added
+    assert sorted(ops["max_error_ulp"]) == sorted("%s %s" % (op.type_name, d) for op in others for d in op.dtypes)
+    assert [k for k in ops["max_error_ulp"] if k.startswith("LeakyReluCustom ")] == [
+        "LeakyReluCustom float32", "LeakyReluCustom float16", "LeakyReluCustom bfloat16"]
     assert ops["shapes"] == ["[4099]", "[0, 3]", "[2, 3, 4, 5, 6]", "[8, 2048]"]
-    assert lines["NPU_OPS_STATIC"][1].startswith(
-        "LeakyReluCustom (3 dtypes x 4 shapes x 8 attribute cases) via npu_bridge: max error ")
-    # the model EXPORT_OM saved holds both ops, in the order model_ops() names them
-    assert re.search(r"from a SavedModel with add_custom \[4, 8\] \+ \[4, 8\] then leaky_relu_custom, "
-                     r"[0-9.]+ s$", lines["EXPORT_OM"][1]), lines["EXPORT_OM"][1]
+    assert lines["NPU_OPS_STATIC"][1].startswith("LeakyReluCustom (3 dtypes x 4 shapes x 8 attribute cases")
+    for op in others[1:]:
+        assert ", %s (%d dtypes x 4 shapes x " % (op.type_name, len(op.dtypes)) in lines["NPU_OPS_STATIC"][1]
+    assert " via npu_bridge: max error " in lines["NPU_OPS_STATIC"][1]
+    # the model EXPORT_OM saved holds every op of the records, in the order model_ops() names
+    # them: AddCustom's, then LeakyReluCustom's, then any op added to the records
+    chain = "".join(" then %s" % op.python_name for op in others)
+    assert chain.startswith(" then leaky_relu_custom")
+    assert re.search(r"from a SavedModel with add_custom \[4, 8\] \+ \[4, 8\]%s, [0-9.]+ s$" % re.escape(chain),
+                     lines["EXPORT_OM"][1]), lines["EXPORT_OM"][1]
     large = by_name["NPU_LARGE"]["figures"]
     # no npubins are packaged here: block 4096 from op_def, 48 programs from Ascend910B1's vector
     # cores; four passes of the whole grid plus 3 elements

@@ -98,17 +98,20 @@ def test_kernels_stage_wants_every_kernel_variant_of_every_dtype():
         "float16, bfloat16",
         "the kernel variants scalar/float32, row_1x4096/float32, row_128x32/float32, col_1x4096/float32, "
         "col_16x256/float32, col_128x32/float32 and 13 more"]  # 9 of float32 and 10 of int32
-    # every op's npubins: AddCustom's as they always read, the other op's named
+    # every op's npubins: AddCustom's as they always read, every other op of the records named
+    # with its dtypes (LeakyReluCustom's, and any op added to the records)
+    from tf_ge_custom import op_def
+
+    others = "".join("; %s %s" % (op.type_name, ", ".join(op.dtypes)) for op in op_def.OPS
+                     if op.type_name != "AddCustom")
+    assert others.startswith("; LeakyReluCustom float32, float16, bfloat16")
     assert offline_stages._judge_manifest(os.path.join(fixtures, "valid_ir_only.json"), "Ascend910B1")[0].endswith(
-        "has no npubin for float32, float16, bfloat16, int32; LeakyReluCustom float32, float16, bfloat16 "
-        "(built IR only, without CANN)")
+        "has no npubin for float32, float16, bfloat16, int32%s (built IR only, without CANN)" % others)
     variants = ("flat", "scalar", "row_1x4096", "row_16x256", "row_128x32", "col_1x4096", "col_16x256",
                 "col_128x32", "outer_1x4096", "outer_16x256", "outer_128x32")
     every = [types.SimpleNamespace(op="AddCustom", variant=v, dtype=d, binary="%s_%s.npubin" % (v, d))
              for v in variants for d in ("float32", "float16", "bfloat16", "int32")]
     assert offline_stages.missing_kernels(types.SimpleNamespace(kernels=every)) == []
-    from tf_ge_custom import op_def
-
     assert offline_stages.missing_kernels(types.SimpleNamespace(kernels=every), op_def.LEAKY_RELU_CUSTOM) == [
         "float32, float16, bfloat16"]
     leaky = [types.SimpleNamespace(op="LeakyReluCustom", variant="flat", dtype=d, binary="l_%s.npubin" % d)

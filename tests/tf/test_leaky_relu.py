@@ -156,7 +156,9 @@ def test_a_tf1_session_runs_the_node_and_its_gradient(computed, dtype):
 
 def test_the_function_is_made_from_the_record(computed):
     _, report = computed
-    assert report["functions"] == ["add_custom", "leaky_relu_custom"]
+    # a function per op of the records, in their order (an op added to them included)
+    assert report["functions"] == [op.python_name for op in op_def.OPS]
+    assert report["functions"][:2] == ["add_custom", "leaky_relu_custom"]
     assert report["signature"] == "(x, alpha=0.2, name=None)"
     assert report["graph_name"] == "named"
     assert report["shape"] == [1, 2]
@@ -226,12 +228,13 @@ def test_the_own_functor_gives_tf_nn_leaky_relus_numbers(monkeypatch):
 
 
 def test_every_shipped_op_beyond_add_custom_matches_its_oracle():
-    """In this process, over the installed build's ops: LeakyReluCustom once it ships."""
+    """In this process, over the installed build's ops this module has an oracle for:
+    LeakyReluCustom once it ships (an op added to the records brings its own tests)."""
     import tf_ge_custom
 
     checked = []
     for op in op_def.OPS:
-        if op is op_def.ADD_CUSTOM:
+        if op.type_name not in ORACLES:
             continue
         function, gradient = ORACLES[op.type_name]
         ours = getattr(tf_ge_custom, op.python_name)
@@ -247,7 +250,7 @@ def test_every_shipped_op_beyond_add_custom_matches_its_oracle():
                 np.testing.assert_array_equal(_bits(tape.gradient(y, x, output_gradients=dy)),
                                               _bits(gradient(dy, x, alpha)))
         checked.append(op.type_name)
-    assert checked == [op.type_name for op in op_def.OPS if op is not op_def.ADD_CUSTOM]
+    assert checked == [op.type_name for op in op_def.OPS if op.type_name in ORACLES] == ["LeakyReluCustom"]
 
 
 def test_a_meaning_is_derived_from_the_records_equivalent():

@@ -72,7 +72,9 @@ def fake_build(socs, dtypes, out_dir, ops=None, env=None, progress=None, variant
     """Stands in for tf_ge_custom.kernels.builder.build_kernels: writes <out>/<SoC>/ with a
     manifest the real reader accepts (every kernel variant of the op, or ``variants``) and
     whose key fields are what the cache expects; the npubins are made-up bytes in minimal ELF
-    objects defining each kernel's entry."""
+    objects defining each kernel's entry. AddCustom's and LeakyReluCustom's layouts are the
+    shared fixtures' hand-computed ones; any other op's come from its record
+    (tests/fixtures/record_layout.py)."""
     from tf_ge_custom import kernel_manifest, op_def
     from tf_ge_custom.kernels import cache, socs as soc_table
 
@@ -86,8 +88,8 @@ def fake_build(socs, dtypes, out_dir, ops=None, env=None, progress=None, variant
     if op.type_name == "LeakyReluCustom":  # one input, an attribute word after the count
         flat = _leaky_relu_template(flat)
     elif op.type_name != "AddCustom":
-        raise ValueError("the kernel compiler double has layouts for AddCustom and "
-                         "LeakyReluCustom only, not %s" % op.type_name)
+        flat = tiled = None  # any other op: each variant's layout from its record
+    record_layout = _fixture("record_layout")
     elf = _elf_object()
     for soc in socs:
         folder = os.path.join(out_dir, soc)
@@ -108,6 +110,8 @@ def fake_build(socs, dtypes, out_dir, ops=None, env=None, progress=None, variant
                     time.sleep(delay / (2 * len(chosen)))
                     f.write(binary[len(binary) // 2:])
                 template = flat if len(variant.block) == 1 else tiled
+                if template is None:
+                    template = dict(_templates()[0], args=record_layout.layout_of(op, variant))
                 entry = dict(template, op=op.type_name, variant=variant.name, dtype=dtype,
                              entry=op.entry_name(variant.name, dtype), block=list(variant.block),
                              binary=name,
