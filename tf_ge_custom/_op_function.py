@@ -10,8 +10,14 @@ name scope; the gradient registration. What the record cannot say is the op's me
 by hand (:class:`OpMeaning`, in ``_op_meanings.py``): the TensorFlow computation with the same
 result, put in place of the node inside an XLA cluster that has no kernel for it, and the
 gradient. ``add_custom`` predates this and keeps its own function (``ops.py``).
+
+The function has real source: the factory writes it as TensorFlow writes its ``gen_*_ops.py``
+and keeps it in ``linecache`` under :func:`source_file_name`, so ``inspect.getsource`` shows
+it; AutoGraph calls it as it is (:func:`as_op_function`), so a user's traced program prints
+nothing of the package's.
 """
 import keyword
+import linecache
 import numbers
 import reprlib
 from typing import Callable, NamedTuple
@@ -192,21 +198,55 @@ def make_function(op, raw, meaning, load_error=None):
                 raise ShapeError("%s: RaggedTensor inputs need the same row partitions: %s"
                                  % (op.python_name, e))
 
+    function = _function_with_source(op, call, _docstring(op, meaning))
+    if meaning.gradient is not None:  # else TensorFlow says the op has no gradient
+        register_gradient(op, meaning.gradient)
+    return as_op_function(function)
+
+
+def function_source(op, docstring):
+    """The Python source of ``op``'s function, as TensorFlow writes its ``gen_*_ops.py``: the
+    record's signature, the docstring, one call of ``_call`` with the inputs and attributes."""
     args = ", ".join(tuple(op.inputs) + tuple("%s=%r" % (a.name, a.default) for a in op.attrs)
                      + ("name=None",))
-    source = "def %s(%s):\n    return _call((%s,), {%s}, name)\n" % (
-        op.python_name, args, ", ".join(op.inputs),
+    doc = "\n".join(("    " + line).rstrip() for line in docstring.splitlines())
+    return 'def %s(%s):\n    """%s\n    """\n    return _call((%s,), {%s}, name)\n' % (
+        op.python_name, args, doc.strip(), ", ".join(op.inputs),
         ", ".join("%r: %s" % (a.name, a.name) for a in op.attrs))
+
+
+def source_file_name(op):
+    """The name the source of ``op``'s function is kept under (``linecache``)."""
+    return "<tf_ge_custom.ops.%s, made from its record by tf_ge_custom._op_function>" % (
+        op.python_name)
+
+
+def _function_with_source(op, call, docstring):
+    """``op``'s function, compiled from :func:`function_source` under a file name that
+    ``linecache`` holds its source for: ``inspect.getsource``, ``help`` and tracebacks show it.
+    """
+    if '"""' in docstring or "\\" in docstring:
+        raise ValueError("%s: its docstring cannot hold triple quotes or backslashes"
+                         % op.type_name)
+    source = function_source(op, docstring)
+    filename = source_file_name(op)
+    # (size, mtime, lines, name): an mtime of None keeps linecache.checkcache from dropping it
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     scope = {"_call": call}
-    exec(compile(source, "<%s, made by tf_ge_custom._op_function>" % op.python_name, "exec"),
-         scope)
+    exec(compile(source, filename, "exec"), scope)
     function = scope[op.python_name]
     function.__module__ = "tf_ge_custom.ops"
     function.__qualname__ = op.python_name
-    function.__doc__ = _docstring(op, meaning)
-    if meaning.gradient is not None:  # else TensorFlow says the op has no gradient
-        register_gradient(op, meaning.gradient)
+    function.__doc__ = docstring
     return function
+
+
+def as_op_function(function):
+    """``function`` as the package hands its op functions out: AutoGraph calls it as it is
+    (it holds no control flow of the user's to convert), so a user's tf.function neither
+    converts the package's code nor warns about it. ``functools.wraps`` keeps its name,
+    docstring, signature and source (``__wrapped__``)."""
+    return tf.autograph.experimental.do_not_convert(function)
 
 
 def _docstring(op, meaning):
