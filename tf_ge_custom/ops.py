@@ -13,7 +13,7 @@ import warnings
 
 import tensorflow as tf
 
-from . import _library, _xla
+from . import _library, _vectorize, _xla
 from .errors import DTypeError, InputError, OpLibraryError, ShapeError
 from .op_def import ADD_CUSTOM
 
@@ -33,6 +33,7 @@ except OpLibraryError as e:  # keep the package importable (doctor must run); wa
     warnings.warn(str(e), RuntimeWarning, stacklevel=2)
 else:
     _xla.load_kernels()
+    _vectorize.register()
 
 
 def _check_not_composite(value, arg):
