@@ -16,6 +16,7 @@ and keeps it in ``linecache`` under :func:`source_file_name`, so ``inspect.getso
 it; AutoGraph calls it as it is (:func:`as_op_function`), so a user's traced program prints
 nothing of the package's.
 """
+import inspect
 import keyword
 import linecache
 import numbers
@@ -289,8 +290,15 @@ def as_op_function(function):
     """``function`` as the package hands its op functions out: AutoGraph calls it as it is
     (it holds no control flow of the user's to convert), so a user's tf.function neither
     converts the package's code nor warns about it. ``functools.wraps`` keeps its name,
-    docstring, signature and source (``__wrapped__``)."""
-    return tf.autograph.experimental.do_not_convert(function)
+    docstring, signature and source (``__wrapped__``). A TensorFlow whose ``do_not_convert``
+    does not take the function (an older form of the API) leaves it unmarked."""
+    mark = getattr(getattr(getattr(tf, "autograph", None), "experimental", None),
+                   "do_not_convert", None)
+    try:
+        takes_function = mark is not None and "func" in inspect.signature(mark).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a signature Python cannot read
+        takes_function = False
+    return mark(function) if takes_function else function
 
 
 def _docstring(op, meaning):
