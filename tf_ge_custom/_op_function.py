@@ -21,6 +21,7 @@ import keyword
 import linecache
 import numbers
 import reprlib
+import textwrap
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -254,7 +255,11 @@ def function_source(op, docstring):
     record's signature, the docstring, one call of ``_call`` with the inputs and attributes."""
     args = ", ".join(tuple(op.inputs) + tuple("%s=%r" % (a.name, a.default) for a in op.attrs)
                      + ("name=None",))
-    doc = "\n".join(("    " + line).rstrip() for line in docstring.splitlines())
+    # prose lines wrapped to the project's width; the indented Args/Raises lines kept as made
+    doc = "\n".join(textwrap.fill(line, 96, initial_indent="    ", subsequent_indent="    ")
+                    if line and not line[0].isspace() else
+                    ("    " + (line[4:] if line.startswith("    ") else line)).rstrip()
+                    for line in docstring.splitlines())
     return 'def %s(%s):\n    """%s\n    """\n    return _call((%s,), {%s}, name)\n' % (
         op.python_name, args, doc.strip(), ", ".join(op.inputs),
         ", ".join("%r: %s" % (a.name, a.name) for a in op.attrs))
