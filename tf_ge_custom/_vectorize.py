@@ -3,8 +3,8 @@ record and registered when the op library loads (``ops.py``).
 
 ``tf.vectorized_map`` rewrites each node of the function it maps by a rule registered for the
 node's type (``tensorflow/python/ops/parallel_for/pfor.py``, ``RegisterPFor``). An op without
-a rule makes TensorFlow 2.x fall back to a ``while_loop`` (and log a warning), and TensorFlow
-1.15 refuse the function. Every op of the package is element-wise, so its rule is the op
+a rule makes TensorFlow 2.x fall back to a ``while_loop`` (and log a warning), and a
+``vectorized_map`` without that fallback refuse the function. Every op of the package is element-wise, so its rule is the op
 itself on the stacked inputs (one more leading dimension, the loop's), with the node's
 attributes. The inputs of an op that broadcasts (``AddCustom``, as ``AddV2``) get the leading
 dimensions broadcasting needs, as TensorFlow's own element-wise rule does
