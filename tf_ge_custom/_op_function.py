@@ -9,11 +9,19 @@ attribute of the wrong type or outside the record's range, each naming what is a
 name scope; the gradient registration. What the record cannot say is the op's meaning, written
 by hand (:class:`OpMeaning`, in ``_op_meanings.py``): the TensorFlow computation with the same
 result, put in place of the node inside an XLA cluster that has no kernel for it, and the
-gradient. ``add_custom`` predates this and keeps its own function (``ops.py``).
+gradient. Every op's function, ``add_custom``'s included, is made here.
+
+The function has real source: the factory writes it as TensorFlow writes its ``gen_*_ops.py``
+and keeps it in ``linecache`` under :func:`source_file_name`, so ``inspect.getsource`` shows
+it; AutoGraph calls it as it is (:func:`as_op_function`), so a user's traced program prints
+nothing of the package's.
 """
+import inspect
 import keyword
+import linecache
 import numbers
 import reprlib
+import textwrap
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -21,6 +29,7 @@ import tensorflow as tf
 
 from . import _xla
 from .errors import AttrError, DTypeError, InputError, OpLibraryError, ShapeError
+from .op_def import in_words
 
 try:  # the concrete class of eager tensors, for the per-call fast path (TF 1.15 and 2.x)
     from tensorflow.python.framework.ops import EagerTensor as _EagerTensor
@@ -116,8 +125,19 @@ def check_dtypes(op, tensors):
 
 
 def check_shapes(op, tensors):
-    """ShapeError when inputs of an op that does not broadcast cannot have one shape."""
-    if op.broadcasts or len(tensors) < 2:
+    """ShapeError when the inputs' static shapes cannot broadcast together (an op that
+    broadcasts) or cannot be one shape (an op that does not)."""
+    if len(tensors) < 2:
+        return
+    if op.broadcasts:
+        shape = tensors[0].shape
+        try:
+            for t in tensors[1:]:
+                shape = tf.broadcast_static_shape(shape, t.shape)
+        except ValueError:
+            raise ShapeError("%s: shapes %s are not broadcast-compatible (each dimension "
+                             "must be equal, or 1 in one of them)" % (
+                                 op.python_name, in_words(str(t.shape) for t in tensors)))
         return
     shape = tensors[0].shape
     for arg, t in zip(op.inputs[1:], tensors[1:]):
@@ -159,7 +179,11 @@ def make_function(op, raw, meaning, load_error=None):
                                           for v in inputs[1:]):
                 if not op.broadcasts and len(inputs) > 1:
                     check_shapes(op, inputs)
-                return raw(*inputs, **attrs)
+                try:
+                    return raw(*inputs, **attrs)
+                except tf.errors.InvalidArgumentError:
+                    check_shapes(op, inputs)  # the usual cause: name the shapes, a ShapeError
+                    raise
         values = {a.name: attr_value(op, a, attrs[a.name]) for a in op.attrs}
         if any(isinstance(v, tf.RaggedTensor) for v in inputs):
             return _ragged(inputs, values, name)
@@ -182,8 +206,7 @@ def make_function(op, raw, meaning, load_error=None):
 
     def _ragged(inputs, values, name):
         if op.broadcasts:
-            raise InputError("%s: RaggedTensor inputs are taken by the ops that do not "
-                             "broadcast; %s broadcasts" % (op.python_name, op.python_name))
+            return _ragged_broadcasting(inputs, values, name)
         with tf.compat.v1.name_scope(name, op.type_name, list(inputs)):
             try:  # every ragged input must have the same row partitions (checked at run time)
                 return tf.ragged.map_flat_values(lambda *flat: function(*flat, **values),
@@ -192,21 +215,95 @@ def make_function(op, raw, meaning, load_error=None):
                 raise ShapeError("%s: RaggedTensor inputs need the same row partitions: %s"
                                  % (op.python_name, e))
 
+    def _ragged_broadcasting(inputs, values, name):
+        # RaggedTensor inputs with the same row partitions, and dense inputs that broadcast
+        # over their uniform inner dimensions, go through the flat values.
+        with tf.compat.v1.name_scope(name, op.type_name, list(inputs)):
+            ragged = [v for v in inputs if isinstance(v, tf.RaggedTensor)]
+            tensors = [v if isinstance(v, tf.RaggedTensor) else
+                       _convert(op, v, arg, dtype_hint=ragged[0].dtype)
+                       for v, arg in zip(inputs, op.inputs)]
+            check_dtypes(op, tensors)
+            inner = ragged[0].flat_values.shape.rank - 1  # the uniform dimensions
+            for t in tensors:
+                if not isinstance(t, tf.RaggedTensor) and (
+                        t.shape.rank is None or t.shape.rank > inner):
+                    raise ShapeError(
+                        "%s: a dense input given with a RaggedTensor may broadcast over its "
+                        "uniform inner dimensions only (rank <= %d here), got shape %s for a "
+                        "RaggedTensor of shape %s. Use %s to broadcast across ragged or batch "
+                        "dimensions." % (op.python_name, inner, t.shape, ragged[0].shape,
+                                         op.equivalent or "the dense op"))
+            try:  # checks that the ragged inputs have one row partition (at run time if need be)
+                return tf.ragged.map_flat_values(lambda *flat: function(*flat, **values),
+                                                 *tensors)
+            except ValueError as e:
+                raise ShapeError(
+                    "%s: RaggedTensor inputs need the same row partitions (and ragged rank, "
+                    "and row_splits dtype); got shapes %s, ragged ranks %s: %s" % (
+                        op.python_name, in_words(str(r.shape) for r in ragged),
+                        in_words(str(r.ragged_rank) for r in ragged), e))
+
+    function = _function_with_source(op, call, _docstring(op, meaning))
+    if meaning.gradient is not None:  # else TensorFlow says the op has no gradient
+        register_gradient(op, meaning.gradient)
+    return as_op_function(function)
+
+
+def function_source(op, docstring):
+    """The Python source of ``op``'s function, as TensorFlow writes its ``gen_*_ops.py``: the
+    record's signature, the docstring, one call of ``_call`` with the inputs and attributes."""
     args = ", ".join(tuple(op.inputs) + tuple("%s=%r" % (a.name, a.default) for a in op.attrs)
                      + ("name=None",))
-    source = "def %s(%s):\n    return _call((%s,), {%s}, name)\n" % (
-        op.python_name, args, ", ".join(op.inputs),
+    # prose lines wrapped to the project's width; the indented Args/Raises lines kept as made
+    doc = "\n".join(textwrap.fill(line, 96, initial_indent="    ", subsequent_indent="    ")
+                    if line and not line[0].isspace() else
+                    ("    " + (line[4:] if line.startswith("    ") else line)).rstrip()
+                    for line in docstring.splitlines())
+    return 'def %s(%s):\n    """%s\n    """\n    return _call((%s,), {%s}, name)\n' % (
+        op.python_name, args, doc.strip(), ", ".join(op.inputs),
         ", ".join("%r: %s" % (a.name, a.name) for a in op.attrs))
+
+
+def source_file_name(op):
+    """The name the source of ``op``'s function is kept under (``linecache``)."""
+    return "<tf_ge_custom.ops.%s, made from its record by tf_ge_custom._op_function>" % (
+        op.python_name)
+
+
+def _function_with_source(op, call, docstring):
+    """``op``'s function, compiled from :func:`function_source` under a file name that
+    ``linecache`` holds its source for: ``inspect.getsource``, ``help`` and tracebacks show it.
+    """
+    if '"""' in docstring or "\\" in docstring:
+        raise ValueError("%s: its docstring cannot hold triple quotes or backslashes"
+                         % op.type_name)
+    source = function_source(op, docstring)
+    filename = source_file_name(op)
+    # (size, mtime, lines, name): an mtime of None keeps linecache.checkcache from dropping it
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     scope = {"_call": call}
-    exec(compile(source, "<%s, made by tf_ge_custom._op_function>" % op.python_name, "exec"),
-         scope)
+    exec(compile(source, filename, "exec"), scope)
     function = scope[op.python_name]
     function.__module__ = "tf_ge_custom.ops"
     function.__qualname__ = op.python_name
-    function.__doc__ = _docstring(op, meaning)
-    if meaning.gradient is not None:  # else TensorFlow says the op has no gradient
-        register_gradient(op, meaning.gradient)
+    function.__doc__ = docstring
     return function
+
+
+def as_op_function(function):
+    """``function`` as the package hands its op functions out: AutoGraph calls it as it is
+    (it holds no control flow of the user's to convert), so a user's tf.function neither
+    converts the package's code nor warns about it. ``functools.wraps`` keeps its name,
+    docstring, signature and source (``__wrapped__``). A TensorFlow whose ``do_not_convert``
+    does not take the function (an older form of the API) leaves it unmarked."""
+    mark = getattr(getattr(getattr(tf, "autograph", None), "experimental", None),
+                   "do_not_convert", None)
+    try:
+        takes_function = mark is not None and "func" in inspect.signature(mark).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a signature Python cannot read
+        takes_function = False
+    return mark(function) if takes_function else function
 
 
 def _docstring(op, meaning):
@@ -220,10 +317,13 @@ def _docstring(op, meaning):
             "the node's name (optional).\n\n    Raises:\n      DTypeError: a dtype is not "
             "supported, or the inputs' differ (a ``TypeError``).\n      InputError: an "
             "argument cannot be converted, or an attribute has the wrong type (a "
-            "``TypeError``).\n      AttrError: an attribute is outside its range (a "
-            "``ValueError``).\n      OpLibraryError: the op library could not be loaded (an "
+            "``TypeError``).\n      ShapeError: the inputs' static shapes cannot be "
+            "combined (a ``ValueError``).\n      AttrError: an attribute is outside its range "
+            "(a ``ValueError``).\n      OpLibraryError: the op library could not be loaded (an "
             "``ImportError``).\n" % (
                 meaning.summary, op.type_name,
                 "RaggedTensors go through their flat values" if not op.broadcasts else
-                "the inputs broadcast", ", ".join(op.dtypes),
+                "the inputs broadcast in the op itself (one node, whatever their shapes), "
+                "RaggedTensors with the same row partitions, or with a dense input over their "
+                "uniform inner dimensions, through their flat values", ", ".join(op.dtypes),
                 ", ".join(op.inputs), "s" if len(op.inputs) > 1 else "", attrs))

@@ -1,13 +1,15 @@
-"""What each op beyond ``AddCustom`` means (``_op_function.OpMeaning``): the TensorFlow
-computation with its result and its gradient. :func:`meaning_of` derives it from the record's
+"""What each op means (``_op_function.OpMeaning``): the TensorFlow computation with its
+result and its gradient. :func:`meaning_of` derives it from the record's
 ``equivalent`` (the TensorFlow function the op equals, by name: its gradient is that
 function's, taken with a ``tf.GradientTape``), unless :data:`MEANINGS` writes it by hand,
-keyed by the op's TF type (``LeakyReluCustom``'s gradient is ``LeakyReluGrad`` straight,
-without the tape's forward computation). ``ops.py`` makes the function of every op of
-``op_def.OPS`` from its record and its meaning. Adding an op: docs/adding-an-op.md.
+keyed by the op's TF type (``AddCustom``'s gradient is ``tf.math.add``'s, summing over the
+broadcast dimensions; ``LeakyReluCustom``'s is ``LeakyReluGrad`` straight, without the tape's
+forward computation). ``ops.py`` makes the function of every op of ``op_def.OPS`` from
+its record and its meaning. Adding an op: docs/adding-an-op.md.
 """
 import tensorflow as tf
 
+from ._add_gradient import add_gradient
 from ._op_function import OpMeaning
 from .errors import OpLibraryError
 
@@ -20,6 +22,12 @@ def _leaky_relu_custom_grad(op, dy):
 
 
 MEANINGS = {
+    "AddCustom": OpMeaning(
+        summary="Return ``x + y`` element-wise, broadcasting as ``tf.math.add`` does: "
+                "``tf.math.add(x, y)`` bit for bit, computed by the ``AddCustom`` op.",
+        equivalent=lambda x, y, name=None: tf.math.add(x, y, name=name),
+        gradient=add_gradient,
+    ),
     "LeakyReluCustom": OpMeaning(
         summary="Return ``x`` where ``x > 0``, else ``x * alpha``, element-wise: "
                 "``tf.nn.leaky_relu(x, alpha)`` bit for bit, computed by the "

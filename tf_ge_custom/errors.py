@@ -25,6 +25,10 @@ class TfGeCustomError(Exception):
 
     exit_status = EXIT_FAILED
     fix = ""
+    # AutoGraph (tensorflow/python/autograph/impl/api.py, _attach_error_metadata) leaves an
+    # exception that has this attribute as it is: a user's tf.function sees the error raised,
+    # with its type and its one-line message, not a StagingError.
+    ag_pass_through = True
 
     def __init__(self, *args, **kwargs):
         fix = kwargs.pop("fix", None)
@@ -63,21 +67,36 @@ class TensorFlowImportError(TfGeCustomError, ImportError):
         super(TensorFlowImportError, self).__init__(message, **kwargs)
 
 
+# The errors of an op's arguments are raised inside a user's tf.function, Keras layer and XLA
+# cluster. They take the message alone (Exception's own __init__): AutoGraph where it has no
+# pass-through, and Keras when it adds the layer's name to the message, re-create an exception
+# of the same type from its message, and only for such a type (pyct/error_utils.py,
+# create_exception; keras/src/utils/traceback_utils.py). So no fix= or exit_status= here.
+
+
 class DTypeError(TfGeCustomError, TypeError):
     """An argument's dtype is not one the op accepts, or the two arguments disagree."""
+
+    __init__ = Exception.__init__
 
 
 class ShapeError(TfGeCustomError, ValueError):
     """The arguments' shapes cannot be combined (not broadcast-compatible)."""
+
+    __init__ = Exception.__init__
 
 
 class InputError(TfGeCustomError, TypeError):
     """An argument cannot be converted to a tensor at all (``None``, an arbitrary object), or
     an op attribute's value is not of its type (``alpha="0.1"``, a tensor)."""
 
+    __init__ = Exception.__init__
+
 
 class AttrError(TfGeCustomError, ValueError):
     """An op attribute's value is outside the range ``op_def.py`` gives it."""
+
+    __init__ = Exception.__init__
 
 
 class CommandError(TfGeCustomError, RuntimeError):
