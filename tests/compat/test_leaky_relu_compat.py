@@ -6,7 +6,8 @@ The oracle is ``tf.nn.leaky_relu`` of the same TensorFlow and its gradient (Tens
 ``LeakyReluGrad``), compared bit for bit: every float16 and bfloat16 bit pattern, float32's
 special values and random numbers, alpha 0, 1, negative, above 1, -0.0, NaN and the
 infinities. TensorFlow 1.15 runs them in a TF1 session (one graph, one run), TensorFlow 2 also
-eagerly with a ``tf.GradientTape``. Python 3.7 syntax; ``tf.compat.v1`` for graphs.
+eagerly with a ``tf.GradientTape``. In the session, a float32 NaN input's result is compared
+as a NaN, not by its payload (``_assert_same_bits``). Python 3.7 syntax; ``tf.compat.v1`` for graphs.
 """
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ TF1 = tf.__version__.startswith("1.")
 v1 = tf.compat.v1
 ALPHAS = (0.2, 0.0, 1.0, -0.5, 3.0, -0.0, float("nan"), float("inf"), float("-inf"))
 UINT = {"float32": np.uint32, "float16": np.uint16, "bfloat16": np.uint16}
+NUMPY_FLOAT = {"float32": np.float32}  # numpy has no bfloat16; float16's NaNs are compared bit for bit
 
 
 def _bits(dtype):
@@ -59,9 +61,23 @@ def _graph_results(dtype):
 def test_a_tf1_session_gives_tf_nn_leaky_relu_and_its_gradient_bit_for_bit(dtype):
     results, ops = _graph_results(dtype)
     assert ops.count("LeakyReluCustom") == len(ALPHAS)  # our node, not tf.nn.leaky_relu's
+    nan_in = np.isnan(_bits(dtype).view(NUMPY_FLOAT[dtype])) if dtype in NUMPY_FLOAT else None
     for alpha, ((ours, theirs), (our_grad, their_grad)) in zip(ALPHAS, results):
-        np.testing.assert_array_equal(ours, theirs, err_msg="%s alpha %r" % (dtype, alpha))
+        _assert_same_bits(ours, theirs, nan_in, dtype, "%s alpha %r" % (dtype, alpha))
         np.testing.assert_array_equal(our_grad, their_grad, err_msg="%s gradient, alpha %r" % (dtype, alpha))
+
+
+def _assert_same_bits(ours, theirs, nan_in, dtype, what):
+    """Bit for bit, except where the input is a float32 NaN: there both must be NaN, payloads
+    not compared. In a TF1 session on TensorFlow 2.6.5 the compat run saw, in 2 of some 30
+    runs and only under load, 47 of the 20,014 float32 inputs come out with other NaN bits in
+    one of the two results (docs/tensorflow-op.md, "Bit for bit, and where not")."""
+    if nan_in is None:
+        np.testing.assert_array_equal(ours, theirs, err_msg=what)
+        return
+    view = NUMPY_FLOAT[dtype]
+    np.testing.assert_array_equal(ours[~nan_in], theirs[~nan_in], err_msg=what)
+    assert np.isnan(ours[nan_in].view(view)).all() and np.isnan(theirs[nan_in].view(view)).all(), what
 
 
 @pytest.mark.skipif(TF1, reason="TensorFlow 1.15 has no eager mode here (the package's graphs run in TF1 sessions)")
