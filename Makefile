@@ -43,13 +43,22 @@ $(file > $(BUILD_INPUTS_FILE),$(BUILD_INPUTS))
 endif
 endif
 
+# The host's CPU (uname -m). TensorFlow's aarch64 wheels are another project at another version
+# (requirements/demo-aarch64.in), so an aarch64 host's demo installs requirements/demo-aarch64.lock.
+# The development tools (requirements/dev.lock: tensorflow-cpu, the CPU torch, triton-ascend) are
+# pinned for x86_64 only: `make test` says so on another host (docs/install.md, "Hosts").
+HOST_ARCH ?= $(shell uname -m)
+ON_AARCH64 = $(filter aarch64 arm64,$(HOST_ARCH))
+DEMO_LOCK = $(if $(ON_AARCH64),requirements/demo-aarch64.lock,requirements/demo.lock)
+NO_TEST_ON_AARCH64 = echo "error: make test's tools (requirements/dev.lock: tensorflow-cpu, torch, triton-ascend) are pinned for x86_64 only, and this host is $(HOST_ARCH); make demo builds and runs the package here (docs/install.md, Hosts)"; exit 1
+
 # Python 3.7: a pyenv install if there is one, else python3.7 on PATH
 PYTHON37 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.7*/bin/python3.7) python3.7)
 # TF Adapter's TensorFlows (requirements/compat-<name>-py3.7.lock): the package is built and
 # tested against each of them too, on Python 3.7.
 COMPAT  = tf1.15 tf2.6
 
-.PHONY: all demo test test-quick test-compat install venv demo-venv bench lock clean distclean triton-interp
+.PHONY: all demo test test-quick test-compat install venv demo-venv bench lock lock-aarch64 clean distclean triton-interp
 all: test
 
 $(VENV)/.created:
@@ -59,9 +68,9 @@ $(VENV)/.created:
 	touch $@
 
 # What the demo and the package's build need, nothing else.
-$(VENV)/.demo-deps: requirements/demo.lock $(VENV)/.created
-	$(STEP) "set-up: requirements/demo.lock (TensorFlow, numpy, the build's tools) into $(VENV)"
-	$(MAKE_REPORT) pip install -r requirements/demo.lock
+$(VENV)/.demo-deps: $(DEMO_LOCK) $(VENV)/.created
+	$(STEP) "set-up: $(DEMO_LOCK) (TensorFlow, numpy, the build's tools) into $(VENV)"
+	$(MAKE_REPORT) pip install -r $(DEMO_LOCK)
 	$(PIP) check
 	touch $@
 
@@ -69,6 +78,7 @@ demo-venv: $(VENV)/.demo-deps
 
 # The development environment: the demo's pins plus the test, kernel and benchmark tools.
 $(VENV)/.deps: requirements/dev.lock $(VENV)/.demo-deps
+	$(if $(ON_AARCH64),@$(NO_TEST_ON_AARCH64))
 	$(STEP) "set-up: requirements/dev.lock (the demo's, plus the test, kernel and benchmark tools) into $(VENV)"
 	$(MAKE_REPORT) pip install -r requirements/dev.lock
 	touch $@
@@ -156,6 +166,21 @@ lock: venv
 	} > requirements/demo.lock.new
 	cmp -s requirements/demo.lock.new requirements/demo.lock || mv requirements/demo.lock.new requirements/demo.lock
 	rm -f requirements/demo.lock.new
+
+# demo-aarch64.lock: requirements/demo-aarch64.in as pip resolves it for an aarch64 host's wheels and
+# Python 3.11, from any host (pip's --platform; nothing is installed).
+AARCH64_WHEELS = --only-binary=:all: --implementation cp --python-version 3.11 \
+  --platform manylinux2014_aarch64 --platform manylinux_2_17_aarch64 --platform manylinux_2_28_aarch64
+lock-aarch64: venv
+	mkdir -p build
+	$(PIP) install -q --dry-run --ignore-installed $(AARCH64_WHEELS) --target build/lock-aarch64 \
+	  --report build/demo-aarch64-lock.json -r requirements/demo-aarch64.in
+	{ head -2 requirements/demo-aarch64.lock; $(PY) -c 'import json, sys; print("\n".join(sorted( \
+	  ("%s==%s" % (i["metadata"]["name"], i["metadata"]["version"]) \
+	   for i in json.load(open(sys.argv[1]))["install"]), key=str.lower)))' build/demo-aarch64-lock.json; \
+	} > requirements/demo-aarch64.lock.new
+	cmp -s requirements/demo-aarch64.lock.new requirements/demo-aarch64.lock || mv requirements/demo-aarch64.lock.new requirements/demo-aarch64.lock
+	rm -f requirements/demo-aarch64.lock.new
 
 # What the clone's targets made (docs/install.md, "Uninstalling, and what each cache is"), each
 # path printed with its size as it goes; nothing else is touched. clean: the build's outputs

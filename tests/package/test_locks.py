@@ -104,3 +104,28 @@ def test_the_demo_lock_is_exactly_what_its_packages_require():
 
 def test_the_dev_lock_holds_everything_its_packages_require():
     assert sorted(_closure(DEV) - set(DEV)) == []
+
+
+# An aarch64 host's demo lock (requirements/demo-aarch64.lock). pip writes it for aarch64 wheels
+# (make lock-aarch64); here: it is well formed, holds the TensorFlow project that has aarch64
+# wheels, and builds with the same tools as the x86_64 demo.
+DEMO_AARCH64 = pins(os.path.join(REQUIREMENTS, "demo-aarch64.lock"))
+DEMO_AARCH64_IN = requested(os.path.join(REQUIREMENTS, "demo-aarch64.in"))
+
+
+def test_the_aarch64_demo_lock_pins_what_its_in_file_asks_for():
+    for requirement in DEMO_AARCH64_IN:
+        name = canonical(requirement.name)
+        assert name in DEMO_AARCH64, name
+        assert requirement.specifier.contains(DEMO_AARCH64[name]), (str(requirement), DEMO_AARCH64[name])
+
+
+def test_the_aarch64_demo_lock_has_tensorflow_not_tensorflow_cpu_and_no_test_tools():
+    assert "tensorflow" in DEMO_AARCH64 and "tensorflow-cpu" not in DEMO_AARCH64
+    assert "numpy" in DEMO_AARCH64
+    assert not [n for n in NOT_FOR_THE_DEMO if n in DEMO_AARCH64]
+
+
+def test_the_aarch64_demo_builds_with_the_x86_64_demos_tools():
+    for name in ("setuptools", "wheel", "nlohmann-json"):
+        assert DEMO_AARCH64.get(name) == DEMO[name], name

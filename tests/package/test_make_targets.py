@@ -198,3 +198,21 @@ def test_make_test_quick_runs_the_whole_suite_under_the_quick_tier_rule(checkout
         checkout / ".cache" / "triton-interp")], run
     at = words.index(".venv/bin/pytest")
     assert words[at + 1:] == ["-q", "tests"], run
+
+
+def test_an_aarch64_host_plans_its_own_demo_lock(checkout):
+    out = plan(checkout, HOST_ARCH="aarch64")
+    assert "-r requirements/demo-aarch64.lock" in out and "requirements/demo.lock" not in out
+    assert "-r requirements/dev.lock" not in out
+    assert "-r requirements/demo.lock" in plan(checkout, HOST_ARCH="x86_64")
+
+
+def test_make_test_on_aarch64_stops_in_one_line_before_installing(checkout):
+    made(checkout, HOST_ARCH="aarch64")
+    proc = subprocess.run(["make", "test"], cwd=str(checkout), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True,
+                          env=_env(HOST_ARCH="aarch64"))
+    assert proc.returncode != 0
+    errors = [line for line in proc.stdout.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "x86_64 only" in errors[0] and "aarch64" in errors[0], proc.stdout
+    assert "pip install" not in proc.stdout and not (checkout / ".venv" / ".deps").exists()
