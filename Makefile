@@ -58,7 +58,7 @@ PYTHON37 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.7*/bin/python3.7) p
 # tested against each of them too, on Python 3.7.
 COMPAT  = tf1.15 tf2.6
 
-.PHONY: all demo test test-quick test-compat install venv demo-venv bench lock lock-aarch64 clean distclean triton-interp
+.PHONY: all demo test test-quick test-compat install venv demo-venv bench lock lock-aarch64 check-aarch64 clean distclean triton-interp
 all: test
 
 $(VENV)/.created:
@@ -181,6 +181,22 @@ lock-aarch64: venv
 	} > requirements/demo-aarch64.lock.new
 	cmp -s requirements/demo-aarch64.lock.new requirements/demo-aarch64.lock || mv requirements/demo-aarch64.lock.new requirements/demo-aarch64.lock
 	rm -f requirements/demo-aarch64.lock.new
+	$(PIP) install -q --dry-run --ignore-installed $(AARCH64_WHEELS) --target build/lock-aarch64 \
+	  --report build/check-aarch64-lock.json -r requirements/demo-aarch64.in -r requirements/check-aarch64.in
+	{ head -2 requirements/check-aarch64.lock; $(PY) -c 'import json, sys; demo = set(open(sys.argv[2]).read().split()); \
+	  print("\n".join(sorted(set("%s==%s" % (i["metadata"]["name"], i["metadata"]["version"]) \
+	   for i in json.load(open(sys.argv[1]))["install"]) - demo, key=str.lower)))' \
+	  build/check-aarch64-lock.json requirements/demo-aarch64.lock; } > requirements/check-aarch64.lock.new
+	cmp -s requirements/check-aarch64.lock.new requirements/check-aarch64.lock || mv requirements/check-aarch64.lock.new requirements/check-aarch64.lock
+	rm -f requirements/check-aarch64.lock.new
+
+# make check-aarch64: on an x86_64 machine, as root, the package built and its numbers checked
+# on aarch64 under qemu user-mode emulation (.ci/check-aarch64: a Debian bookworm arm64 rootfs,
+# a venv of requirements/demo-aarch64.lock and check-aarch64.lock, the checkout built there,
+# the tests that pin the ops' numbers, doctor), cached under AARCH64_CACHE (docs/testing.md).
+AARCH64_CACHE ?= .cache/aarch64
+check-aarch64:
+	AARCH64_CACHE=$(AARCH64_CACHE) nice -n 10 .ci/check-aarch64
 
 # What the clone's targets made (docs/install.md, "Uninstalling, and what each cache is"), each
 # path printed with its size as it goes; nothing else is touched. clean: the build's outputs

@@ -7,7 +7,8 @@
 // kernel registry, so that every bit of the result is AddV2's, NaN sign and payload included,
 // on each of its paths (which do not all pass the same operand's NaN on: docs/tensorflow-op.md,
 // "NaN bits"), at its speed. Beyond 5 (AddV2 fails there), and where a TensorFlow registers no
-// AddV2 kernel for the dtype, the functor of add_custom_kernels.h evaluates the merged shape.
+// AddV2 kernel for the dtype, the functor of add_custom_kernels.h evaluates the merged shape
+// (TF_GE_CUSTOM_OWN_CPU_FUNCTORS=1 makes it compute every node: tensorflow_kernel.h).
 // See docs/tensorflow-op.md.
 #include "add_custom_kernels.h"
 
@@ -20,6 +21,7 @@
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/util/bcast.h"
 #include "add_custom_registrations.h"
+#include "tensorflow_kernel.h"
 
 namespace tf_ge_custom {
 
@@ -38,7 +40,7 @@ template <typename Device, typename T>
 class AddCustomOp : public ::tensorflow::OpKernel {
  public:
   explicit AddCustomOp(::tensorflow::OpKernelConstruction* ctx)
-      : OpKernel(ctx), add_v2_(AddV2Kernel(ctx, name())) {}
+      : OpKernel(ctx), add_v2_(OwnCpuFunctorsOnly() ? nullptr : AddV2Kernel(ctx, name())) {}
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);

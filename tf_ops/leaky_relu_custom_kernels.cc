@@ -28,7 +28,7 @@ class LeakyReluCustomOp : public ::tensorflow::OpKernel {
  public:
   explicit LeakyReluCustomOp(::tensorflow::OpKernelConstruction* ctx)
       : OpKernel(ctx), attrs_(ctx), alpha_(static_cast<T>(attrs_.alpha)),
-        leaky_relu_(OwnFunctorOnly() ? nullptr : LeakyReluKernel(ctx, name(), attrs_.alpha)) {}
+        leaky_relu_(OwnCpuFunctorsOnly() ? nullptr : LeakyReluKernel(ctx, name(), attrs_.alpha)) {}
 
   void Compute(::tensorflow::OpKernelContext* ctx) override {
     if (leaky_relu_ != nullptr) {
@@ -45,11 +45,6 @@ class LeakyReluCustomOp : public ::tensorflow::OpKernel {
   }
 
  private:
-  static bool OwnFunctorOnly() {
-    const char* value = std::getenv("TF_GE_CUSTOM_OWN_CPU_FUNCTORS");
-    return value != nullptr && std::strcmp(value, "1") == 0;
-  }
-
   static std::unique_ptr<::tensorflow::OpKernel> LeakyReluKernel(
       ::tensorflow::OpKernelConstruction* ctx, const std::string& name, float alpha) {
     ::tensorflow::NodeDef def = TensorFlowNode(name, "LeakyRelu", 1);

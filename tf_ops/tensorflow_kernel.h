@@ -6,6 +6,8 @@
 #ifndef TF_GE_CUSTOM_TF_OPS_TENSORFLOW_KERNEL_H_
 #define TF_GE_CUSTOM_TF_OPS_TENSORFLOW_KERNEL_H_
 
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -14,6 +16,14 @@
 #include "tensorflow/core/framework/op_kernel.h"
 
 namespace tf_ge_custom {
+
+// TF_GE_CUSTOM_OWN_CPU_FUNCTORS=1 in the environment when a kernel is made: the op computes
+// with its own functor, as in a TensorFlow without TensorFlow's kernel for the dtype (for the
+// tests: docs/tensorflow-op.md).
+inline bool OwnCpuFunctorsOnly() {
+  const char* value = std::getenv("TF_GE_CUSTOM_OWN_CPU_FUNCTORS");
+  return value != nullptr && std::strcmp(value, "1") == 0;
+}
 
 // A NodeDef of TensorFlow's op `op` named `<node>/<op>` with `inputs` inputs (NodeDef
 // validation counts them; the context supplies the tensors): the caller sets its attrs.
