@@ -12,13 +12,17 @@ dimensions broadcasting needs, as TensorFlow's own element-wise rule does
 broadcast are stacked to the loop's length, so every input has one shape. The rule of an op
 TensorFlow has one for already (registered by an older import) is left as it is.
 """
+import importlib
+
 from .op_def import OPS
 
 
 def _pfor():
     """TensorFlow's vectorizer module, or None where it has none this package can use."""
+    # By module path: TensorFlow 1.15's parallel_for package exports a function named pfor,
+    # which `from ... import pfor` would return instead of the module.
     try:
-        from tensorflow.python.ops.parallel_for import pfor
+        pfor = importlib.import_module("tensorflow.python.ops.parallel_for.pfor")
     except ImportError:  # pragma: no cover - every TensorFlow the package supports has it
         return None
     needed = ("RegisterPFor", "wrap", "_create_op", "_stack", "_pfor_converter_registry")
