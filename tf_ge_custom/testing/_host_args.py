@@ -1,8 +1,9 @@
 """Each kernel's host-argument layout against the record: the layout the record gives
 (``_layout.py``, the rule of docs/kernel-manifest.md) against the kernel's own ``@triton.jit``
 signature (one runtime parameter per slot, a pointer where the slot is an operand, the
-compile-time parameters the record's constants name, in order), and against every shipped
-manifest entry of the op (offsets, sizes and roles, slot by slot)."""
+attribute's own name where the slot is an attribute, the compile-time parameters the record's
+constants name, in order), and against every shipped manifest entry of the op (offsets, sizes
+and roles, slot by slot)."""
 import ast
 import os
 
@@ -63,6 +64,9 @@ def host_arg_layout(ctx):
             if operand != name.endswith("_ptr"):
                 raise CheckFailure("%s: the record's slot %s falls on the kernel's parameter %s, %s" % (
                     where, param, name, "not a pointer" if operand else "a pointer"))
+            if param.startswith("attr:") and name != param[len("attr:"):]:
+                raise CheckFailure("%s: the record's slot %s falls on the kernel's parameter %s; an "
+                                   "attribute's parameter has the attribute's name" % (where, param, name))
         for param in v.params:
             kind, _, rest = param.partition(":")
             count = len(op.inputs) if kind == "input" else len(op.outputs) if kind == "output" else None

@@ -58,8 +58,12 @@ def _reference_of(op):
     if not op.equivalent:
         return None
     from .._op_meanings import tensorflow_function
+    from ..errors import OpLibraryError
 
-    equivalent = tensorflow_function(op.equivalent)
+    try:
+        equivalent = tensorflow_function(op.equivalent)
+    except OpLibraryError:  # the record check says so; the checks that need a reference do not run
+        return None
     return lambda *inputs, **attrs: equivalent(*inputs, **attrs)
 
 

@@ -76,7 +76,7 @@ def _cases(ctx):
                                   "dtype": dtype, "block": block, "params": list(v.params),
                                   "constants": dict(v.constants), "attrs": attrs,
                                   "inputs": len(op.inputs), "outputs": len(op.outputs),
-                                  "max_programs": 3 if n == 0 else 2,
+                                  "max_programs": 2 if n == 0 else 1,
                                   "per_launch": None if n == 0 else 2 * block,
                                   "label": "%s %s %s%s%s" % (op.type_name, v.name, dtype,
                                                              " every bit pattern" if every else " %d elements" % shape[0],
