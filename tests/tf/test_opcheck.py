@@ -8,7 +8,8 @@ wrapper of the op's function, a reference off by one ulp, or a copy of the kerne
 one edit (the interpreter check runs it in its own child process, as it always does). Each
 defect runs the checks that cost little (eager, graphs, gradients, refusals, ...) plus the one
 meant to catch it; the costly ones (the SavedModel in a fresh process, the Triton interpreter,
-XLA) run only where a defect is theirs. The ops a defect applies to are chosen by what their
+XLA) run only where a defect is theirs. Each runs on a subset of the default samples
+(``_few_samples``). The ops a defect applies to are chosen by what their
 records say (an attribute, broadcasting), never by name.
 """
 import functools
@@ -425,6 +426,20 @@ DEFECTS = (
 )
 
 
+def _few_samples(op):
+    """The default samples a defect runs on: the first of each dtype, and the first dtype's
+    other attribute values. A check that runs every sample fails on any failing one, so a
+    defect caught on these is caught on all the default samples too (autograph_silence traces
+    the first three samples: its defects show on any trace)."""
+    first = op.dtypes[0]
+    seen, out = set(), []
+    for s in default_samples(op):
+        if s.dtype not in seen or (s.dtype == first and s.attrs != out[0].attrs):
+            seen.add(s.dtype)
+            out.append(s)
+    return out
+
+
 def _cases():
     return [(d, op) for d in DEFECTS for op in op_def.OPS if d.applies(op)]
 
@@ -435,7 +450,7 @@ def defect_reports(tmp_path_factory, triton_interp):
     _KERNEL_COPIES[:] = [str(tmp_path_factory.mktemp("kernels"))]
     out = []
     for defect, op in _cases():
-        kwargs = defect.inject(op)
+        kwargs = dict(dict(samples=_few_samples(op)), **defect.inject(op))
         skip = [n for n in COSTLY if n != defect.catcher]
         with warnings.catch_warnings():  # a defect's warning, seen by autograph_silence
             warnings.simplefilter("ignore", UserWarning)
