@@ -3,8 +3,8 @@
 For each op of ``op_def.OPS`` (or those ``--only`` names), in one process: the wall time of
 ``opcheck(op)`` (its fresh process for the SavedModel and its child for Triton's interpreter
 included; TensorFlow's import is timed once, apart), the number of checks that ran and passed,
-and the count of each status. Goals (issue 43): at least 10 checks run per op, each op in
-under 60 s on the CPU. The machine (CPUs, the 1-minute load average before and after each op)
+and the count of each status. Goals (docs/testing-your-op.md): at least 10 checks run per op,
+each op in under 60 s on the CPU. The machine (CPUs, the 1-minute load average before and after each op)
 is printed first, since the times depend on it. A missed goal is reported, not an error; the
 exit status is 1 when a check of an op fails or does not run (then the figures mean nothing).
 
