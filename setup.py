@@ -95,6 +95,7 @@ setup(
         "tf_ge_custom.export.checking",
         "tf_ge_custom.export.freezing",
         "tf_ge_custom.selftest",
+        "tf_ge_custom.testing",
     ],
     # the top-level kernels/ folder (kernel source + builder) installs as tf_ge_custom.kernels
     package_dir={"tf_ge_custom.kernels": "kernels"},

@@ -252,6 +252,11 @@ report["doc"] = f.__doc__.splitlines()[0]
 check = doctor.check_op_library(doctor.Context())
 report["doctor"] = [check.status, check.detail]
 report["json"] = json.loads(opp.supported_ops_json())
+import time
+from tf_ge_custom.testing import opcheck
+started = time.time()
+report["opcheck"] = [[r.name, r.status, r.detail] for r in opcheck("SquareCustom")]
+report["opcheck_seconds"] = time.time() - started
 np.savez(sys.argv[1], **out)
 print("REPORT " + json.dumps(report))
 '''
@@ -262,7 +267,9 @@ def ran(third_op, tmp_path_factory):
     """What a fresh process importing the copy computed: (arrays, report)."""
     _, target, _, _ = third_op
     folder = tmp_path_factory.mktemp("third_op_run")
-    env = dict(os.environ, PYTHONPATH=str(target), TF_CPP_MIN_LOG_LEVEL="2")
+    # opcheck's Triton interpreter check finds PyPI triton there (make triton-interp)
+    interp = os.environ.get("TF_GE_CUSTOM_TRITON_INTERP") or os.path.join(ROOT, ".cache", "triton-interp")
+    env = dict(os.environ, PYTHONPATH=str(target), TF_CPP_MIN_LOG_LEVEL="2", TF_GE_CUSTOM_TRITON_INTERP=interp)
     proc = subprocess.run([sys.executable, "-c", CHILD, str(folder / "out.npz")], cwd=str(folder), env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-6000:]
@@ -311,6 +318,23 @@ def test_the_function_is_made_from_the_record_and_refuses_other_dtypes(ran):
     for dtype in ("int32", "bfloat16"):
         assert report[dtype] == ["DTypeError", "square_custom: dtype %s is not supported; supported dtypes: "
                                                "float32, float16 (cast with tf.cast)" % dtype]
+
+
+def test_opcheck_passes_every_check_for_the_third_op_in_under_a_minute(ran):
+    from tf_ge_custom.testing import CHECK_NAMES
+
+    _, report = ran
+    checked = report["opcheck"]
+    assert [name for name, _, _ in checked] == list(CHECK_NAMES)
+    failed = ["%s [%s]: %s" % (name, status, detail) for name, status, detail in checked
+              if status not in ("passed", "not applicable")]
+    assert not failed, "\n".join(failed)
+    ran_checks = dict((name, status) for name, status, _ in checked if status == "passed")
+    assert len(ran_checks) >= 10
+    # no attribute: its one check does not apply; the kernel ran in the interpreter
+    assert [name for name, status, _ in checked if status == "not applicable"] == ["attr_refusals"]
+    assert "triton_interpreter" in ran_checks and "saved_model" in ran_checks
+    assert report["opcheck_seconds"] < 60, report["opcheck_seconds"]
 
 
 def test_doctor_and_the_npu_json_take_the_third_op(ran, third_op):
