@@ -180,7 +180,7 @@ def describe_miss(lookup, names):
     if lookup.verdict == NO_SYMBOL_TABLE:
         return ("has no symbol table (stripped?) the runtime reads (.symtab; it ignores .dynsym), "
                 "so it cannot find %s in it" % wanted)
-    listed = ", ".join(lookup.functions)
+    listed = ", ".join(f or '""' for f in lookup.functions)  # a symbol's name may be empty
     more = lookup.function_count - len(lookup.functions)
     if more > 0:
         listed += " and %d more" % more

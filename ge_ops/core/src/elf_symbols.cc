@@ -81,7 +81,8 @@ std::string Refusal(uint64_t info, uint64_t other, uint64_t shndx) {
 
 }  // namespace
 
-const char kElfAccepted[] = "a global, defined, default-visibility function in the first .symtab of a 64-bit ELF file";
+const char kElfAccepted[] =
+    "a global, defined, default-visibility function in the first .symtab of a 64-bit ELF file";
 
 std::vector<std::string> EntrySymbolNames(const std::string &entry, bool vector_core) {
   return {entry, entry + (vector_core ? "_mix_aiv" : "_mix_aic")};
@@ -204,7 +205,10 @@ std::string DescribeMiss(const ElfLookup &lookup, const std::vector<std::string>
              "find " + wanted + " in it";
     case ElfVerdict::kMissing: {
       std::string listed;
-      for (const auto &f : lookup.functions) listed += (listed.empty() ? "" : ", ") + f;
+      for (size_t i = 0; i < lookup.functions.size(); ++i) {  // a symbol's name may be empty
+        const std::string &f = lookup.functions[i];
+        listed += (i == 0 ? "" : ", ") + (f.empty() ? std::string("\"\"") : f);
+      }
       const uint64_t more = lookup.function_count - lookup.functions.size();
       if (more > 0) listed += " and " + std::to_string(more) + " more";
       std::string said = "defines no global function " + wanted + " (its global functions: " +

@@ -229,7 +229,8 @@ TEST(ElfSymbols, OnlyTheFirstSymbolTableWithSymbolsIsReadAsTheRuntimeReadsIt) {
 }
 
 TEST(ElfSymbols, AStringTableWithoutATerminatorAtItsEnd) {
-  // The names' terminators are checked against one scan of the string table, not one per symbol: a name in an unterminated tail is damage, one before it is read.
+  // The names' terminators are checked against one scan of the string table, not one per
+  // symbol: a name in an unterminated tail is damage, one before it is read.
   auto object = test_support::ElfObject({{"f0"}, {"f1"}}, "code");
   const uint64_t strtab_at = Field(object, SectionField(object, 3, 24));
   const uint64_t strtab_size = Field(object, SectionField(object, 3, 32));
