@@ -13,9 +13,11 @@ A small reader of its own rather than pyelftools: the question is one fixed-layo
 case (the GE library links nothing it does not ship), the builder runs from the installed
 package on every host (Python 3.7 included), and the two readers are kept to one verdict
 case by case. Both follow the runtime's rule (hicann/runtime src/runtime/core/src/kernel/
-elf.cc): a 64-bit file of either byte order, ``.symtab`` only, a global, defined,
-default-visibility function. Every offset is checked against the file's size, and each symbol
-table is read once, so the time is linear in the size (benchmarks/bench_elf_reader.py).
+elf.cc): a 64-bit file of either byte order, its first ``.symtab`` that holds symbols (the
+runtime reads no other, and never ``.dynsym``), a global, defined, default-visibility
+function. Every offset is checked against the file's size, and that one table is read once,
+so the time is linear in the size (benchmarks/bench_elf_reader.py). A miss says why a symbol
+of the entry's name was passed over (hidden, undefined, local, ...) and what is accepted.
 
 Pure Python, Python 3.7 syntax.
 """
@@ -33,6 +35,9 @@ _SHDR, _TYPE_AT, _OFFSET_AT, _SIZE_AT, _LINK_AT, _ENTSIZE_AT = 64, 4, 24, 32, 40
 _SYM, _NAME_AT, _INFO_AT, _OTHER_AT, _SHNDX_AT = 24, 0, 4, 5, 6
 _SHT_SYMTAB = 2
 _STT_FUNC, _STB_GLOBAL, _STV_DEFAULT, _SHN_UNDEF = 2, 1, 0, 0
+_BINDING_NAMES = {0: "local (STB_LOCAL)", 2: "weak (STB_WEAK)"}
+_VISIBILITY_NAMES = {1: "internal (STV_INTERNAL)", 2: "hidden (STV_HIDDEN)", 3: "protected (STV_PROTECTED)"}
+ACCEPTED = "a global, defined, default-visibility function in the first .symtab of a 64-bit ELF file"
 
 
 class Lookup(NamedTuple):
@@ -40,6 +45,7 @@ class Lookup(NamedTuple):
     found: str  # FOUND: the name that matched
     functions: Tuple[str, ...]  # MISSING: up to three functions the runtime could launch
     function_count: int  # MISSING: how many functions the runtime could launch
+    refused: str = ""  # MISSING: "NAME is WHY" for the first symbol of a wanted name refused
 
 
 class _Truncated(Exception):
@@ -54,12 +60,28 @@ def entry_names(entry, mix_mode="aiv"):
     return (entry, entry + kernel_contract.ENTRY_SUFFIX_BY_MIX_MODE[mix_mode])
 
 
+def _refusal(info, other, shndx):
+    """Why the runtime would not launch a symbol: a phrase, or "" when it would (a global,
+    defined, default-visibility function)."""
+    if shndx == _SHN_UNDEF:
+        return "undefined here (a reference: section SHN_UNDEF)"
+    if info & 0xF != _STT_FUNC:
+        return "not a function (symbol type %d, not STT_FUNC)" % (info & 0xF)
+    if info >> 4 != _STB_GLOBAL:
+        return "%s, not global" % _BINDING_NAMES.get(info >> 4, "binding %d" % (info >> 4))
+    if other & 0x3 != _STV_DEFAULT:
+        return "%s, not of default visibility" % _VISIBILITY_NAMES[other & 0x3]
+    return ""
+
+
 def find_function(data, names):
     """Whether the ELF file ``data`` (bytes) defines, as the runtime reads it, a function
-    named one of ``names``: a 64-bit file, in a ``.symtab`` section (not ``.dynsym``), a
-    symbol of type STT_FUNC, binding STB_GLOBAL, visibility STV_DEFAULT and a section
-    index other than SHN_UNDEF. Each symbol table is read once however many section headers
-    name it; two that overlap otherwise are damage. So the time is linear in the size."""
+    named one of ``names``: a 64-bit file; its first ``.symtab`` section that holds symbols
+    (the runtime reads no other, and never ``.dynsym``); a symbol of type STT_FUNC, binding
+    STB_GLOBAL, visibility STV_DEFAULT and a section index other than SHN_UNDEF. That table
+    must hold 24-byte records inside the file (the runtime reads 24-byte records whatever
+    sh_entsize says), or the file is damaged. One pass over the section headers and one over
+    the table: the time is linear in the size."""
     names = tuple(names)
     if len(data) < 16 or data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2):
         return Lookup(NOT_ELF, "", (), 0)
@@ -94,62 +116,52 @@ def find_function(data, names):
             shnum = section(0)[2]
         if shnum > size // _SHDR or not fits(shoff, shnum * _SHDR):
             raise _Truncated()
-        # An empty table holds no symbol: counted, not kept (kept, it could sit between two
-        # overlapping tables and hide their overlap).
-        any_table, tables = False, set()
+        # The runtime's table: the first SHT_SYMTAB with symbols in it (it passes over one of
+        # size 0 or sh_entsize 0, and stops after the first it reads). .dynsym is never read.
+        table = None
         for i in range(shnum):
             kind, offset, length, link, entsize = section(i)
-            if kind != _SHT_SYMTAB:  # .dynsym too: the runtime reads .symtab only
+            if kind != _SHT_SYMTAB or length == 0 or entsize == 0:
                 continue
-            if link >= shnum or entsize < _SYM or not fits(offset, length):
+            if entsize != _SYM or link >= shnum or not fits(offset, length):
                 raise _Truncated()
-            any_table = True
-            if length:
-                tables.add((offset, length, entsize, link))
-        distinct = sorted(tables)
-        for before, after in zip(distinct, distinct[1:]):
-            if after[0] < before[0] + before[1]:
-                raise _Truncated()  # two symbol tables overlap
-        # Each table's string table, and where the last terminator before its end lies: one
-        # pass over the file in order of the tables' ends, however many tables there are or
-        # however they overlap. A name has its terminator when that is at or after its start.
-        strtabs = []
-        for offset, length, entsize, link in distinct:
-            _, str_offset, str_size, _, _ = section(link)
-            if not fits(str_offset, str_size):
-                raise _Truncated()
-            strtabs.append((str_offset, str_size))
-        last_nul_before, scanned, last_nul = {}, 0, -1
-        for end in sorted({o + n for o, n in strtabs}):
-            found = data.rfind(b"\0", scanned, end)
-            last_nul = found if found >= 0 else last_nul
-            scanned, last_nul_before[end] = end, last_nul
-        functions, count = [], 0
-        wanted = [(n.encode("utf-8") + b"\0") for n in names]
-        for (offset, length, entsize, link), (str_offset, str_size) in zip(distinct, strtabs):
-            str_end = str_offset + str_size
-            last_nul = last_nul_before[str_end]
-            for s in range(1, length // entsize):  # symbol 0 is the null symbol
-                at = offset + s * entsize
-                name, info = u(at + _NAME_AT, "I"), u(at + _INFO_AT, "B")
-                other, shndx = u(at + _OTHER_AT, "B"), u(at + _SHNDX_AT, "H")
-                if (info & 0xF != _STT_FUNC or info >> 4 != _STB_GLOBAL or shndx == _SHN_UNDEF
-                        or other & 0x3 != _STV_DEFAULT or name == 0):
-                    continue
-                if name >= str_size or str_offset + name > last_nul:
-                    raise _Truncated()  # past the table, or no terminator after it
-                start = str_offset + name
-                for want in wanted:
-                    if data[start:start + len(want)] == want:
-                        symbol = want[:-1].decode("utf-8")
-                        return Lookup(FOUND, symbol, (), 0)
-                count += 1
-                if len(functions) < 3:
-                    end = data.find(b"\0", start, str_end)
-                    functions.append(data[start:end].decode("utf-8", "replace"))
-        if not any_table:
+            table = (offset, length, link)
+            break
+        if table is None:
             return Lookup(NO_SYMBOL_TABLE, "", (), 0)
-        return Lookup(MISSING, "", tuple(functions), count)
+        offset, length, link = table
+        _, str_offset, str_size, _, _ = section(link)
+        if not fits(str_offset, str_size):
+            raise _Truncated()
+        str_end = str_offset + str_size
+        last_nul = data.rfind(b"\0", str_offset, str_end)  # a name needs a terminator after it
+        functions, count, refused = [], 0, ""
+        wanted = [(n.encode("utf-8") + b"\0") for n in names]
+        for s in range(1, length // _SYM):  # symbol 0 is the null symbol
+            at = offset + s * _SYM
+            name, info = u(at + _NAME_AT, "I"), u(at + _INFO_AT, "B")
+            other, shndx = u(at + _OTHER_AT, "B"), u(at + _SHNDX_AT, "H")
+            if name == 0:
+                continue
+            why = _refusal(info, other, shndx)
+            if why:  # not the runtime's kernel; named as wanted, it is why the entry is missing
+                start = str_offset + name
+                if not refused and name < str_size and start <= last_nul:
+                    for want in wanted:
+                        if data[start:start + len(want)] == want:
+                            refused = "%s is %s" % (want[:-1].decode("utf-8"), why)
+                continue
+            if name >= str_size or str_offset + name > last_nul:
+                raise _Truncated()  # past the table, or no terminator after it
+            start = str_offset + name
+            for want in wanted:
+                if data[start:start + len(want)] == want:
+                    return Lookup(FOUND, want[:-1].decode("utf-8"), (), 0)
+            count += 1
+            if len(functions) < 3:
+                end = data.find(b"\0", start, str_end)
+                functions.append(data[start:end].decode("utf-8", "replace"))
+        return Lookup(MISSING, "", tuple(functions), count, refused)
     except _Truncated:
         return Lookup(TRUNCATED, "", (), 0)
 
@@ -168,11 +180,14 @@ def describe_miss(lookup, names):
     if lookup.verdict == NO_SYMBOL_TABLE:
         return ("has no symbol table (stripped?) the runtime reads (.symtab; it ignores .dynsym), "
                 "so it cannot find %s in it" % wanted)
-    listed = ", ".join(lookup.functions)
+    listed = ", ".join(f or '""' for f in lookup.functions)  # a symbol's name may be empty
     more = lookup.function_count - len(lookup.functions)
     if more > 0:
         listed += " and %d more" % more
-    return "defines no global function %s (its global functions: %s)" % (wanted, listed or "none")
+    said = "defines no global function %s (its global functions: %s)" % (wanted, listed or "none")
+    if lookup.refused:
+        said += "; %s, and the runtime launches only %s" % (lookup.refused, ACCEPTED)
+    return said
 
 
 def require_entry(data, entry, mix_mode, what):

@@ -24,7 +24,7 @@ NATIVE_TESTS = NATIVE / "core"
 _TEST_RE = re.compile(r"^TEST\((\w+),\s*(\w+)\)", re.M)
 NATIVE_TARGETS = ("tf_ge_custom_core_tests", "tf_ge_custom_fuzz", "tf_ge_custom_plan",
                   "tf_ge_custom_compile_driver", "tf_ge_custom_child_start_tests",
-                  "tf_ge_custom_manifest_driver")
+                  "tf_ge_custom_manifest_driver", "tf_ge_custom_elf_driver")
 NATIVE_OPTIONS = ("-DTF_GE_CUSTOM_WITH_CANN=OFF", "-DTF_GE_CUSTOM_TESTS_DIR=" + str(NATIVE))
 
 

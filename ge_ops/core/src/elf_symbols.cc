@@ -1,8 +1,6 @@
 #include "tf_ge_custom_core/elf_symbols.h"
 
-#include <algorithm>
 #include <cstring>
-#include <map>
 
 namespace tf_ge_custom {
 namespace core {
@@ -60,7 +58,31 @@ bool NameIs(const char *text, size_t room, const std::string &want) {
   return want.size() < room && std::memcmp(text, want.data(), want.size()) == 0 && text[want.size()] == '\0';
 }
 
+// Why the runtime would not launch a symbol: a phrase, or "" when it would (a global, defined,
+// default-visibility function). The same words as kernels/elf_symbols.py's _refusal.
+std::string Refusal(uint64_t info, uint64_t other, uint64_t shndx) {
+  if (shndx == kShnUndef) return "undefined here (a reference: section SHN_UNDEF)";
+  if ((info & 0xf) != kSttFunc) {
+    return "not a function (symbol type " + std::to_string(info & 0xf) + ", not STT_FUNC)";
+  }
+  if ((info >> 4) != kStbGlobal) {
+    const uint64_t bind = info >> 4;
+    return (bind == 0 ? std::string("local (STB_LOCAL)")
+                      : bind == 2 ? std::string("weak (STB_WEAK)") : "binding " + std::to_string(bind)) +
+           ", not global";
+  }
+  if ((other & 0x3) != kStvDefault) {
+    static const char *const kVisibility[] = {"default", "internal (STV_INTERNAL)", "hidden (STV_HIDDEN)",
+                                              "protected (STV_PROTECTED)"};
+    return std::string(kVisibility[other & 0x3]) + ", not of default visibility";
+  }
+  return "";
+}
+
 }  // namespace
+
+const char kElfAccepted[] =
+    "a global, defined, default-visibility function in the first .symtab of a 64-bit ELF file";
 
 std::vector<std::string> EntrySymbolNames(const std::string &entry, bool vector_core) {
   return {entry, entry + (vector_core ? "_mix_aiv" : "_mix_aic")};
@@ -95,95 +117,77 @@ ElfLookup FindFunction(const uint8_t *data, size_t size, const std::vector<std::
   }
   // Every section header inside the file (shnum * kShdrSize cannot wrap: both are bounded).
   if (shnum > size / kShdrSize || !b.Fits(shoff, shnum * kShdrSize)) return out;
-  // The .symtab sections, each read once however many headers name it. Two that overlap
-  // without being the same table are damage: refused, so the symbols read never exceed the
-  // file's size and the time stays linear in it. An empty one holds no symbol: counted, not
-  // kept (kept, it could sit between two overlapping tables and hide their overlap).
-  std::vector<Section> tables;
+  // The runtime's table: the first SHT_SYMTAB with symbols in it (it passes over one of size 0
+  // or sh_entsize 0, and stops after the first it reads); .dynsym is never read. It reads
+  // 24-byte records whatever sh_entsize says, so another record size is damage.
+  Section symtab;
   bool any_table = false;
-  for (uint64_t i = 0; i < shnum; ++i) {
-    Section symtab;
+  for (uint64_t i = 0; i < shnum && !any_table; ++i) {
     if (!ReadSection(b, shoff, i, &symtab)) return out;
-    if (symtab.type != kShtSymtab) continue;  // .dynsym too: the runtime reads .symtab only
-    if (symtab.link >= shnum || symtab.entsize < kSymSize || !b.Fits(symtab.offset, symtab.size)) return out;
+    if (symtab.type != kShtSymtab || symtab.size == 0 || symtab.entsize == 0) continue;
+    if (symtab.entsize != kSymSize || symtab.link >= shnum || !b.Fits(symtab.offset, symtab.size)) return out;
     any_table = true;
-    if (symtab.size > 0) tables.push_back(symtab);
   }
-  std::sort(tables.begin(), tables.end(), [](const Section &x, const Section &y) {
-    return x.offset != y.offset ? x.offset < y.offset : x.size < y.size;
-  });
-  std::vector<Section> distinct;
-  for (const Section &t : tables) {
-    if (!distinct.empty()) {
-      const Section &last = distinct.back();
-      if (t.offset == last.offset && t.size == last.size && t.entsize == last.entsize && t.link == last.link) continue;
-      if (t.offset < last.offset + last.size) return out;  // overlapping tables
+  if (!any_table) {
+    out.verdict = ElfVerdict::kNoSymbolTable;
+    return out;
+  }
+  Section strtab;
+  if (!ReadSection(b, shoff, symtab.link, &strtab) || !b.Fits(strtab.offset, strtab.size)) return out;
+  // A name needs a terminator at or after its start: where the table's last NUL lies, found once.
+  uint64_t terminator_end = 0;  // the last NUL's position + 1 (0: none)
+  for (uint64_t k = strtab.offset + strtab.size; k > strtab.offset; --k) {
+    if (data[k - 1] == '\0') {
+      terminator_end = k;
+      break;
     }
-    distinct.push_back(t);
   }
-  // Each table's string table, and where the last terminator before its end lies: one pass
-  // over the file in order of the tables' ends, however many tables there are or however they
-  // overlap. A name has its terminator when that position is at or after its start.
-  std::vector<Section> strtabs(distinct.size());
-  std::map<uint64_t, uint64_t> last_nul_before;  // a string table's end -> last NUL + 1 (0: none)
-  for (size_t i = 0; i < distinct.size(); ++i) {
-    if (!ReadSection(b, shoff, distinct[i].link, &strtabs[i]) || !b.Fits(strtabs[i].offset, strtabs[i].size)) {
+  const char *table = reinterpret_cast<const char *>(b.At(strtab.offset));
+  const uint64_t count = symtab.size / kSymSize;
+  for (uint64_t s = 1; s < count; ++s) {  // symbol 0 is the null symbol
+    const uint64_t at = symtab.offset + s * kSymSize;
+    uint64_t name = 0, info = 0, other = 0, shndx = 0;
+    if (!b.U(at + kStNameAt, 4, &name) || !b.U(at + kStInfoAt, 1, &info) || !b.U(at + kStOtherAt, 1, &other) ||
+        !b.U(at + kStShndxAt, 2, &shndx)) {
       return out;
     }
-    last_nul_before[strtabs[i].offset + strtabs[i].size] = 0;
-  }
-  uint64_t scanned = 0, last_nul = 0;
-  for (auto &entry : last_nul_before) {
-    for (uint64_t k = entry.first; k > scanned; --k) {
-      if (data[k - 1] == '\0') {
-        last_nul = k;
-        break;
-      }
-    }
-    scanned = entry.first;
-    entry.second = last_nul;
-  }
-  for (size_t i = 0; i < distinct.size(); ++i) {
-    const Section &symtab = distinct[i], &strtab = strtabs[i];
-    const char *table = reinterpret_cast<const char *>(b.At(strtab.offset));
-    const uint64_t terminator_end = last_nul_before[strtab.offset + strtab.size];
-    const uint64_t count = symtab.size / symtab.entsize;
-    for (uint64_t s = 1; s < count; ++s) {  // symbol 0 is the null symbol
-      const uint64_t at = symtab.offset + s * symtab.entsize;
-      uint64_t name = 0, info = 0, other = 0, shndx = 0;
-      if (!b.U(at + kStNameAt, 4, &name) || !b.U(at + kStInfoAt, 1, &info) || !b.U(at + kStOtherAt, 1, &other) ||
-          !b.U(at + kStShndxAt, 2, &shndx)) {
-        return out;
-      }
-      // The runtime's kernel: a global function, defined here, visible (st_other's low two
-      // bits: STV_DEFAULT), with a name.
-      if ((info & 0xf) != kSttFunc || (info >> 4) != kStbGlobal || shndx == kShnUndef ||
-          (other & 0x3) != kStvDefault || name == 0) {
-        continue;
-      }
-      if (name >= strtab.size) return out;
-      const char *text = table + name;
-      if (terminator_end <= strtab.offset + name) return out;  // no terminator after the name's start
-      const size_t room = static_cast<size_t>(strtab.size - name);
-      for (const auto &n : names) {
-        if (NameIs(text, room, n)) {
-          out.verdict = ElfVerdict::kFound;
-          out.found = n;
-          out.functions.clear();
-          return out;
+    if (name == 0) continue;
+    // The runtime's kernel: a global function, defined here, visible (st_other's low two bits:
+    // STV_DEFAULT), with a name. Another symbol of a wanted name is why the entry is missing.
+    const std::string why = Refusal(info, other, shndx);
+    if (!why.empty()) {
+      if (out.refused.empty() && name < strtab.size && strtab.offset + name < terminator_end) {
+        for (const auto &n : names) {
+          if (NameIs(table + name, static_cast<size_t>(strtab.size - name), n)) {
+            out.refused = n + " is " + why;
+            break;
+          }
         }
       }
-      ++out.function_count;
-      if (out.functions.size() < 3) {
-        const void *end = std::memchr(text, '\0', room);  // found: a terminator lies at or after text
-        out.functions.emplace_back(text, static_cast<const char *>(end) - text);
+      continue;
+    }
+    if (name >= strtab.size) return out;
+    const char *text = table + name;
+    if (terminator_end <= strtab.offset + name) return out;  // no terminator after the name's start
+    const size_t room = static_cast<size_t>(strtab.size - name);
+    for (const auto &n : names) {
+      if (NameIs(text, room, n)) {
+        out.verdict = ElfVerdict::kFound;
+        out.found = n;
+        out.functions.clear();
+        out.refused.clear();
+        return out;
       }
     }
+    ++out.function_count;
+    if (out.functions.size() < 3) {
+      const void *end = std::memchr(text, '\0', room);  // found: a terminator lies at or after text
+      out.functions.emplace_back(text, static_cast<const char *>(end) - text);
+    }
   }
-  out.verdict = any_table ? ElfVerdict::kMissing : ElfVerdict::kNoSymbolTable;
+  out.verdict = ElfVerdict::kMissing;
   return out;
 }
-
 std::string DescribeMiss(const ElfLookup &lookup, const std::vector<std::string> &names) {
   std::string wanted;
   for (const auto &n : names) wanted += (wanted.empty() ? "" : " or ") + n;
@@ -201,11 +205,16 @@ std::string DescribeMiss(const ElfLookup &lookup, const std::vector<std::string>
              "find " + wanted + " in it";
     case ElfVerdict::kMissing: {
       std::string listed;
-      for (const auto &f : lookup.functions) listed += (listed.empty() ? "" : ", ") + f;
+      for (size_t i = 0; i < lookup.functions.size(); ++i) {  // a symbol's name may be empty
+        const std::string &f = lookup.functions[i];
+        listed += (i == 0 ? "" : ", ") + (f.empty() ? std::string("\"\"") : f);
+      }
       const uint64_t more = lookup.function_count - lookup.functions.size();
       if (more > 0) listed += " and " + std::to_string(more) + " more";
-      return "defines no global function " + wanted + " (its global functions: " +
-             (listed.empty() ? std::string("none") : listed) + ")";
+      std::string said = "defines no global function " + wanted + " (its global functions: " +
+                         (listed.empty() ? std::string("none") : listed) + ")";
+      if (!lookup.refused.empty()) said += "; " + lookup.refused + ", and the runtime launches only " + kElfAccepted;
+      return said;
     }
   }
   return "?";

@@ -7,12 +7,12 @@
 // before it writes a manifest (kernels/elf_symbols.py).
 //
 // The reader follows the runtime's own rule (hicann/runtime src/runtime/core/src/kernel/
-// elf.cc; docs/kernel-manifest.md): a 64-bit ELF file of either byte order, its .symtab
-// sections only (not .dynsym), and a symbol that is a global function, defined in the file,
-// of default visibility. It never reads outside the bytes it is given (every offset, size and
-// count is checked against what is there, in 64-bit arithmetic that cannot wrap), and reads
-// each symbol table once however many section headers name it, so its time is linear in the
-// file's size (benchmarks/bench_elf_reader.py).
+// elf.cc; docs/kernel-manifest.md): a 64-bit ELF file of either byte order, its first .symtab
+// that holds symbols (the runtime reads no other, and never .dynsym), and a symbol that is a
+// global function, defined in the file, of default visibility. It never reads outside the
+// bytes it is given (every offset, size and count is checked against what is there, in 64-bit
+// arithmetic that cannot wrap), and reads that one table once however many section headers
+// name it, so its time is linear in the file's size (benchmarks/bench_elf_reader.py).
 #ifndef TF_GE_CUSTOM_CORE_ELF_SYMBOLS_H_
 #define TF_GE_CUSTOM_CORE_ELF_SYMBOLS_H_
 
@@ -30,8 +30,8 @@ enum class ElfVerdict {
   kNotElf,         // no ELF magic, or an ELF class / byte order that does not exist
   kNot64Bit,       // a 32-bit ELF file, which the runtime does not load
   kTruncated,      // a header, section table, symbol table or name runs past the end, or
-                   // two symbol tables overlap
-  kNoSymbolTable,  // no .symtab (a stripped binary, or a library with .dynsym only)
+                   // the symbol table's records are not 24 bytes
+  kNoSymbolTable,  // no .symtab with symbols (a stripped binary, or a library with .dynsym only)
   kMissing,        // symbol tables, but none defines a global function of the names
 };
 
@@ -41,9 +41,16 @@ struct ElfLookup {
   // kMissing: up to three defined global functions there are, for the message
   std::vector<std::string> functions;
   uint64_t function_count = 0;  // kMissing: how many defined global functions there are
+  // kMissing: "NAME is WHY" for the first symbol of a wanted name the runtime would not launch
+  // ("... is hidden (STV_HIDDEN), not of default visibility"); empty when there is none
+  std::string refused;
 };
 
-// Looks in .symtab for a defined (section index not SHN_UNDEF) symbol of type STT_FUNC,
+// What the runtime launches, for messages: "a global, defined, default-visibility function in
+// the first .symtab of a 64-bit ELF file".
+extern const char kElfAccepted[];
+
+// Looks in the first .symtab with symbols for a defined (section index not SHN_UNDEF) symbol of type STT_FUNC,
 // binding STB_GLOBAL and visibility STV_DEFAULT named exactly one of names.
 ElfLookup FindFunction(const uint8_t *data, size_t size, const std::vector<std::string> &names);
 
