@@ -154,6 +154,7 @@ PUBLIC_MODULES = {
     "op_def", "opp", "kernel_manifest", "kernel_contract", "kernels",  # for op authors (docs/adding-an-op.md)
     "doctor", "selftest",                   # their result types are read by scripts (--json)
     "saved_model_cli",                      # python -m tf_ge_custom.saved_model_cli (docs/deploy.md)
+    "testing",                              # tf_ge_custom.testing.opcheck (docs/testing-your-op.md)
 }
 
 

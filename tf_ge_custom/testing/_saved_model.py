@@ -3,12 +3,12 @@ that register the op (``imports``): the results equal the reference's, and the s
 functions hold the op's node (not a replacement)."""
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import tensorflow as tf
 
+from .. import _processes
 from ._report import CheckFailure
 
 # the fresh process: import what registers the op, load, call each saved function, save bits
@@ -87,11 +87,11 @@ def saved_model(ctx):
         json.dump({"imports": list(ctx.imports), "cases": cases}, f)
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     env["PYTHONPATH"] = os.pathsep.join(_pythonpath(ctx.imports) + [p for p in [env.get("PYTHONPATH")] if p])
-    proc = subprocess.run([sys.executable, "-c", CHILD, folder], cwd=folder, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
-    if proc.returncode != 0 or "OPCHECK-DONE" not in proc.stdout:
+    proc = _processes.run([sys.executable, "-c", CHILD, folder], timeout=600, env=env, cwd=folder, check=False,
+                          separate_stderr=True)
+    if proc.returncode != 0 or "OPCHECK-DONE" not in proc.output:
         raise CheckFailure("the fresh process (importing %s) could not reload and run the SavedModel: exit %d: %s"
-                           % (", ".join(ctx.imports), proc.returncode, proc.stderr.strip()[-1500:]))
+                           % (", ".join(ctx.imports), proc.returncode, proc.errors.strip()[-1500:]))
     outputs = np.load(os.path.join(folder, "outputs.npz"))
     for k, s in enumerate(samples):
         got = outputs[str(k)]

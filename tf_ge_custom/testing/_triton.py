@@ -19,12 +19,12 @@ current folder (``make triton-interp``). Without one the check is not run, and s
 import ast
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import tensorflow as tf
 
+from .. import _processes
 from ._host_args import kernel_dir
 from ._report import CheckFailure, NotRun
 from ._samples import values
@@ -132,14 +132,13 @@ def triton_interpreter(ctx):
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(tf_ge_custom.__file__)))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([interp, package_parent]))
     child = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_triton_child.py")
-    proc = subprocess.run([sys.executable, child, kernel_path, os.path.join(folder, "plan.json"),
+    proc = _processes.run([sys.executable, child, kernel_path, os.path.join(folder, "plan.json"),
                            os.path.join(folder, "inputs.npz"), os.path.join(folder, "out.npz")],
-                          cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=900)
+                          timeout=900, env=env, cwd=folder, check=False, separate_stderr=True)
     if proc.returncode != 0:
         raise CheckFailure("the kernel %s did not run in the interpreter: exit %d: %s" % (
-            kernel_path, proc.returncode, proc.stderr.strip()[-1500:]))
-    told = json.loads(proc.stdout.strip().splitlines()[-1])
+            kernel_path, proc.returncode, proc.errors.strip()[-1500:]))
+    told = json.loads(proc.output.strip().splitlines()[-1])
     out = np.load(os.path.join(folder, "out.npz"))
     excused = []
     for k, c in enumerate(cases):
